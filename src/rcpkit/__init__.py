@@ -1,0 +1,8 @@
+"""rcpkit — the Retrieval Context Protocol (RCP/1) in Python."""
+
+from rcpkit.protocol import ErrorCode, RCPError
+from rcpkit.server import App, RequestContext, Server
+
+__all__ = ["App", "ErrorCode", "RCPError", "RequestContext", "Server", "__version__"]
+
+__version__ = "0.1.0"

@@ -1,0 +1,67 @@
+"""Params validation: a raw params object → its typed struct, or -32602 naming the field."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypeVar
+
+import msgspec
+
+from rcpkit.protocol.errors import ErrorCode, RCPError
+
+__all__ = ["clamp", "drop_nulls", "parse_params"]
+
+T = TypeVar("T")
+
+_AT_PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")
+_MISSING = re.compile(r"^Object missing required field `(?P<name>[^`]+)`")
+
+
+def drop_nulls(value: Any) -> Any:
+    """§4.6: an explicit ``null`` is treated as absent, so null-valued members go."""
+    if isinstance(value, dict):
+        return {key: drop_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [drop_nulls(item) for item in value]
+    return value
+
+
+def parse_params(params_type: type[T], raw: dict[str, Any]) -> T:
+    """Validate ``raw`` (``_meta`` and unknown fields ignored) into ``params_type``.
+
+    Raises RCPError(-32602) whose ``data.field`` is the offending params path
+    (``fusion.alpha``, ``filter.and[0]``) and whose message carries no library text.
+    """
+    try:
+        return msgspec.convert(drop_nulls(raw), params_type)
+    except msgspec.ValidationError as error:
+        field, reason = _describe(str(error))
+        raise RCPError(ErrorCode.INVALID_PARAMS, reason, field=field) from None
+
+
+def _describe(text: str) -> tuple[str, str]:
+    path = ""
+    match = _AT_PATH.search(text)
+    if match:
+        path = match["path"].lstrip(".")
+        text = text[: match.start()]
+    missing = _MISSING.match(text)
+    if missing:
+        name = missing["name"]
+        field = f"{path}.{name}" if path else name
+        return field, f"missing required field `{field}`"
+    field = path or "params"
+    return field, f"invalid `{field}`: {_reason(text)}"
+
+
+def _reason(text: str) -> str:
+    # msgspec's wording is already neutral ("Expected `int`, got `str`");
+    # lower-case it so it reads as part of our sentence.
+    return text[:1].lower() + text[1:] if text else "invalid value"
+
+
+def clamp(value: int | None, limit: int | None) -> int | None:
+    """§12: a well-formed value above an advertised limit is clamped, not rejected."""
+    if value is None or limit is None:
+        return value
+    return min(value, limit)

@@ -1,0 +1,8 @@
+"""The server runtime: low-level server, decorator API, dispatcher and session."""
+
+from rcpkit.server.app import App
+from rcpkit.server.context import RequestContext
+from rcpkit.server.lowlevel import Server
+from rcpkit.server.runner import serve, serve_stdio
+
+__all__ = ["App", "RequestContext", "Server", "serve", "serve_stdio"]

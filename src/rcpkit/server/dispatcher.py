@@ -1,0 +1,332 @@
+"""The dispatcher: ids, concurrency, cancellation, deadlines, batches and progress.
+
+One task per request (STYLE §5). Requests are answered as soon as they finish,
+in any order (§4.7); a request is answered exactly once (§13.1): the task that
+runs it is the only writer of its response, and cancellation or a deadline
+only changes *what* that task writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any
+
+from rcpkit import codec
+from rcpkit.codec import Batch, Frame, Invalid, Notification, Request, Response
+from rcpkit.protocol.base import Id
+from rcpkit.protocol.errors import ErrorCode, RCPError
+from rcpkit.server.context import LogLevel, RequestContext
+from rcpkit.server.session import Call, Immediate, Session
+from rcpkit.transport.base import Transport
+
+__all__ = ["DEFAULT_MAX_BATCH", "Dispatcher"]
+
+log = logging.getLogger("rcpkit.server")
+
+DEFAULT_MAX_BATCH = 1024
+
+Reply = Callable[[bytes], None]
+
+
+@dataclass(slots=True)
+class _InFlight:
+    task: asyncio.Task[None]
+    context: RequestContext
+
+
+class Dispatcher:
+    """Runs one session over one transport until shutdown or end of input."""
+
+    def __init__(
+        self,
+        session: Session,
+        transport: Transport,
+        *,
+        executor: Executor | None = None,
+        deadline: float | None = None,
+        max_batch: int = DEFAULT_MAX_BATCH,
+    ) -> None:
+        self._session = session
+        self._transport = transport
+        self._executor = executor
+        self._deadline = deadline
+        self._max_batch = max_batch
+        self._inflight: dict[tuple[type, Id], _InFlight] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
+
+    async def run(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        frames = self._transport.frames()
+        try:
+            async for frame in frames:
+                self.accept(frame)
+                if self._session.closing:
+                    # §13.1: nothing received after shutdown is processed.
+                    break
+        finally:
+            await frames.aclose()  # type: ignore[attr-defined]
+            await self._finish_inflight()
+            await self._transport.drain()
+
+    async def _finish_inflight(self) -> None:
+        # §5.1/§13.1: on shutdown or EOF, in-flight requests finish and flush.
+        while self._inflight:
+            await asyncio.gather(
+                *(entry.task for entry in list(self._inflight.values())), return_exceptions=True
+            )
+
+    # --- frames ---
+
+    def accept(self, frame: Frame) -> None:
+        """Handle one decoded frame (public for transports that feed frames directly)."""
+        if isinstance(frame, Request):
+            self._start(frame, self._transport.send)
+        elif isinstance(frame, Notification):
+            self._notify(frame)
+        elif isinstance(frame, Invalid):
+            self._transport.send(codec.encode_error(frame.id, frame.error))
+        elif isinstance(frame, Batch):
+            self._accept_batch(frame)
+        # A Response is ignored: this server sends no requests.
+
+    def _accept_batch(self, batch: Batch) -> None:
+        members = batch.members
+        if len(members) > self._max_batch:
+            # §11: a server may cap batch size and reject an oversized batch.
+            error = RCPError(
+                ErrorCode.INVALID_PARAMS,
+                f"batch of {len(members)} exceeds the limit of {self._max_batch}",
+                field="batch",
+                extra={"limit": self._max_batch},
+            )
+            self._transport.send(codec.encode_error(None, error))
+            return
+        expected = sum(isinstance(member, Request | Invalid) for member in members)
+        answers: list[bytes] = []
+
+        def collect(data: bytes) -> None:
+            answers.append(data)
+            if len(answers) == expected:
+                self._transport.send(codec.encode_batch(answers))
+
+        for member in members:
+            if isinstance(member, Request):
+                self._start(member, collect)
+            elif isinstance(member, Invalid):
+                collect(codec.encode_error(member.id, member.error))
+            elif isinstance(member, Notification):
+                self._notify(member)
+            elif isinstance(member, Response):
+                continue
+
+    # --- notifications (§4.5, §7.14) ---
+
+    def _notify(self, notification: Notification) -> None:
+        # §4.5: never answered, known or unknown.
+        if notification.method != "notifications/cancel":
+            return
+        target = notification.params.get("id")
+        if not codec._is_id(target):
+            return
+        entry = self._inflight.get((type(target), target))
+        if entry is not None:  # §7.14: unknown or answered ids are a no-op
+            entry.context.stop(ErrorCode.CANCELLED)
+            entry.task.cancel()
+
+    # --- requests ---
+
+    def _start(self, request: Request, reply: Reply) -> None:
+        if request.method.startswith("notifications/"):
+            # §7.14/§4.5: a notification carrying an id is malformed.
+            reply(_error(request.id, ErrorCode.INVALID_REQUEST, "a notification carries no `id`"))
+            return
+        key = (type(request.id), request.id)
+        if key in self._inflight:
+            reply(_error(request.id, ErrorCode.INVALID_REQUEST, "`id` is already in flight"))
+            return
+        try:
+            prepared = self._session.prepare(request)
+        except RCPError as error:
+            reply(codec.encode_error(request.id, error))
+            return
+        except Exception:
+            log.exception("preparing %s failed", request.method)
+            reply(_error(request.id, ErrorCode.INTERNAL_ERROR, "internal error"))
+            return
+        if isinstance(prepared, Immediate):
+            reply(_encode_result(request.id, prepared.result))
+            return
+        context = self._context(request, prepared)
+        if prepared.registration.mode == "inline":
+            reply(self._run_inline(request.id, prepared, context))
+            return
+        task = asyncio.get_running_loop().create_task(self._run(request.id, prepared, context, reply))
+        self._inflight[key] = _InFlight(task, context)
+
+    def _run_inline(self, id: Id, call: Call, context: RequestContext) -> bytes:
+        try:
+            result = call.registration.handler(*_arguments(call, context))
+        except Exception as error:
+            return _failure(id, call.method, error)
+        finally:
+            context.answered = True
+        return _encode_result(id, result)
+
+    async def _run(self, id: Id, call: Call, context: RequestContext, reply: Reply) -> None:
+        scope = asyncio.timeout(context.remaining())
+        try:
+            async with scope:
+                result = await self._invoke(call, context)
+        except asyncio.CancelledError:
+            message = _error(id, ErrorCode.CANCELLED, "cancelled")
+            if not context.cancelled:
+                # Torn down from outside (loop closing): still answer, then stop.
+                self._answer(id, context, message, reply)
+                raise
+        except TimeoutError as error:
+            if scope.expired():
+                context.stop(ErrorCode.TIMEOUT)  # a worker thread stops at its checkpoint
+                message = _error(id, ErrorCode.TIMEOUT, "deadline exceeded")
+            else:
+                message = _failure(id, call.method, error)
+        except Exception as error:
+            message = _failure(id, call.method, error)
+        else:
+            message = _encode_result(id, result)
+        self._answer(id, context, message, reply)
+
+    def _answer(self, id: Id, context: RequestContext, message: bytes, reply: Reply) -> None:
+        self._inflight.pop((type(id), id), None)
+        context.answered = True
+        reply(message)
+
+    async def _invoke(self, call: Call, context: RequestContext) -> Any:
+        registration = call.registration
+        arguments = _arguments(call, context)
+        if registration.mode == "async":
+            return await registration.handler(*arguments)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._executor, functools.partial(registration.handler, *arguments)
+        )
+
+    # --- per-request context: deadline (§13.1), progress (§9), log (§17.1) ---
+
+    def _context(self, request: Request, call: Call) -> RequestContext:
+        meta = request.meta
+        token = meta.get("progressToken")
+        streams = self._session.streaming and _is_token(token)
+        logs = self._session.log_allowed("error", meta)
+        context = RequestContext(
+            request.id,
+            request.method,
+            meta,
+            deadline=self._deadline_of(meta),
+            progress=functools.partial(self._progress, token) if streams else None,
+            log=self._log if logs else None,
+        )
+        context.notes.extend(call.notes)
+        return context
+
+    def _deadline_of(self, meta: dict[str, Any]) -> float | None:
+        budget = self._deadline
+        requested = meta.get("deadlineMs")
+        if isinstance(requested, int | float) and not isinstance(requested, bool) and requested > 0:
+            seconds = float(requested) / 1000.0
+            budget = seconds if budget is None else min(budget, seconds)
+        if budget is None:
+            return None
+        return time.monotonic() + budget
+
+    def _progress(
+        self,
+        token: str | int,
+        context: RequestContext,
+        progress: float,
+        stage: str | None,
+        message: str | None,
+        partial: dict[str, Any] | None,
+    ) -> None:
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if stage is not None:
+            params["stage"] = stage
+        if message is not None:
+            params["message"] = message
+        if partial is not None:
+            params["partial"] = partial
+        self._emit(context, "notifications/progress", params)
+
+    def _log(
+        self,
+        context: RequestContext,
+        level: LogLevel,
+        message: str,
+        data: dict[str, Any] | None,
+        logger: str | None,
+    ) -> None:
+        if not self._session.log_allowed(level, context.meta):
+            return
+        params: dict[str, Any] = {"level": level, "message": message}
+        if logger is not None:
+            params["logger"] = logger
+        if data is not None:
+            params["data"] = data
+        token = context.meta.get("progressToken")
+        if _is_token(token):
+            params["_meta"] = {"progressToken": token}
+        self._emit(context, "notifications/log", params)
+
+    def _emit(self, context: RequestContext, method: str, params: dict[str, Any]) -> None:
+        try:
+            data = codec.encode_notification(method, params)
+        except (TypeError, ValueError, OverflowError):
+            log.warning("dropped an unencodable %s frame", method)
+            return
+        if threading.get_ident() == self._loop_thread:
+            self._send_notification(context, data)
+        elif self._loop is not None:
+            self._loop.call_soon_threadsafe(self._send_notification, context, data)
+
+    def _send_notification(self, context: RequestContext, data: bytes) -> None:
+        # §9: nothing about a request goes out after its final response.
+        if not context.answered:
+            self._transport.send(data)
+
+
+def _arguments(call: Call, context: RequestContext) -> tuple[Any, ...]:
+    return (call.params, context) if call.registration.takes_context else (call.params,)
+
+
+def _is_token(token: object) -> bool:
+    # §9: a progress token is a string or an integer.
+    return isinstance(token, str | int) and not isinstance(token, bool)
+
+
+def _error(id: Id | None, code: ErrorCode, message: str) -> bytes:
+    return codec.encode_error(id, RCPError(code, message))
+
+
+def _encode_result(id: Id, result: Any) -> bytes:
+    try:
+        return codec.encode_result(id, {} if result is None else result)
+    except (TypeError, ValueError, OverflowError, UnicodeError):
+        log.exception("result of request %r could not be encoded", id)
+        return _error(id, ErrorCode.INTERNAL_ERROR, "internal error: unencodable result")
+
+
+def _failure(id: Id, method: str, error: BaseException) -> bytes:
+    """STYLE §3: the one place an exception becomes a wire error."""
+    if isinstance(error, RCPError):
+        return codec.encode_error(id, error)
+    # Unexpected: log it with its traceback on stderr, never on the wire.
+    log.error("handler for %s failed", method, exc_info=error)
+    return _error(id, ErrorCode.INTERNAL_ERROR, "internal error")

@@ -1,0 +1,153 @@
+"""The stdio transport (§5.1): NDJSON on stdin/stdout, nothing else on stdout."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Callable
+from typing import BinaryIO
+
+from rcpkit import codec
+from rcpkit.codec import Frame, Invalid
+from rcpkit.protocol.errors import ErrorCode, RCPError
+from rcpkit.transport.framing import LineSplitter, Oversized
+
+__all__ = ["DEFAULT_MAX_LINE_BYTES", "StreamTransport", "open_stdio"]
+
+DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
+_READ_SIZE = 256 * 1024
+
+
+class StreamTransport:
+    """NDJSON over a pair of byte streams (a child's pipes, or our own stdio).
+
+    Outgoing messages queued in one event-loop turn are written with one
+    ``write`` (coalescing keeps pipelined throughput high without delaying
+    anyone: the flush runs as soon as the current turn ends).
+    """
+
+    def __init__(
+        self,
+        read: Callable[[int], asyncio.Future[bytes] | asyncio.Task[bytes]],
+        write: Callable[[bytes], None],
+        drain: Callable[[], asyncio.Future[None]] | None = None,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        close: Callable[[], None] | None = None,
+    ) -> None:
+        self._read = read
+        self._write = write
+        self._drain_writer = drain
+        self._close = close
+        self._splitter = LineSplitter(max_line_bytes)
+        self._pending: list[bytes] = []
+        self._flush_scheduled = False
+        self._closed = False
+
+    async def frames(self) -> AsyncIterator[Frame]:
+        while True:
+            pending = self._read(_READ_SIZE)
+            try:
+                chunk = await pending
+            except (ConnectionError, OSError):
+                chunk = b""
+            finally:
+                # Leaving early (shutdown) must not strand the read in flight.
+                pending.cancel()
+            items = self._splitter.feed(chunk) if chunk else self._splitter.finish()
+            for item in items:
+                yield _decode_line(item)
+            if not chunk:
+                return
+
+    def send(self, data: bytes) -> None:
+        if self._closed:
+            return
+        self._pending.append(data)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        if not self._pending or self._closed:
+            return
+        # §5.1: each message is one line terminated by a single "\n".
+        self._pending.append(b"")
+        data = b"\n".join(self._pending)
+        self._pending.clear()
+        try:
+            self._write(data)
+        except (ConnectionError, OSError, RuntimeError):
+            self._closed = True  # the peer went away; nothing more can be said
+
+    async def drain(self) -> None:
+        self._flush()
+        if self._drain_writer is not None and not self._closed:
+            try:
+                await self._drain_writer()
+            except (ConnectionError, OSError):
+                self._closed = True
+
+    async def close(self) -> None:
+        await self.drain()
+        self._closed = True
+        if self._close is not None:
+            self._close()
+
+
+def _decode_line(item: bytes | Oversized) -> Frame:
+    if isinstance(item, Oversized):
+        return Invalid(
+            None,
+            RCPError(
+                ErrorCode.PAYLOAD_TOO_LARGE,
+                "message exceeds the line size limit",
+                extra={"size": item.size},
+            ),
+        )
+    return codec.decode(item)
+
+
+async def open_stdio(
+    stdin: BinaryIO, stdout: BinaryIO, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> StreamTransport:
+    """A transport over this process's stdin/stdout (pipes, ttys or plain files)."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=_READ_SIZE)
+    try:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+        read: Callable[[int], asyncio.Future[bytes] | asyncio.Task[bytes]] = (
+            lambda n: asyncio.ensure_future(reader.read(n))
+        )
+    except ValueError:
+        # Regular files cannot be watched by the event loop; read them in a thread.
+        fd = stdin.fileno()
+        read = lambda n: loop.run_in_executor(None, os.read, fd, n)  # noqa: E731
+    try:
+        transport, protocol = await loop.connect_write_pipe(
+            lambda: _DrainableProtocol(loop), stdout
+        )
+    except ValueError:
+        fd_out = stdout.fileno()
+        return StreamTransport(
+            read, lambda data: _write_all(fd_out, data), max_line_bytes=max_line_bytes
+        )
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    return StreamTransport(
+        read,
+        writer.write,
+        writer.drain,
+        max_line_bytes=max_line_bytes,
+        close=transport.close,
+    )
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+class _DrainableProtocol(asyncio.streams.FlowControlMixin, asyncio.Protocol):
+    """Write-side protocol that supports ``StreamWriter.drain`` back-pressure."""
