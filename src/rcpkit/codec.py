@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import msgspec
 
@@ -33,6 +33,7 @@ __all__ = [
     "encode_request",
     "encode_result",
     "finite",
+    "is_id",
 ]
 
 
@@ -103,14 +104,16 @@ def classify(value: Any) -> Message:
         return _invalid(None, "a message is a JSON object")
     raw_id = value.get("id", _ABSENT)
     has_id = raw_id is not _ABSENT
-    id_ok = has_id and _is_id(raw_id)
+    id_ok = has_id and is_id(raw_id)
     echo_id: Id | None = raw_id if id_ok else None
     if value.get("jsonrpc") != "2.0":
-        return _invalid(echo_id, "`jsonrpc` must be \"2.0\"")
+        return _invalid(echo_id, '`jsonrpc` must be "2.0"')
     if "method" not in value:
         if "result" in value or "error" in value:
             error = value.get("error")
-            return Response(echo_id, value.get("result"), error if isinstance(error, dict) else None)
+            return Response(
+                echo_id, value.get("result"), error if isinstance(error, dict) else None
+            )
         return _invalid(echo_id, "a request carries `method`")
     method = value["method"]
     if not isinstance(method, str):
@@ -138,7 +141,7 @@ def classify(value: Any) -> Message:
 _ABSENT: Any = object()
 
 
-def _is_id(value: object) -> bool:
+def is_id(value: object) -> TypeGuard[Id]:
     if isinstance(value, bool):
         return False
     if isinstance(value, float):

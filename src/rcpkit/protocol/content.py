@@ -109,4 +109,3 @@ class Hit(Wire):
     provenance: Provenance | None = None
     trust: Trust | None = None
     chunk: Chunk | None = None
-

@@ -20,9 +20,13 @@ _MISSING = re.compile(r"^Object missing required field `(?P<name>[^`]+)`")
 def drop_nulls(value: Any) -> Any:
     """§4.6: an explicit ``null`` is treated as absent, so null-valued members go."""
     if isinstance(value, dict):
-        return {key: drop_nulls(item) for key, item in value.items() if item is not None}
+        if any(item is None or isinstance(item, dict | list) for item in value.values()):
+            return {key: drop_nulls(item) for key, item in value.items() if item is not None}
+        return value
     if isinstance(value, list):
-        return [drop_nulls(item) for item in value]
+        if any(isinstance(item, dict | list) for item in value):
+            return [drop_nulls(item) for item in value]
+        return value
     return value
 
 

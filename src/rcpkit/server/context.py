@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from typing import Any, Literal
@@ -48,8 +47,8 @@ class RequestContext:
         self.notes: list[str] = []
         # Set by the runtime once the response is written; later frames are dropped.
         self.answered = False
-        self._stop = threading.Event()
-        self._stop_code = ErrorCode.CANCELLED
+        # A plain attribute is enough across threads: one writer, readers poll it.
+        self._stopped: ErrorCode | None = None
         self._progress = progress
         self._log = log
         self._last_progress = 0.0
@@ -58,7 +57,7 @@ class RequestContext:
 
     @property
     def cancelled(self) -> bool:
-        return self._stop.is_set()
+        return self._stopped is not None
 
     def remaining(self) -> float | None:
         """Seconds until the deadline, or None when the request has none."""
@@ -68,15 +67,15 @@ class RequestContext:
 
     def check_cancelled(self) -> None:
         """Raise if the request was cancelled or its deadline passed."""
-        if self._stop.is_set():
-            raise _stopped(self._stop_code)
+        if self._stopped is not None:
+            raise _stopped(self._stopped)
         if self.deadline is not None and time.monotonic() >= self.deadline:
             raise _stopped(ErrorCode.TIMEOUT)
 
     def stop(self, code: ErrorCode = ErrorCode.CANCELLED) -> None:
         """Runtime use: flag the request stopped (cancel or deadline)."""
-        self._stop_code = code
-        self._stop.set()
+        if self._stopped is None:
+            self._stopped = code
 
     # --- progress (§9) and log (§17.1) ---
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from rcpkit import codec
 from rcpkit.codec import Batch, Frame, Invalid, Notification, Request, Response
@@ -135,7 +135,7 @@ class Dispatcher:
         if notification.method != "notifications/cancel":
             return
         target = notification.params.get("id")
-        if not codec._is_id(target):
+        if not codec.is_id(target):
             return
         entry = self._inflight.get((type(target), target))
         if entry is not None:  # §7.14: unknown or answered ids are a no-op
@@ -169,7 +169,9 @@ class Dispatcher:
         if prepared.registration.mode == "inline":
             reply(self._run_inline(request.id, prepared, context))
             return
-        task = asyncio.get_running_loop().create_task(self._run(request.id, prepared, context, reply))
+        task = asyncio.get_running_loop().create_task(
+            self._run(request.id, prepared, context, reply)
+        )
         self._inflight[key] = _InFlight(task, context)
 
     def _run_inline(self, id: Id, call: Call, context: RequestContext) -> bytes:
@@ -224,14 +226,16 @@ class Dispatcher:
     def _context(self, request: Request, call: Call) -> RequestContext:
         meta = request.meta
         token = meta.get("progressToken")
-        streams = self._session.streaming and _is_token(token)
+        progress = None
+        if self._session.streaming and _is_token(token):
+            progress = functools.partial(self._progress, token)
         logs = self._session.log_allowed("error", meta)
         context = RequestContext(
             request.id,
             request.method,
             meta,
             deadline=self._deadline_of(meta),
-            progress=functools.partial(self._progress, token) if streams else None,
+            progress=progress,
             log=self._log if logs else None,
         )
         context.notes.extend(call.notes)
@@ -239,6 +243,8 @@ class Dispatcher:
 
     def _deadline_of(self, meta: dict[str, Any]) -> float | None:
         budget = self._deadline
+        if budget is None and "deadlineMs" not in meta:
+            return None
         requested = meta.get("deadlineMs")
         if isinstance(requested, int | float) and not isinstance(requested, bool) and requested > 0:
             seconds = float(requested) / 1000.0
@@ -306,7 +312,7 @@ def _arguments(call: Call, context: RequestContext) -> tuple[Any, ...]:
     return (call.params, context) if call.registration.takes_context else (call.params,)
 
 
-def _is_token(token: object) -> bool:
+def _is_token(token: object) -> TypeGuard[str | int]:
     # §9: a progress token is a string or an integer.
     return isinstance(token, str | int) and not isinstance(token, bool)
 

@@ -8,7 +8,7 @@ fallback is noted (the handler echoes ``ctx.notes`` in ``usage.notes``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -40,7 +40,7 @@ def _modalities_of(query: QueryInput | None) -> set[str]:
     return {"text" if block.type == "text" else block.type for block in blocks}
 
 
-def _check_blocks(items: list[Any], accepted: list[str] | None, option: str) -> None:
+def _check_blocks(items: list[Any], accepted: Sequence[str] | None, option: str) -> None:
     # §4.8: a block outside the advertised modalities is -32005; text-only by default.
     allowed = set(accepted or ["text"])
     for item in items:
@@ -79,7 +79,7 @@ def _check_sparse(
     return params
 
 
-def _check_encoding(encoding: str | None, advertised: list[str] | None) -> None:
+def _check_encoding(encoding: str | None, advertised: Sequence[str] | None) -> None:
     # §7.3.1: "json" is always supported; anything else must be advertised.
     if encoding not in (None, "json") and encoding not in (advertised or []):
         raise _unsupported("encoding", encoding)

@@ -74,7 +74,8 @@ class Server:
             raise ValueError(f"`{method}` is implemented by the runtime itself")
         self._registrations[method] = _registration(handler, mode)
         if spec is None:
-            self._extensions.setdefault(method.split("/", 1)[0], dict(capability or {}))
+            extension = capability if isinstance(capability, dict) else {}
+            self._extensions.setdefault(method.split("/", 1)[0], dict(extension))
         elif capability is not None:
             self._declare(spec.capability or "", capability)
 
@@ -126,7 +127,9 @@ class Server:
             key = spec.capability
             if key not in present:
                 declared = self._declared.get(key)
-                present[key] = declared if declared is not None else _default_capability(key, method)
+                present[key] = (
+                    declared if declared is not None else _default_capability(key, method)
+                )
         for key, value in self._declared.items():
             if key not in present and METHODS_BY_CAPABILITY.get(key) is None:
                 present[key] = value
@@ -135,7 +138,7 @@ class Server:
             assert isinstance(index, caps.IndexCapability)
             writable = "index/add" in self._registrations and not self.read_only
             present["index"] = msgspec.structs.replace(index, writable=writable)
-        attributes = {_ATTRIBUTE_OF[key]: value for key, value in present.items()}
+        attributes: dict[str, Any] = {_ATTRIBUTE_OF[key]: value for key, value in present.items()}
         return caps.Capabilities(**attributes)
 
     def _declare(self, key: str, value: Wire | dict[str, Any]) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from rcpkit.server.dispatcher import DEFAULT_MAX_BATCH, Dispatcher
 from rcpkit.server.session import Session
@@ -60,4 +61,14 @@ async def serve_stdio(
 
 def run_stdio(server: Server, **options: object) -> None:
     """Blocking entry point: serve stdio, then return once the session ended."""
-    asyncio.run(serve_stdio(server, **options))  # type: ignore[arg-type]
+    run_async(serve_stdio(server, **options))  # type: ignore[arg-type]
+
+
+def run_async(main: Coroutine[Any, Any, None]) -> None:
+    """Run ``main`` on uvloop when it is installed (lower per-message latency)."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+    else:
+        uvloop.run(main)

@@ -55,6 +55,7 @@ class Session:
         self.client: m.PeerInfo | None = None
         self._client_capabilities: dict[str, Any] = {}
         self._log_threshold = LOG_LEVELS["info"]
+        self._logs = False  # the client opted in and we advertise `log`
 
     # --- what the dispatcher asks ---
 
@@ -65,7 +66,7 @@ class Session:
 
     def log_allowed(self, level: str, meta: dict[str, Any]) -> bool:
         """§17.1: logs go only to clients that advertised ``log``, at their level."""
-        if self.server.capabilities.log is None or "log" not in self._client_capabilities:
+        if not self._logs:
             return False
         threshold = LOG_LEVELS.get(meta.get("logLevel", ""), self._log_threshold)
         return LOG_LEVELS.get(level, 0) >= threshold
@@ -131,6 +132,7 @@ class Session:
         self.protocol_version = version
         self.client = params.client
         self._client_capabilities = params.capabilities or {}
+        self._logs = self.server.capabilities.log is not None and "log" in self._client_capabilities
         meta = raw.get("_meta")
         if isinstance(meta, dict) and meta.get("logLevel") in LOG_LEVELS:
             self._log_threshold = LOG_LEVELS[meta["logLevel"]]

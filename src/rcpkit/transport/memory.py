@@ -43,7 +43,9 @@ class MemoryPeer:
             chunk = await asyncio.wait_for(self._from_server.get(), timeout)
             if not chunk:
                 raise EOFError("server closed its output")
-            self._ready.extend(line for line in self._splitter.feed(chunk) if isinstance(line, bytes))
+            self._ready.extend(
+                line for line in self._splitter.feed(chunk) if isinstance(line, bytes)
+            )
         return self._ready.pop(0)
 
     async def recv(self, timeout: float = 5.0) -> Any:
@@ -66,8 +68,8 @@ def memory_pair(max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> tuple[StreamTra
     inbound: asyncio.Queue[bytes] = asyncio.Queue()
     outbound: asyncio.Queue[bytes] = asyncio.Queue()
 
-    def read(_size: int) -> asyncio.Task[bytes]:
-        return asyncio.ensure_future(inbound.get())
+    async def read(_size: int) -> bytes:
+        return await inbound.get()
 
     transport = StreamTransport(
         read,

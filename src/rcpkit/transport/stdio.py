@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import BinaryIO
 
 from rcpkit import codec
@@ -28,9 +28,9 @@ class StreamTransport:
 
     def __init__(
         self,
-        read: Callable[[int], asyncio.Future[bytes] | asyncio.Task[bytes]],
+        read: Callable[[int], Awaitable[bytes]],
         write: Callable[[bytes], None],
-        drain: Callable[[], asyncio.Future[None]] | None = None,
+        drain: Callable[[], Awaitable[None]] | None = None,
         *,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         close: Callable[[], None] | None = None,
@@ -46,14 +46,12 @@ class StreamTransport:
 
     async def frames(self) -> AsyncIterator[Frame]:
         while True:
-            pending = self._read(_READ_SIZE)
+            # Answers to the frames of the last chunk go out before we wait again.
+            self._flush()
             try:
-                chunk = await pending
+                chunk = await self._read(_READ_SIZE)
             except (ConnectionError, OSError):
                 chunk = b""
-            finally:
-                # Leaving early (shutdown) must not strand the read in flight.
-                pending.cancel()
             items = self._splitter.feed(chunk) if chunk else self._splitter.finish()
             for item in items:
                 yield _decode_line(item)
@@ -115,15 +113,17 @@ async def open_stdio(
     """A transport over this process's stdin/stdout (pipes, ttys or plain files)."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_READ_SIZE)
+    fd = stdin.fileno()
+
+    def read_file(size: int) -> Awaitable[bytes]:
+        return loop.run_in_executor(None, os.read, fd, size)
+
+    read: Callable[[int], Awaitable[bytes]] = reader.read
     try:
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
-        read: Callable[[int], asyncio.Future[bytes] | asyncio.Task[bytes]] = (
-            lambda n: asyncio.ensure_future(reader.read(n))
-        )
     except ValueError:
         # Regular files cannot be watched by the event loop; read them in a thread.
-        fd = stdin.fileno()
-        read = lambda n: loop.run_in_executor(None, os.read, fd, n)  # noqa: E731
+        read = read_file
     try:
         transport, protocol = await loop.connect_write_pipe(
             lambda: _DrainableProtocol(loop), stdout

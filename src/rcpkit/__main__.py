@@ -1,0 +1,3 @@
+from rcpkit.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Benchmarks runnable as `rcpkit bench SUITE`."""

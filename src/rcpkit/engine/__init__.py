@@ -1,0 +1,1 @@
+"""The retrieval engine served through the rcpkit runtime."""
