@@ -1,0 +1,41 @@
+"""Metadata filtering (§8): validate a client's filter tree, then evaluate or compile it.
+
+``parse_filter`` turns the untrusted ``retrieve.filter`` object into a typed tree
+or raises the precise -32602/-32005 (§8, §12); ``normalize_meta`` is what a store
+saves per document at write time; ``matches`` evaluates a tree in Python and
+``compile_sqlite`` compiles it to a parameterised SQLite expression with exactly
+the same meaning (§15.4: client text never becomes SQL text).
+
+Semantics shared by every backend: a field is a scalar or an array, and an
+operator is true when any element satisfies it; ``ne``/``nin`` are exactly
+``not eq``/``not in`` and so match documents lacking the field; ``exists`` is
+presence; ``contains`` is substring on ``text`` and element membership (equality
+on a scalar) on ``keyword``; strings compare case-sensitively by code point,
+which is UTF-8 byte order.
+
+Bounds on one filter (§15.5, and what SQLite can compile): 32 nodes deep, 512
+nodes in all, 1024 values in one ``in``/``nin``. The ``Compiler`` seam for other
+query languages (PostgreSQL ``jsonb`` next) is in ``_compilers``.
+"""
+
+from __future__ import annotations
+
+from rcpkit.engine.filters._evaluate import matches
+from rcpkit.engine.filters._normalize import normalize_meta
+from rcpkit.engine.filters._parse import parse_filter
+from rcpkit.engine.filters._sqlite import compile_sqlite
+from rcpkit.engine.filters._tree import OPERATORS, And, Clause, FieldType, Filter, Not, Or
+
+__all__ = [
+    "OPERATORS",
+    "And",
+    "Clause",
+    "FieldType",
+    "Filter",
+    "Not",
+    "Or",
+    "compile_sqlite",
+    "matches",
+    "normalize_meta",
+    "parse_filter",
+]

@@ -1,0 +1,33 @@
+"""The seam for query-language backends: one compiler per dialect, looked up by name.
+
+A compiler turns a parsed :data:`Filter` into ``(sql, params)`` over a column that
+holds :func:`normalize_meta` output, with the semantics of :func:`matches`.
+Only SQLite exists today. A PostgreSQL ``jsonb`` compiler would register under
+``"postgresql"``, look fields up with ``column -> %s`` (the key bound as a
+parameter, so no path quoting), take types from ``jsonb_typeof`` and elements
+from ``jsonb_array_elements``, and be run through the same differential test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+from rcpkit.engine.filters._sqlite import compile_sqlite
+from rcpkit.engine.filters._tree import Filter
+
+__all__ = ["COMPILERS", "Compiler", "compile_filter"]
+
+
+class Compiler(Protocol):
+    """Compiles a filter over ``column`` to a parameterised boolean SQL expression."""
+
+    def __call__(self, filter: Filter, column: str) -> tuple[str, list[object]]: ...
+
+
+COMPILERS: Mapping[str, Compiler] = {"sqlite": compile_sqlite}
+
+
+def compile_filter(dialect: str, filter: Filter, column: str) -> tuple[str, list[object]]:
+    """Compile with the registered compiler for ``dialect`` (KeyError if there is none)."""
+    return COMPILERS[dialect](filter, column)
