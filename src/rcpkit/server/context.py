@@ -47,6 +47,8 @@ class RequestContext:
         self.notes: list[str] = []
         # Set by the runtime once the response is written; later frames are dropped.
         self.answered = False
+        # Runtime use: where this request's notifications go (its connection or stream).
+        self.sink: Callable[[bytes], None] | None = None
         # A plain attribute is enough across threads: one writer, readers poll it.
         self._stopped: ErrorCode | None = None
         self._progress = progress

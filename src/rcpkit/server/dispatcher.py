@@ -87,18 +87,27 @@ class Dispatcher:
     # --- frames ---
 
     def accept(self, frame: Frame) -> None:
-        """Handle one decoded frame (public for transports that feed frames directly)."""
+        """Handle one decoded frame read from this dispatcher's transport."""
+        self.submit(frame, self._transport.send)
+
+    def submit(self, frame: Frame, reply: Reply, notify: Reply | None = None) -> None:
+        """Handle one frame; its response(s) go to ``reply``, its progress/log to ``notify``.
+
+        A request-scoped transport (HTTP, SSE) passes its own sinks; ``notify``
+        defaults to ``reply``.
+        """
+        notify = notify or reply
         if isinstance(frame, Request):
-            self._start(frame, self._transport.send)
+            self._start(frame, reply, notify)
         elif isinstance(frame, Notification):
             self._notify(frame)
         elif isinstance(frame, Invalid):
-            self._transport.send(codec.encode_error(frame.id, frame.error))
+            reply(codec.encode_error(frame.id, frame.error))
         elif isinstance(frame, Batch):
-            self._accept_batch(frame)
+            self._accept_batch(frame, reply, notify)
         # A Response is ignored: this server sends no requests.
 
-    def _accept_batch(self, batch: Batch) -> None:
+    def _accept_batch(self, batch: Batch, reply: Reply, notify: Reply) -> None:
         members = batch.members
         if len(members) > self._max_batch:
             # §11: a server may cap batch size and reject an oversized batch.
@@ -108,7 +117,7 @@ class Dispatcher:
                 field="batch",
                 extra={"limit": self._max_batch},
             )
-            self._transport.send(codec.encode_error(None, error))
+            reply(codec.encode_error(None, error))
             return
         expected = sum(isinstance(member, Request | Invalid) for member in members)
         answers: list[bytes] = []
@@ -116,17 +125,20 @@ class Dispatcher:
         def collect(data: bytes) -> None:
             answers.append(data)
             if len(answers) == expected:
-                self._transport.send(codec.encode_batch(answers))
+                reply(codec.encode_batch(answers))
 
         for member in members:
             if isinstance(member, Request):
-                self._start(member, collect)
+                self._start(member, collect, notify)
             elif isinstance(member, Invalid):
                 collect(codec.encode_error(member.id, member.error))
             elif isinstance(member, Notification):
                 self._notify(member)
-            elif isinstance(member, Response):
-                continue
+
+    @property
+    def in_flight(self) -> int:
+        """Requests started and not yet answered."""
+        return len(self._inflight)
 
     # --- notifications (§4.5, §7.14) ---
 
@@ -144,7 +156,7 @@ class Dispatcher:
 
     # --- requests ---
 
-    def _start(self, request: Request, reply: Reply) -> None:
+    def _start(self, request: Request, reply: Reply, notify: Reply) -> None:
         if request.method.startswith("notifications/"):
             # §7.14/§4.5: a notification carrying an id is malformed.
             reply(_error(request.id, ErrorCode.INVALID_REQUEST, "a notification carries no `id`"))
@@ -165,7 +177,7 @@ class Dispatcher:
         if isinstance(prepared, Immediate):
             reply(_encode_result(request.id, prepared.result))
             return
-        context = self._context(request, prepared)
+        context = self._context(request, prepared, notify)
         if prepared.registration.mode == "inline":
             reply(self._run_inline(request.id, prepared, context))
             return
@@ -223,7 +235,7 @@ class Dispatcher:
 
     # --- per-request context: deadline (§13.1), progress (§9), log (§17.1) ---
 
-    def _context(self, request: Request, call: Call) -> RequestContext:
+    def _context(self, request: Request, call: Call, notify: Reply) -> RequestContext:
         meta = request.meta
         token = meta.get("progressToken")
         progress = None
@@ -239,6 +251,7 @@ class Dispatcher:
             log=self._log if logs else None,
         )
         context.notes.extend(call.notes)
+        context.sink = notify
         return context
 
     def _deadline_of(self, meta: dict[str, Any]) -> float | None:
@@ -304,8 +317,8 @@ class Dispatcher:
 
     def _send_notification(self, context: RequestContext, data: bytes) -> None:
         # §9: nothing about a request goes out after its final response.
-        if not context.answered:
-            self._transport.send(data)
+        if not context.answered and context.sink is not None:
+            context.sink(data)
 
 
 def _arguments(call: Call, context: RequestContext) -> tuple[Any, ...]:

@@ -47,9 +47,12 @@ class Call:
 class Session:
     """One connection's protocol state."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: Server, *, stateless: bool = False) -> None:
         self.server = server
-        self.initialized = False
+        # §5.2: a stateless HTTP session is implicitly initialized at the advertised
+        # capabilities, and initialize/info are answered idempotently.
+        self.stateless = stateless
+        self.initialized = stateless
         self.closing = False
         self.protocol_version: int | None = None
         self.client: m.PeerInfo | None = None
@@ -117,7 +120,7 @@ class Session:
         return self.server.info_result()  # §13.2: same capabilities as initialize
 
     def _initialize(self, params: m.InitializeParams, raw: dict[str, Any]) -> Any:
-        if self.initialized:
+        if self.initialized and not self.stateless:
             # §13: re-negotiating would invalidate every cached capability.
             raise RCPError(ErrorCode.INVALID_REQUEST, "already initialized")
         version = min(params.protocol_version, PROTOCOL_VERSION)
