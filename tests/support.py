@@ -1,4 +1,4 @@
-"""Shared fixtures: an in-memory session against any App, bounded in time."""
+"""Shared helpers: an in-memory session against any App, bounded in time."""
 
 from __future__ import annotations
 

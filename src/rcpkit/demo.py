@@ -1,7 +1,8 @@
-"""``rcpkit demo``: a real stdio session against ``rcpkit serve``, printed for a person.
+"""``rcpkit demo``: index the bundled samples, then a real stdio session, printed.
 
-It spawns the server as a subprocess, initializes, retrieves with progress,
-and shuts down, speaking raw NDJSON JSON-RPC so every step is visible.
+It runs ``rcpkit index`` on the sample corpus into a fresh index folder,
+spawns ``rcpkit serve --stdio`` on it, initializes, retrieves (hybrid, with
+progress) and shuts down, speaking raw NDJSON JSON-RPC so every step shows.
 """
 
 from __future__ import annotations
@@ -9,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import sys
+import tempfile
 import textwrap
 import time
+from importlib import resources
 from typing import Any
 
 import msgspec
@@ -56,10 +59,23 @@ def _short(params: dict[str, Any]) -> str:
     return text if len(text) < 110 else text[:107] + "..."
 
 
-async def run_demo(query: str = DEFAULT_QUERY, command: list[str] | None = None) -> int:
-    """Run the demo session; returns the server's exit code."""
-    command = command or [sys.executable, "-m", "rcpkit", "serve", "--stdio", "--sample"]
-    print(f"$ {' '.join(command[2:] if command[0] == sys.executable else command)}")
+async def run_demo(query: str = DEFAULT_QUERY) -> int:
+    """Index the samples into a temporary index and query it; returns the exit code."""
+    with tempfile.TemporaryDirectory(prefix="rcpkit-demo-") as folder:
+        samples = str(resources.files("rcpkit") / "samples")
+        index = ["--index", folder]
+        print(f"$ rcpkit index {samples} --index {folder}")
+        indexed = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "rcpkit", "index", samples, *index
+        )
+        if await indexed.wait() != 0:
+            return 1
+        print()
+        return await _session(query, [sys.executable, "-m", "rcpkit", "serve", "--stdio", *index])
+
+
+async def _session(query: str, command: list[str]) -> int:
+    print(f"$ rcpkit {' '.join(command[3:])}")
     started = time.perf_counter()
     process = await asyncio.create_subprocess_exec(
         *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
@@ -77,7 +93,8 @@ async def run_demo(query: str = DEFAULT_QUERY, command: list[str] | None = None)
     )
     print(f"  capabilities: {', '.join(sorted(result['capabilities']))}")
     answer = await session.call(
-        "retrieve", {"query": query, "k": 3, "_meta": {"progressToken": "demo"}}
+        "retrieve",
+        {"query": query, "k": 3, "mode": "hybrid", "_meta": {"progressToken": "demo"}},
     )
     _print_hits(answer)
     done = await session.call("shutdown", {})
@@ -98,9 +115,10 @@ def _print_hits(answer: dict[str, Any]) -> None:
     )
     for rank, hit in enumerate(result["hits"], 1):
         citation = hit.get("citation", {})
+        span = f"{citation.get('start')}:{citation.get('end')}"
         print(
-            f"  {rank}. {hit['id']:<18} score {hit['score']:6.3f}  {citation.get('title', '')}"
-            f"  [{citation.get('source')}]"
+            f"  {rank}. {hit['id']:<22} score {hit['score']:.4f}  {citation.get('title', '')}"
+            f"  [{citation.get('source')} {span}]"
         )
-        body = " ".join(line for line in hit.get("text", "").splitlines()[1:] if line)
+        body = " ".join(hit.get("text", "").split())
         print(textwrap.indent(textwrap.shorten(body, 200), "     "))

@@ -18,7 +18,9 @@ class StdioServer:
     """A spawned ``rcpkit serve --stdio`` with line-level access to its pipes."""
 
     def __init__(self, *args: str) -> None:
-        command = [sys.executable, "-m", "rcpkit", "serve", "--stdio", *args]
+        # Protocol-level tests default to the in-memory keyword engine.
+        engine = [] if "--engine" in args else ["--engine", "keyword"]
+        command = [sys.executable, "-m", "rcpkit", "serve", "--stdio", *engine, *args]
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )

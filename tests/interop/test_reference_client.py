@@ -10,7 +10,17 @@ rcp = pytest.importorskip("rcp")
 
 
 def test_the_reference_client_completes_a_session_against_rcpkit() -> None:
-    client = rcp.connect_stdio([sys.executable, "-m", "rcpkit", "serve", "--stdio", "--sample"])
+    command = [
+        sys.executable,
+        "-m",
+        "rcpkit",
+        "serve",
+        "--stdio",
+        "--engine",
+        "keyword",
+        "--sample",
+    ]
+    client = rcp.connect_stdio(command)
     try:
         assert client.protocol_version == 1
         assert client.server["name"] == "rcpkit-keyword"

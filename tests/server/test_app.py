@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import running
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.capabilities import RetrieveCapability
 from rcpkit.server.app import App
 from rcpkit.server.lowlevel import Server
+from support import running
 
 
 def test_capabilities_are_derived_from_what_is_registered() -> None:

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import msgspec
 
-from conftest import running, silent
 from server.apps import echo_app
+from support import running, silent
 
 
 async def test_a_batch_gets_one_response_per_request() -> None:

@@ -5,8 +5,8 @@ import logging
 
 import pytest
 
-from conftest import running, silent
 from server.apps import Probe, probe_app
+from support import running, silent
 
 
 def request(id: object, method: str, params: dict | None = None) -> dict:

@@ -4,10 +4,10 @@ from typing import Any
 
 import pytest
 
-from conftest import running
 from rcpkit.protocol import messages as m
 from rcpkit.server.app import App
 from server.apps import Probe, probe_app
+from support import running
 
 
 async def error_of(app: App, method: str, params: dict[str, Any]) -> dict[str, Any]:

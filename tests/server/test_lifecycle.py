@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import running, silent
 from rcpkit.server.app import App
 from server.apps import Probe, echo_app, probe_app
+from support import running, silent
 
 
 async def test_gated_methods_before_initialize_are_not_initialized() -> None:

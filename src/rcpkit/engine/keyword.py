@@ -1,8 +1,8 @@
-"""A small in-memory BM25 engine: the built-in engine of the demo and of fast tests.
+"""A small in-memory BM25 engine for protocol tests and benchmarks.
 
 Pure Python, no models: Okapi BM25 (k1=1.2, b=0.75) over a Unicode-aware
-lower-cased word tokenizer. It is what ``rcpkit serve --sample`` answers with
-until a persistent index is configured; the persistent engine replaces it.
+lower-cased word tokenizer. ``rcpkit serve --engine keyword --sample``
+serves it over the bundled samples.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from rcpkit import codec
-from rcpkit.codec import Batch, Frame, Invalid, Notification, Request, Response
+from rcpkit.codec import Batch, Frame, Invalid, Notification, Request
 from rcpkit.protocol.base import Id
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.server.context import LogLevel, RequestContext

@@ -1,0 +1,201 @@
+"""``rcpkit index`` and ``rcpkit query``: the engine from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+from rcpkit.codec import Request
+from rcpkit.engine.config import load_config
+from rcpkit.engine.engine import Engine, open_engine
+from rcpkit.engine.indexer import index_documents
+from rcpkit.engine.ingest import SourceDocument, iter_documents
+from rcpkit.protocol.errors import RCPError
+from rcpkit.server.context import RequestContext
+from rcpkit.server.session import Call, Session
+
+__all__ = ["index_command", "open_from_args", "query_command"]
+
+_COMMIT_EVERY = 64  # documents per transaction while indexing folders
+
+
+def open_from_args(args: argparse.Namespace, **overrides: Any) -> Engine:
+    config = load_config(args.config, index=args.index, embedder=args.embedder, **overrides)
+    return open_engine(config)
+
+
+def index_command(args: argparse.Namespace) -> int:
+    """Index files and folders; re-runs only re-embed files whose content changed."""
+    missing = [str(path) for path in args.paths if not path.exists()]
+    if missing:
+        raise ValueError(f"no such file or folder: {', '.join(missing)}")
+    engine = open_from_args(args)
+    started = time.perf_counter()
+    added = unchanged = chunks = 0
+    skipped: list[tuple[str, str]] = []
+    pending: list[SourceDocument] = []
+
+    def flush() -> None:
+        nonlocal added, unchanged, chunks
+        if not pending:
+            return
+        report = index_documents(
+            engine, pending, contextual=not args.no_contextual, skip_unchanged=True
+        )
+        added += len(pending) - report.unchanged
+        unchanged += report.unchanged
+        chunks += report.chunks
+        pending.clear()
+        seen = added + unchanged
+        print(f"\rindexing: {seen} documents, {chunks} new chunks", end="", file=sys.stderr)
+
+    for item in iter_documents(args.paths):
+        if isinstance(item, SourceDocument):
+            pending.append(item)
+            if len(pending) >= _COMMIT_EVERY:
+                flush()
+        else:
+            skipped.append((str(item.path), item.reason))
+    flush()
+    print(file=sys.stderr)
+    documents, total_chunks = engine.store.count()
+    seconds = time.perf_counter() - started
+    print(f"index {engine.config.index} (version {engine.store.version})")
+    print(f"  {'indexed':<10} {added:>7} documents  {chunks:>7} chunks")
+    print(f"  {'unchanged':<10} {unchanged:>7} documents")
+    print(f"  {'skipped':<10} {len(skipped):>7} files")
+    print(f"  {'total':<10} {documents:>7} documents  {total_chunks:>7} chunks   {seconds:.1f} s")
+    for path, reason in skipped[:20]:
+        print(f"    skipped {path}: {reason}")
+    engine.close()
+    return 0
+
+
+def query_command(args: argparse.Namespace) -> int:
+    """Retrieve through the same validation and gating as the server, print a table."""
+    from rcpkit.engine.service import build_engine_app
+
+    engine = open_from_args(args)
+    app = build_engine_app(engine)
+    session = Session(app.server)
+    session.prepare(Request(0, "initialize", {"protocolVersion": 1}))
+    params: dict[str, Any] = {"query": args.text, "k": args.k}
+    if args.mode:
+        params["mode"] = args.mode
+    if args.fusion:
+        params["fusion"] = {"method": args.fusion}
+    if args.filter:
+        params["filter"] = json.loads(args.filter)
+    try:
+        call = session.prepare(Request(1, "retrieve", params))
+        assert isinstance(call, Call)
+        result = call.registration.handler(
+            call.params, RequestContext(1, "retrieve", {}, deadline=None)
+        )
+    except RCPError as error:
+        print(
+            f"rcpkit: {error}" + (f" (field {error.field})" if error.field else ""), file=sys.stderr
+        )
+        return 1
+    if args.json:
+        import msgspec
+
+        print(msgspec.json.encode(result).decode())
+        return 0
+    _print_table(result)
+    return 0
+
+
+def _print_table(result: Any) -> None:
+    hits = result.hits
+    print(
+        f"{len(hits)} hits (index version {result.index_version}, "
+        f"{result.usage.latency_ms if result.usage else '?'} ms)"
+    )
+    for rank, hit in enumerate(hits, 1):
+        citation = hit.citation
+        where = f"{citation.source}"
+        if citation.page:
+            where += f" p.{citation.page}"
+        where += f" [{citation.start}:{citation.end}]"
+        print(f"{rank:>2}. {hit.score:8.4f}  {hit.id}")
+        print(f"    {citation.title or ''} — {where}")
+        body = " ".join((hit.text or "").split())
+        print(textwrap.indent(textwrap.shorten(body, 220), "    "))
+
+
+_EVAL_RUNS: dict[str, dict[str, Any]] = {
+    "bm25 (sparse)": {"mode": "sparse"},
+    "dense": {"mode": "dense"},
+    "hybrid rrf": {"mode": "hybrid", "fusion": {"method": "rrf"}},
+    "hybrid convex": {"mode": "hybrid", "fusion": {"method": "convex", "alpha": 0.5}},
+}
+
+
+def eval_command(args: argparse.Namespace) -> int:
+    """Index a BEIR collection and report nDCG@10 / Recall@50 / MRR@10 per mode."""
+    from statistics import mean
+
+    from rcpkit.engine.evaluation import load_qrels, load_queries, mrr_at, ndcg_at, recall_at
+    from rcpkit.engine.retrieval import retrieve
+    from rcpkit.protocol.messages import RetrieveParams
+
+    folder: Path = args.dataset
+    engine = open_from_args(args)
+    documents = [
+        item
+        for item in iter_documents([folder / "corpus.jsonl"])
+        if isinstance(item, SourceDocument)
+    ]
+    for start in range(0, len(documents), 256):
+        index_documents(engine, documents[start : start + 256], skip_unchanged=True)
+    queries, qrels = load_queries(folder), load_qrels(folder)
+    judged = {qid: qrels[qid] for qid in queries if qid in qrels}
+    context = RequestContext(0, "retrieve", {}, deadline=None)
+    print(f"{folder.name}: {len(documents)} documents, {len(judged)} judged queries\n")
+    print("| run | nDCG@10 | Recall@50 | MRR@10 | nDCG@10 ÷ BM25 |")
+    print("|---|---|---|---|---|")
+    baseline = None
+    for name, options in _EVAL_RUNS.items():
+        scores: list[tuple[float, float, float]] = []
+        for qid, relevance in judged.items():
+            params = RetrieveParams(
+                query=queries[qid],
+                k=50,
+                candidate_k=200,
+                unit="document",
+                include_text=False,
+                **_typed(options),
+            )
+            ranked = [
+                str(hit.chunk.doc_id) if hit.chunk else str(hit.id)
+                for hit in retrieve(engine, params, context).hits
+            ]
+            scores.append(
+                (
+                    ndcg_at(ranked, relevance),
+                    recall_at(ranked, relevance),
+                    mrr_at(ranked, relevance),
+                )
+            )
+        ndcg, recall, mrr = (mean(column) for column in zip(*scores, strict=True))
+        baseline = baseline or ndcg
+        print(f"| {name} | {ndcg:.4f} | {recall:.4f} | {mrr:.4f} | {ndcg / baseline:.3f}× |")
+    engine.close()
+    return 0
+
+
+def _typed(options: dict[str, Any]) -> dict[str, Any]:
+    import msgspec
+
+    from rcpkit.protocol.messages import Fusion
+
+    typed = dict(options)
+    if "fusion" in typed:
+        typed["fusion"] = msgspec.convert(typed["fusion"], Fusion)
+    return typed

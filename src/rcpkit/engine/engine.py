@@ -1,0 +1,157 @@
+"""The engine's shared state: store, dense index, models and configuration."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rcpkit.engine.dense import DenseIndex, DensePolicy
+from rcpkit.engine.models import Embedder, SparseEncoder, load_embedder, load_sparse_encoder
+from rcpkit.engine.store.sqlite import SQLiteStore
+from rcpkit.protocol.errors import ErrorCode, RCPError
+
+__all__ = ["DEFAULT_FILTER_FIELDS", "Engine", "EngineConfig", "ModelSlot", "open_engine"]
+
+# Fields every ingested document carries (see rcpkit.engine.ingest), plus the
+# common ones clients set through index/add meta.
+DEFAULT_FILTER_FIELDS: dict[str, str] = {
+    "path": "keyword",
+    "ext": "keyword",
+    "mtime": "date",
+    "lang": "keyword",
+    "tag": "keyword",
+    "year": "int",
+    "date": "date",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    """Typed engine configuration (file + environment, see rcpkit.engine.config)."""
+
+    index: Path
+    embedder: str | None = None  # None: the bundled MiniLM
+    sparse: str | None = None  # e.g. "splade-tiny" to enable learned sparse
+    writable: bool = True
+    filter_fields: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_FILTER_FIELDS))
+    max_k: int = 200
+    default_candidate_k: int = 100
+    max_chunk_tokens: int = 200
+    chunk_overlap_tokens: int = 32
+    embed_batch_limit: int = 256
+    max_add_documents: int = 4096  # per index/add; larger batches are -32013
+    threads: int = 2
+    dense_policy: DensePolicy = field(default_factory=DensePolicy)
+
+
+class ModelSlot:
+    """A model loaded in the background so the handshake never waits for it."""
+
+    def __init__(self, name: str, load: Callable[[], Any]) -> None:
+        self.name = name
+        self._future: Future[Any] = Future()
+
+        def run() -> None:
+            try:
+                self._future.set_result(load())
+            except BaseException as error:  # reported on use, as -32010
+                self._future.set_exception(error)
+
+        threading.Thread(target=run, name=f"load-{name}", daemon=True).start()
+
+    def get(self, checkpoint: Callable[[], None] | None = None) -> Any:
+        while True:
+            try:
+                return self._future.result(timeout=0.05)
+            except TimeoutError:
+                if checkpoint is not None:
+                    checkpoint()
+            except Exception as error:
+                raise RCPError(
+                    ErrorCode.BACKEND_UNAVAILABLE,
+                    f"the {self.name} model is unavailable",
+                    detail=str(error),
+                ) from None
+
+
+class Engine:
+    """One index on disk with its models; indexing and retrieval live in their own modules."""
+
+    def __init__(
+        self,
+        config: EngineConfig,
+        embedder: ModelSlot,
+        sparse: ModelSlot | None = None,
+        *,
+        store: SQLiteStore,
+        identity: str,
+        dimension: int,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.embedder_slot = embedder
+        self.sparse_slot = sparse
+        self.identity = identity
+        self.dimension = dimension
+        self.dense = DenseIndex(dimension, config.dense_policy)
+        self._check_identity()
+        keys, matrix = self.store.vectors()
+        if len(keys):
+            self.dense.replace(keys, matrix)
+        self.started = time.time()
+
+    def _check_identity(self) -> None:
+        # §15.7: an index is bound to the model that embedded it.
+        recorded = self.store.setting("embed.identity")
+        if recorded is None:
+            self.store.set_setting("embed.identity", self.identity)
+            self.store.set_setting("embed.dimension", str(self.dimension))
+        elif recorded != self.identity:
+            raise ValueError(
+                f"index {self.config.index} was built with {recorded}, not {self.identity}; "
+                "re-index into a new folder to change models"
+            )
+
+    def embedder(self, checkpoint: Callable[[], None] | None = None) -> Embedder:
+        model: Embedder = self.embedder_slot.get(checkpoint)
+        if model.identity != self.identity:
+            raise RCPError(
+                ErrorCode.BACKEND_UNAVAILABLE,
+                "the configured embedding model is not the one this index was built with",
+                detail=f"index: {self.identity}; model: {model.identity}",
+            )
+        return model
+
+    def sparse_encoder(self, checkpoint: Callable[[], None] | None = None) -> SparseEncoder | None:
+        if self.sparse_slot is None:
+            return None
+        model: SparseEncoder = self.sparse_slot.get(checkpoint)
+        return model
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def open_engine(config: EngineConfig) -> Engine:
+    """Open (or create) the index at ``config.index``; models load in the background.
+
+    An existing index knows its model's identity and dimension, so nothing
+    waits for the model; a new index waits once to learn them.
+    """
+    store = SQLiteStore(config.index / "index.sqlite3")
+    slot = ModelSlot("embedding", lambda: load_embedder(config.embedder, threads=config.threads))
+    sparse = None
+    if config.sparse:
+        spec = None if config.sparse == "splade-tiny" else config.sparse
+        sparse = ModelSlot("sparse", lambda: load_sparse_encoder(spec))
+    identity = store.setting("embed.identity")
+    dimension = store.setting("embed.dimension")
+    if identity is None or dimension is None:
+        model: Embedder = slot.get()
+        identity, dimension = model.identity, str(model.dimension)
+    return Engine(config, slot, sparse, store=store, identity=identity, dimension=int(dimension))

@@ -1,0 +1,107 @@
+"""Rank fusion strategies (§16.3), looked up by name: rrf, weighted, convex.
+
+Each takes ranked lists per arm (best first, with the arm's raw scores) and
+returns one fused ranking. Ties break deterministically: higher fused score,
+then more arms contributing (summed weight), then smaller id (§16.3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = ["FUSION", "Fused", "Ranked", "fuse"]
+
+Ranked = Sequence[tuple[int, float]]  # (candidate key, raw score), best first
+
+
+@dataclass(frozen=True, slots=True)
+class Fused:
+    key: int
+    score: float
+    weight: float  # summed weight of the arms that returned the candidate
+
+
+FusionFunction = Callable[
+    [Mapping[str, Ranked], Mapping[str, float], "FusionOptions"], dict[int, float]
+]
+
+
+@dataclass(frozen=True, slots=True)
+class FusionOptions:
+    rrf_k: int = 60
+    alpha: float = 0.5  # convex: weight of the dense arm
+    floors: Mapping[str, float] | None = None  # convex: each arm's theoretical minimum
+
+
+def _rrf(
+    lists: Mapping[str, Ranked], weights: Mapping[str, float], o: FusionOptions
+) -> dict[int, float]:
+    scores: dict[int, float] = {}
+    for arm, ranked in lists.items():
+        weight = weights.get(arm, 1.0)
+        for rank, (key, _score) in enumerate(ranked, 1):
+            scores[key] = scores.get(key, 0.0) + weight / (o.rrf_k + rank)
+    return scores
+
+
+def _normalised(ranked: Ranked, floor: float | None) -> dict[int, float]:
+    if not ranked:
+        return {}
+    values = [score for _, score in ranked]
+    top = max(values)
+    low = min(values) if floor is None else min(floor, *values)
+    span = top - low
+    if span <= 0:
+        return {key: 1.0 for key, _ in ranked}
+    return {key: (score - low) / span for key, score in ranked}
+
+
+def _weighted(
+    lists: Mapping[str, Ranked], weights: Mapping[str, float], o: FusionOptions
+) -> dict[int, float]:
+    # Per-arm min-max over the returned set (§16.3 weighted score fusion).
+    scores: dict[int, float] = {}
+    for arm, ranked in lists.items():
+        weight = weights.get(arm, 1.0)
+        for key, value in _normalised(ranked, None).items():
+            scores[key] = scores.get(key, 0.0) + weight * value
+    return scores
+
+
+def _convex(
+    lists: Mapping[str, Ranked], weights: Mapping[str, float], o: FusionOptions
+) -> dict[int, float]:
+    # §16.3 convex combination: the interval's minimum is each arm's theoretical
+    # floor (cosine >= -1, BM25 >= 0), so a uniformly weak arm stays weak
+    # (Bruch et al., TOIS 2023). alpha weighs the dense arm.
+    floors = o.floors or {}
+    mix = {"dense": o.alpha}
+    scores: dict[int, float] = {}
+    others = [arm for arm in lists if arm != "dense"]
+    for arm, ranked in lists.items():
+        share = mix.get(arm, (1.0 - o.alpha) / max(1, len(others)))
+        for key, value in _normalised(ranked, floors.get(arm)).items():
+            scores[key] = scores.get(key, 0.0) + share * value
+    return scores
+
+
+FUSION: dict[str, FusionFunction] = {"rrf": _rrf, "weighted": _weighted, "convex": _convex}
+
+
+def fuse(
+    method: str,
+    lists: Mapping[str, Ranked],
+    weights: Mapping[str, float] | None = None,
+    options: FusionOptions | None = None,
+) -> list[Fused]:
+    """Fuse per-arm rankings with the named strategy; deterministic order."""
+    weights = weights or {}
+    scores = FUSION[method](lists, weights, options or FusionOptions())
+    contributed: dict[int, float] = {}
+    for arm, ranked in lists.items():
+        for key, _ in ranked:
+            contributed[key] = contributed.get(key, 0.0) + weights.get(arm, 1.0)
+    fused = [Fused(key, score, contributed[key]) for key, score in scores.items()]
+    fused.sort(key=lambda item: (-item.score, -item.weight, str(item.key)))
+    return fused

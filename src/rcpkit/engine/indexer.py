@@ -1,0 +1,162 @@
+"""Writes: documents → chunks → vectors and analyzed terms → one atomic commit."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rcpkit.engine.analysis import analyze_many
+from rcpkit.engine.engine import Engine
+from rcpkit.engine.filters import normalize_meta
+from rcpkit.engine.ingest import ChunkSpan, SourceDocument, chunk_document, contextual_prefix
+from rcpkit.engine.store.base import CommitResult, DocumentRow, NewChunk, WriteBatch
+
+__all__ = ["IndexReport", "content_hash_of", "delete_documents", "index_documents"]
+
+_EMBED_STEP = 64  # texts per embedder call between cancellation checkpoints
+_write_lock = threading.Lock()  # commit and dense update happen in one order
+
+Checkpoint = Callable[[], None]
+Progress = Callable[[float, str], None]
+
+
+@dataclass(slots=True)
+class IndexReport:
+    ids: list[str] = field(default_factory=list)
+    chunks: int = 0
+    unchanged: int = 0
+    version: int = 0
+
+
+def content_hash_of(text: str, meta: object, title: str | None) -> str:
+    """Identity of an inline document's content (for unchanged-skip and idempotency)."""
+    payload = json.dumps([text, meta, title], sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def index_documents(
+    engine: Engine,
+    documents: Sequence[SourceDocument],
+    *,
+    chunk: bool = True,
+    contextual: bool = True,
+    skip_unchanged: bool = False,
+    checkpoint: Checkpoint | None = None,
+    progress: Progress | None = None,
+    idempotency_key: str | None = None,
+    result_of: Callable[[IndexReport], str] | None = None,
+) -> IndexReport:
+    """Chunk, embed and commit ``documents`` atomically (upsert by id, §7.10)."""
+    report = IndexReport(ids=[document.id for document in documents])
+    # Within one batch the last occurrence of an id wins, as a later upsert would.
+    latest = list({document.id: document for document in documents}.values())
+    todo = [
+        document
+        for document in latest
+        if not (skip_unchanged and engine.store.content_hash(document.id) == document.content_hash)
+    ]
+    report.unchanged = len(documents) - len(todo)
+    embedder = engine.embedder(checkpoint)
+    spans = [_spans(engine, document, chunk, embedder.count_tokens) for document in todo]
+    inputs = [
+        (contextual_prefix(document.title, span.heading_path) if contextual else "") + span.text
+        for document, document_spans in zip(todo, spans, strict=True)
+        for span in document_spans
+    ]
+    vectors: list[Any] = []
+    for start in range(0, len(inputs), _EMBED_STEP):
+        if checkpoint is not None:
+            checkpoint()
+        vectors.extend(embedder.embed(inputs[start : start + _EMBED_STEP], "document"))
+        if progress is not None and inputs:
+            progress(min(1.0, (start + _EMBED_STEP) / len(inputs)), "embed")
+    batch = _batch(engine, todo, spans, vectors, contextual)
+    report.chunks = len(inputs)
+    if checkpoint is not None:
+        checkpoint()  # the last point where a cancel leaves nothing written
+    with _write_lock:
+        if idempotency_key is not None and result_of is not None:
+            report.version = engine.store.version + 1
+            result = engine.store.commit(batch, (idempotency_key, result_of(report)))
+        else:
+            result = engine.store.commit(batch)
+        engine.dense.update(result.added, result.removed)
+    report.version = result.version
+    return report
+
+
+def delete_documents(engine: Engine, ids: Sequence[str]) -> CommitResult:
+    """Delete by id; absent ids are not an error (§7.11)."""
+    with _write_lock:
+        result = engine.store.commit(WriteBatch(delete=list(ids)))
+        engine.dense.update([], result.removed)
+    return result
+
+
+def _spans(
+    engine: Engine,
+    document: SourceDocument,
+    chunk: bool,
+    count_tokens: Callable[[Sequence[str]], list[int]],
+) -> list[ChunkSpan]:
+    if chunk:
+        return chunk_document(
+            document,
+            count_tokens,
+            max_tokens=engine.config.max_chunk_tokens,
+            overlap_tokens=engine.config.chunk_overlap_tokens,
+        )
+    page = document.pages[0].page if document.pages else None
+    return [ChunkSpan(0, 0, len(document.text), document.text, (), page)]
+
+
+def _batch(
+    engine: Engine,
+    documents: Sequence[SourceDocument],
+    spans: Sequence[Sequence[ChunkSpan]],
+    vectors: Sequence[object],
+    contextual: bool,
+) -> WriteBatch:
+    fields = engine.config.filter_fields
+    batch = WriteBatch()
+    position = 0
+    for document, document_spans in zip(documents, spans, strict=True):
+        title_terms = " ".join(analyze_many([document.title or ""])[0])
+        bodies = analyze_many([span.text for span in document_spans])
+        filter_meta = normalize_meta(document.meta, fields)  # type: ignore[arg-type]
+        chunks = []
+        for span, body in zip(document_spans, bodies, strict=True):
+            context = contextual_prefix(document.title, span.heading_path) if contextual else None
+            chunks.append(
+                NewChunk(
+                    index=span.index,
+                    start=span.start,
+                    end=span.end,
+                    text=span.text,
+                    page=span.page,
+                    context=context or None,
+                    title_terms=title_terms,
+                    body_terms=" ".join(body),
+                    vector=vectors[position],  # type: ignore[arg-type]
+                    filter_meta=filter_meta,
+                )
+            )
+            position += 1
+        pages = [(page.page, page.start, page.end) for page in document.pages or []] or None
+        row = DocumentRow(
+            doc_id=document.id,
+            title=document.title,
+            uri=document.uri,
+            source=str(document.meta.get("path") or document.id),
+            modality=document.modality,
+            meta=dict(document.meta),
+            content_hash=document.content_hash,
+            text=document.text,
+            pages=pages,
+        )
+        batch.documents.append((row, chunks))
+    return batch

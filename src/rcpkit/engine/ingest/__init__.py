@@ -1,0 +1,36 @@
+"""Ingestion: files and folders to documents, documents to citable chunks.
+
+`iter_documents(paths)` walks files and folders (sorted, hidden and junk entries
+pruned) and dispatches on the extension through a loader registry: plain text,
+Markdown, HTML (main text, boilerplate dropped), PDF (with page spans), BEIR
+``corpus.jsonl`` rows, and source code. It yields a `SourceDocument` per document
+and a `Skipped` with a reason for everything it could not use.
+
+`chunk_document(document, count_tokens)` cuts a document into `ChunkSpan`s bounded
+by the caller's tokenizer, overlapping, split at headings, pages, paragraphs,
+sentences and (for code) top-level definitions. Offsets are exact character offsets
+into ``document.text``, ready for ``Hit.citation.start``/``end``/``page`` (§7.7).
+
+`contextual_prefix(title, heading_path)` is the situating line prepended to a chunk
+before embedding (contextual retrieval). `whitespace_token_counter` is a fast,
+deterministic counter for tests; real callers pass the embedder's ``count_tokens``.
+"""
+
+from rcpkit.engine.ingest._chunking import chunk_document
+from rcpkit.engine.ingest._context import contextual_prefix
+from rcpkit.engine.ingest._loaders import SUPPORTED_EXTENSIONS
+from rcpkit.engine.ingest._tokens import whitespace_token_counter
+from rcpkit.engine.ingest._types import ChunkSpan, PageSpan, Skipped, SourceDocument
+from rcpkit.engine.ingest._walk import iter_documents
+
+__all__ = [
+    "SUPPORTED_EXTENSIONS",
+    "ChunkSpan",
+    "PageSpan",
+    "Skipped",
+    "SourceDocument",
+    "chunk_document",
+    "contextual_prefix",
+    "iter_documents",
+    "whitespace_token_counter",
+]

@@ -1,0 +1,70 @@
+"""The loader registry: file extension → the function that turns that file into documents."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+
+from rcpkit.engine.ingest._beir import load_beir
+from rcpkit.engine.ingest._decoding import decode_text
+from rcpkit.engine.ingest._html import extract_html
+from rcpkit.engine.ingest._markdown import markdown_title
+from rcpkit.engine.ingest._pdf import load_pdf
+from rcpkit.engine.ingest._source import (
+    FileSource,
+    Loader,
+    SkipFile,
+    build_document,
+    read_source_bytes,
+)
+from rcpkit.engine.ingest._types import SourceDocument
+
+__all__ = ["CODE_EXTENSIONS", "LOADERS", "SUPPORTED_EXTENSIONS"]
+
+CODE_EXTENSIONS = (
+    ".py .pyi .js .mjs .cjs .jsx .ts .tsx .go .rs .java .kt .kts .scala .c .h .cc .cpp"
+    " .cxx .hpp .hh .cs .rb .php .swift .lua .pl .sh .bash .zsh .sql"
+).split()
+
+
+def load_plain_text(source: FileSource) -> Iterable[SourceDocument]:
+    raw = read_source_bytes(source)
+    text = decode_text(raw, allow_latin1=True)
+    return [build_document(source, raw, text=text, title=None)]
+
+
+def load_markdown(source: FileSource) -> Iterable[SourceDocument]:
+    raw = read_source_bytes(source)
+    text = decode_text(raw, allow_latin1=False)
+    return [build_document(source, raw, text=text, title=markdown_title(text))]
+
+
+def load_code(source: FileSource) -> Iterable[SourceDocument]:
+    raw = read_source_bytes(source)
+    text = decode_text(raw, allow_latin1=False)
+    return [build_document(source, raw, text=text, title=None, modality="code")]
+
+
+def load_html(source: FileSource) -> Iterable[SourceDocument]:
+    raw = read_source_bytes(source)
+    text, title = extract_html(decode_text(raw, allow_latin1=True))
+    if not text.strip():
+        raise SkipFile("no text left after removing HTML boilerplate")
+    # Headings are rendered as Markdown lines, so an <h1> can title a page without <title>.
+    return [build_document(source, raw, text=text, title=title or markdown_title(text))]
+
+
+LOADERS: Mapping[str, Loader] = MappingProxyType(
+    {
+        ".txt": load_plain_text,
+        ".text": load_plain_text,
+        ".md": load_markdown,
+        ".markdown": load_markdown,
+        ".html": load_html,
+        ".htm": load_html,
+        ".pdf": load_pdf,
+        ".jsonl": load_beir,
+        **dict.fromkeys(CODE_EXTENSIONS, load_code),
+    }
+)
+SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(LOADERS)

@@ -1,0 +1,153 @@
+"""The engine as an RCP server: handlers that translate wire types to engine calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+import rcpkit
+from rcpkit.engine.engine import Engine
+from rcpkit.engine.filters import OPERATORS
+from rcpkit.engine.indexer import IndexReport, content_hash_of, delete_documents, index_documents
+from rcpkit.engine.ingest import SourceDocument
+from rcpkit.engine.models import encode_f32_base64
+from rcpkit.engine.retrieval import SCORE_FLOORS, retrieve
+from rcpkit.protocol import messages as m
+from rcpkit.protocol.capabilities import FilterCapability
+from rcpkit.protocol.content import text_of
+from rcpkit.protocol.errors import ErrorCode, RCPError
+from rcpkit.server.app import App
+from rcpkit.server.context import RequestContext
+
+__all__ = ["build_engine_app"]
+
+
+def build_engine_app(engine: Engine) -> App:
+    """An App over ``engine``: retrieve, embed, embed/sparse, index/add, index/delete."""
+    config = engine.config
+    app = App("rcpkit", rcpkit.__version__, read_only=not config.writable)
+    app.advertise("streaming")
+    app.advertise("citations")
+    app.server.advertise(
+        "filter",
+        FilterCapability(fields=dict(config.filter_fields), operators=sorted(OPERATORS)),  # type: ignore[arg-type]
+    )
+
+    @app.retrieve(
+        max_k=config.max_k,
+        modes=["dense", "sparse", "hybrid"],
+        default_mode="hybrid",
+        fusion=["rrf", "weighted", "convex"],
+        units=["chunk", "document"],
+        modalities=["text", "code"],
+        # One scale for every mode: cosine (dense) >= -1, BM25 and fused >= 0.
+        score_scale="unbounded",
+        score_floor=min(SCORE_FLOORS.values()),
+        encodings=["json", "f32-base64"],
+    )
+    def retrieve_handler(params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
+        return retrieve(engine, params, ctx)
+
+    @app.embed(
+        dimension=engine.dimension,
+        identity=engine.identity,
+        batch_limit=config.embed_batch_limit,
+        normalized=True,
+        modalities=["text", "code"],
+        encodings=["json", "f32-base64"],
+    )
+    def embed(params: m.EmbedParams, ctx: RequestContext) -> m.EmbedResult:
+        texts = [text_of(item) for item in params.items]
+        vectors = engine.embedder(ctx.check_cancelled).embed(texts, params.kind or "document")
+        if params.encoding == "f32-base64":
+            return m.EmbedResult(
+                vectors=[encode_f32_base64(row) for row in vectors],
+                encoding="f32-base64",
+                dimension=engine.dimension,
+            )
+        return m.EmbedResult(vectors=vectors.tolist())
+
+    if engine.sparse_slot is not None:
+        _register_sparse(app, engine)
+
+    @app.index_add(writable=config.writable, chunking=True, contextual=True)
+    def index_add(params: m.IndexAddParams, ctx: RequestContext) -> Any:
+        if len(params.documents) > config.max_add_documents:
+            raise RCPError(
+                ErrorCode.PAYLOAD_TOO_LARGE,
+                f"{len(params.documents)} documents exceed the limit of "
+                f"{config.max_add_documents} per index/add; split the batch",
+                field="documents",
+            )
+        key = ctx.meta.get("idempotencyKey")
+        if isinstance(key, str):
+            remembered = engine.store.remembered(key)
+            if remembered is not None:  # §7.10: a repeat of the key gets the original result
+                return msgspec.json.decode(remembered)
+        documents = [
+            _source(position, document, engine)
+            for position, document in enumerate(params.documents)
+        ]
+        report = index_documents(
+            engine,
+            documents,
+            chunk=params.chunk is not False,
+            contextual=params.contextual is not False,
+            checkpoint=ctx.check_cancelled,
+            progress=lambda value, stage: ctx.progress(value, stage),
+            idempotency_key=key if isinstance(key, str) else None,
+            result_of=lambda report: msgspec.json.encode(_added(report)).decode(),
+        )
+        return _added(report)
+
+    @app.index_delete()
+    def index_delete(params: m.IndexDeleteParams) -> m.IndexDeleteResult:
+        result = delete_documents(engine, params.ids)
+        return m.IndexDeleteResult(
+            deleted=result.deleted_documents, index_version=str(result.version)
+        )
+
+    return app
+
+
+def _added(report: IndexReport) -> m.IndexAddResult:
+    return m.IndexAddResult(ids=report.ids, chunks=report.chunks, index_version=str(report.version))
+
+
+def _source(position: int, document: m.Document, engine: Engine) -> SourceDocument:
+    if not document.text.strip():
+        raise RCPError.invalid_params(f"documents[{position}].text", "the document has no text")
+    meta = dict(document.meta or {})
+    digest = content_hash_of(document.text, meta, document.title)
+    # §7.10: without an id the server mints one; a content hash keeps retries visible.
+    doc_id = document.id or f"doc:{digest[:16]}:{engine.store.version}:{position}"
+    return SourceDocument(
+        id=doc_id,
+        text=document.text,
+        title=document.title,
+        uri=document.uri or "",
+        modality="code" if document.modality == "code" else "text",
+        meta=meta,
+        pages=None,
+        content_hash=digest,
+    )
+
+
+def _register_sparse(app: App, engine: Engine) -> None:
+    # The capability names the model, so the learned-sparse model loads before serving.
+    loaded = engine.sparse_encoder()
+    assert loaded is not None
+
+    @app.embed_sparse(identity=loaded.identity, vocabulary=loaded.vocabulary_size)
+    def embed_sparse(params: m.SparseEmbedParams, ctx: RequestContext) -> m.SparseEmbedResult:
+        encoder = engine.sparse_encoder(ctx.check_cancelled)
+        assert encoder is not None
+        texts = [text_of(item) for item in params.items]
+        vectors = encoder.encode(texts, params.kind or "document")
+        return m.SparseEmbedResult(
+            sparse=[
+                m.SparseVector(indices=v.indices.tolist(), values=v.values.tolist())
+                for v in vectors
+            ]
+        )

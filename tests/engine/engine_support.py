@@ -1,0 +1,52 @@
+"""Engine test helpers: an engine on a temporary index, served in memory through the real App."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from rcpkit.engine.config import load_config
+from rcpkit.engine.engine import Engine, open_engine
+from rcpkit.engine.service import build_engine_app
+from rcpkit.transport.memory import MemoryPeer
+from support import running
+
+
+def make_engine(folder: Path, embedder: str = "hashing:64", **settings: Any) -> Engine:
+    return open_engine(load_config(None, index=folder, embedder=embedder, **settings))
+
+
+@asynccontextmanager
+async def serving(engine: Engine) -> AsyncIterator[MemoryPeer]:
+    async with running(build_engine_app(engine)) as peer:
+        yield peer
+
+
+class Calls:
+    """Sequential request helper over a MemoryPeer that skips progress frames."""
+
+    def __init__(self, peer: MemoryPeer) -> None:
+        self.peer = peer
+        self.next_id = 100
+
+    async def __call__(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        self.peer.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        while True:
+            message: dict[str, Any] = await self.peer.recv(timeout=30)
+            if message.get("id") == self.next_id:
+                return message
+
+    async def result(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        reply = await self(method, params)
+        assert "result" in reply, reply
+        result: dict[str, Any] = reply["result"]
+        return result
+
+    async def error(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        reply = await self(method, params)
+        assert "error" in reply, reply
+        error: dict[str, Any] = reply["error"]
+        return error

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rcpkit.engine.config import default_index_path, load_config
+
+
+def test_the_file_environment_and_flags_layer_in_that_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config_file = tmp_path / "rcpkit.toml"
+    config_file.write_text(
+        '[engine]\nindex = "/from/file"\nembedder = "hashing:8"\nmax_k = 50\n'
+        '[engine.filter_fields]\nteam = "keyword"\n'
+    )
+    assert load_config(config_file).max_k == 50
+    assert load_config(config_file).filter_fields["team"] == "keyword"
+    assert load_config(config_file).filter_fields["path"] == "keyword"  # defaults kept
+    monkeypatch.setenv("RCPKIT_INDEX", str(tmp_path / "env"))
+    monkeypatch.setenv("RCPKIT_READ_ONLY", "1")
+    from_env = load_config(config_file)
+    assert from_env.index == tmp_path / "env"
+    assert not from_env.writable
+    flagged = load_config(config_file, index=tmp_path / "flag", embedder="hashing:16")
+    assert (flagged.index, flagged.embedder) == (tmp_path / "flag", "hashing:16")
+
+
+def test_unknown_settings_are_a_clear_error(tmp_path: Path) -> None:
+    config_file = tmp_path / "rcpkit.toml"
+    config_file.write_text("[engine]\nmax_kk = 5\n")
+    with pytest.raises(ValueError, match="max_kk"):
+        load_config(config_file)
+
+
+def test_the_default_index_lives_under_the_user_data_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RCPKIT_INDEX", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    assert default_index_path() == tmp_path / "rcpkit" / "index"

@@ -1,0 +1,143 @@
+"""index/add and index/delete through the RCP surface (§7.10, §7.11), on a real SQLite store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from engine_support import Calls, make_engine, serving
+
+from rcpkit.engine.engine import Engine
+
+
+def ids_of(result: dict) -> list[str]:
+    return [hit["id"] for hit in result["hits"]]
+
+
+async def test_ids_are_returned_positionally_and_minted_when_absent(engine: Engine) -> None:
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        added = await call.result(
+            "index/add",
+            {
+                "documents": [
+                    {"id": "b", "text": "beta"},
+                    {"text": "gamma ray"},
+                    {"id": "a", "text": "alpha"},
+                ]
+            },
+        )
+    assert added["ids"][0] == "b"
+    assert added["ids"][2] == "a"
+    assert added["ids"][1] not in ("a", "b")
+    assert added["chunks"] == 3
+
+
+async def test_an_upsert_replaces_the_text_and_is_retrievable_exactly_once(engine: Engine) -> None:
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        await call.result("index/add", {"documents": [{"id": "d", "text": "old walrus text"}]})
+        await call.result("index/add", {"documents": [{"id": "d", "text": "new narwhal text"}]})
+        await call.result("index/add", {"documents": [{"id": "d", "text": "new narwhal text"}]})
+        new = await call.result("retrieve", {"query": "narwhal", "k": 10, "mode": "sparse"})
+        old = await call.result("retrieve", {"query": "walrus", "k": 10, "mode": "sparse"})
+        dense = await call.result("retrieve", {"query": "narwhal", "k": 10, "mode": "dense"})
+    assert ids_of(new) == ["d#0"]
+    assert old["hits"] == []
+    assert ids_of(dense).count("d#0") == 1
+
+
+async def test_delete_is_idempotent_and_counts_real_removals(engine: Engine) -> None:
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        await call.result("index/add", {"documents": [{"id": "x", "text": "xylophone"}]})
+        first = await call.result("index/delete", {"ids": ["x", "missing"]})
+        again = await call.result("index/delete", {"ids": ["x"]})
+        gone = await call.result("retrieve", {"query": "xylophone", "mode": "hybrid"})
+    assert (first["deleted"], again["deleted"]) == (1, 0)
+    assert gone["hits"] == []
+
+
+async def test_an_idempotency_key_returns_the_original_result(engine: Engine) -> None:
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        meta = {"_meta": {"idempotencyKey": "k-1"}}
+        first = await call.result("index/add", {"documents": [{"text": "once"}], **meta})
+        repeat = await call.result("index/add", {"documents": [{"text": "once"}], **meta})
+        found = await call.result("retrieve", {"query": "once", "k": 10, "mode": "sparse"})
+    assert repeat == first
+    assert len(found["hits"]) == 1
+
+
+async def test_documents_without_text_are_refused_and_change_nothing(engine: Engine) -> None:
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        error = await call.error(
+            "index/add", {"documents": [{"id": "ok", "text": "fine"}, {"id": "bad", "text": "   "}]}
+        )
+        after = await call.result("retrieve", {"query": "fine", "mode": "sparse"})
+    assert (error["code"], error["data"]["field"]) == (-32602, "documents[1].text")
+    assert after["hits"] == []
+    assert engine.store.version == 0
+
+
+async def test_a_failure_mid_batch_leaves_the_previous_version_intact(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        await call.result("index/add", {"documents": [{"id": "keep", "text": "original words"}]})
+        version = engine.store.version
+        calls = 0
+        real = engine.store._insert_chunks
+
+        def crash_on_second(*args: object, **kwargs: object) -> object:
+            nonlocal calls
+            calls += 1
+            if calls == 2:
+                raise OSError("disk full")
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(engine.store, "_insert_chunks", crash_on_second)
+        error = await call.error(
+            "index/add",
+            {
+                "documents": [
+                    {"id": "keep", "text": "replaced words"},
+                    {"id": "new", "text": "another"},
+                ]
+            },
+        )
+        monkeypatch.undo()
+        still = await call.result("retrieve", {"query": "original", "mode": "sparse"})
+        lost = await call.result("retrieve", {"query": "replaced", "mode": "sparse"})
+    assert error["code"] == -32603
+    assert engine.store.version == version
+    assert ids_of(still) == ["keep#0"]
+    assert lost["hits"] == []
+
+
+async def test_a_read_only_index_refuses_writes(tmp_path: Path) -> None:
+    engine = make_engine(tmp_path / "ro", writable=False)
+    async with serving(engine) as peer:
+        error = await Calls(peer).error("index/add", {"documents": [{"text": "x"}]})
+    assert error["code"] == -32003
+
+
+async def test_writes_survive_a_restart(tmp_path: Path) -> None:
+    engine = make_engine(tmp_path / "idx")
+    async with serving(engine) as peer:
+        await Calls(peer).result("index/add", {"documents": [{"id": "p", "text": "persistent"}]})
+    engine.close()
+    reopened = make_engine(tmp_path / "idx")
+    async with serving(reopened) as peer:
+        found = await Calls(peer).result("retrieve", {"query": "persistent", "mode": "dense"})
+    assert ids_of(found)[0] == "p#0"
+
+
+async def test_an_oversized_add_is_payload_too_large_and_writes_nothing(tmp_path: Path) -> None:
+    engine = make_engine(tmp_path / "cap", max_add_documents=2)
+    async with serving(engine) as peer:
+        error = await Calls(peer).error("index/add", {"documents": [{"text": "a"}] * 3})
+    assert (error["code"], error["data"]["field"]) == (-32013, "documents")
+    assert engine.store.version == 0
