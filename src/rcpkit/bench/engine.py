@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -79,7 +81,7 @@ def _timed(function: Callable[[], object], runs: int) -> list[float]:
     return samples
 
 
-def _indexing(folder: Path, count: int) -> None:
+def _indexing(folder: Path, count: int) -> Any:
     texts = _texts(count, seed=1)
     engine = _engine(folder / "minilm", "minilm")
     embedder = engine.embedder()
@@ -91,9 +93,10 @@ def _indexing(folder: Path, count: int) -> None:
         f"| raw embedder {count / raw * 1000:,.0f}/s | **{raw / full:.2f}×** (target ≥ 0.8) |"
     )
     engine.close()
+    return embedder
 
 
-def _retrieval(folder: Path, count: int, queries: int) -> None:
+def _retrieval(folder: Path, count: int, queries: int, minilm: Any) -> None:
     engine = _engine(folder / f"h{count}", "hashing:384")
     texts = _texts(count, seed=2)
     for start in range(0, count, 5000):
@@ -127,11 +130,18 @@ def _retrieval(folder: Path, count: int, queries: int) -> None:
         f"| **{ratio:.2f}×** (target ≤ 1.5) |"
     )
     _filtered_recall(engine, embedder, questions, count)
+    _rerank_retrieve(engine, minilm, questions, count)
     engine.close()
+    print(
+        f"| resident memory of a server process holding {count:,} chunks | "
+        f"{_resident_after_open(folder / f'h{count}'):,.0f} MB | | "
+        f"vectors alone: {count * 384 * 4 / 2**20:,.0f} MB |"
+    )
 
 
 def _filtered_recall(engine: Engine, embedder: Any, questions: list[str], count: int) -> None:
-    keys, matrix = engine.store.vectors()
+    keys, matrix, _, removed = engine.store.vectors()
+    keys, matrix = keys[removed == 0], matrix[removed == 0]
     for label, raw_filter in (
         ("0.1%", {"field": "bucket", "op": "eq", "value": 7}),
         ("1%", {"field": "bucket", "op": "lt", "value": 10}),
@@ -155,11 +165,64 @@ def _filtered_recall(engine: Engine, embedder: Any, questions: list[str], count:
         )
 
 
-def _resident_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+def _rerank(folder: Path, minilm: Any) -> None:
+    """Rerank cost (issue 4): the MaxSim reranker over MiniLM token vectors."""
+    from rcpkit.engine.rerank import LateInteractionReranker
+
+    reranker = LateInteractionReranker(minilm)
+    passages = _texts(100, seed=5, words=120)
+    for top_n in (20, 50, 100):
+        score = partial(reranker.score, "w1 w2 w3 w5 w8", passages[:top_n])
+        cold = _timed(score, 1)[0]
+        warm = _timed(score, 1)[0]
+        print(
+            f"| rerank topN {top_n} (MaxSim, MiniLM, 120-word passages) | cold {cold:.0f} ms "
+            f"| warm {warm:.0f} ms | {top_n / cold * 1000:.0f} pairs/s cold |"
+        )
+
+
+def _rerank_retrieve(engine: Engine, minilm: Any, questions: list[str], count: int) -> None:
+    from rcpkit.engine.rerank import LateInteractionReranker
+
+    engine._rerankers["colbert"] = LateInteractionReranker(minilm)
+    context = RequestContext(0, "retrieve", {}, deadline=None)
+    samples, stages = [], []
+    for q in questions[:20]:
+        option = m.RerankOption(method="colbert", top_n=20)
+        params = m.RetrieveParams(query=q, k=10, mode="hybrid", rerank=option)
+        started = time.perf_counter()
+        result = retrieve(engine, params, context)
+        samples.append((time.perf_counter() - started) * 1000)
+        assert result.usage is not None
+        stages.append(result.usage.stages or {})
+    p50, p95 = _percentiles(samples)
+    where = {name: statistics.median(s.get(name, 0.0) for s in stages) for name in stages[0]}
+    split = ", ".join(f"{name} {ms:.1f}" for name, ms in where.items())
+    print(
+        f"| retrieve hybrid + rerank top 20, {count:,} chunks | p50 {p50:.0f} ms "
+        f"| p95 {p95:.0f} ms | median ms per stage: {split} |"
+    )
+
+
+def _resident_after_open(folder: Path) -> float:
+    """RSS (MB) a fresh process gains by opening the index and answering one query."""
+    script = (
+        "import sys, pathlib\n"
+        "def rss():\n"
+        "    for l in pathlib.Path('/proc/self/status').read_text().splitlines():\n"
+        "        if l.startswith('VmRSS:'): return int(l.split()[1]) / 1024\n"
+        "from rcpkit.bench.engine import _engine, retrieve, m, RequestContext\n"
+        "import numpy\n"
+        "before = rss()\n"
+        "engine = _engine(pathlib.Path(sys.argv[1]), 'hashing:384')\n"
+        "retrieve(engine, m.RetrieveParams(query='w1 w2', k=10), RequestContext(0, 'r', {},"
+        " deadline=None))\n"
+        "print(rss() - before)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(folder)], capture_output=True, text=True, check=True
+    )
+    return float(done.stdout.strip())
 
 
 def run(quick: bool = False) -> int:
@@ -168,12 +231,8 @@ def run(quick: bool = False) -> int:
     print("| measure | value | baseline | ratio |")
     print("|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="rcpkit-bench-") as folder:
-        _indexing(Path(folder), 200 if quick else 1_000)
+        minilm = _indexing(Path(folder), 200 if quick else 1_000)
+        _rerank(Path(folder), minilm)
         for size in sizes:
-            before = _resident_mb()
-            _retrieval(Path(folder), size, 50 if quick else 200)
-            print(
-                f"| resident memory growth while serving {size:,} chunks | "
-                f"{_resident_mb() - before:,.0f} MB | | |"
-            )
+            _retrieval(Path(folder), size, 50 if quick else 200, minilm)
     return 0

@@ -45,7 +45,11 @@ def index_command(args: argparse.Namespace) -> int:
         if not pending:
             return
         report = index_documents(
-            engine, pending, contextual=not args.no_contextual, skip_unchanged=True
+            engine,
+            pending,
+            contextual=not args.no_contextual,
+            skip_unchanged=True,
+            origin="ingest",
         )
         added += len(pending) - report.unchanged
         unchanged += report.unchanged

@@ -29,7 +29,13 @@ class DensePolicy:
 
 
 class DenseIndex:
-    """Unit vectors by integer key; safe for concurrent readers and one writer."""
+    """Unit vectors by integer key, with the versions each is visible in (§7.7.1).
+
+    A retired row keeps its vector and gets ``removed = version`` so readers
+    pinned to an older version still find it; ``drop`` forgets it for good
+    once garbage collection made every such version unservable. Safe for
+    concurrent readers and one writer: writers swap whole arrays.
+    """
 
     def __init__(self, dimension: int, policy: DensePolicy | None = None) -> None:
         self.dimension = dimension
@@ -37,83 +43,106 @@ class DenseIndex:
         self._lock = threading.Lock()
         self._keys: Keys = np.zeros(0, dtype=np.int64)
         self._matrix: Matrix = np.zeros((0, dimension), dtype=np.float32)
+        self._added: Keys = np.zeros(0, dtype=np.int64)
+        self._removed: Keys = np.zeros(0, dtype=np.int64)  # 0: live
         self._ann: object | None = None  # usearch.index.Index, built lazily
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return int(np.count_nonzero(self._removed == 0))
 
-    def replace(self, keys: Keys, matrix: Matrix) -> None:
+    def replace(self, keys: Keys, matrix: Matrix, added: Keys, removed: Keys) -> None:
         """Load the whole collection (at start-up, from the store)."""
         with self._lock:
             self._keys = keys.astype(np.int64)
             self._matrix = matrix.reshape(len(keys), self.dimension).astype(np.float32)
+            self._added, self._removed = added.astype(np.int64), removed.astype(np.int64)
             self._ann = None
 
-    def update(self, added: Sequence[tuple[int, Matrix]], removed: Sequence[int]) -> None:
+    def update(
+        self, added: Sequence[tuple[int, Matrix]], removed: Sequence[int], version: int
+    ) -> None:
         """Apply a committed write; readers keep the arrays they already hold."""
         with self._lock:
             keys, matrix = self._keys, self._matrix
+            added_at, removed_at = self._added, self._removed.copy()
             if removed:
-                keep = ~np.isin(keys, np.asarray(removed, dtype=np.int64))
-                keys, matrix = keys[keep], matrix[keep]
+                removed_at[np.isin(keys, np.asarray(removed, dtype=np.int64))] = version
             if added:
                 new_keys = np.fromiter((key for key, _ in added), dtype=np.int64)
                 new_rows = np.stack([vector for _, vector in added]).astype(np.float32)
                 keys = np.concatenate([keys, new_keys])
                 matrix = np.concatenate([matrix, new_rows])
+                added_at = np.concatenate([added_at, np.full(len(new_keys), version)])
+                removed_at = np.concatenate([removed_at, np.zeros(len(new_keys), np.int64)])
             self._keys, self._matrix = keys, matrix
+            self._added, self._removed = added_at, removed_at
+            ann = self._ann
+        if ann is not None and added:
+            self._add_to_ann(ann, added)
+
+    def drop(self, keys: Sequence[int]) -> None:
+        """Forget garbage-collected rows."""
+        if not keys:
+            return
+        with self._lock:
+            keep = ~np.isin(self._keys, np.asarray(keys, dtype=np.int64))
+            self._keys, self._matrix = self._keys[keep], self._matrix[keep]
+            self._added, self._removed = self._added[keep], self._removed[keep]
             ann = self._ann
         if ann is not None:
-            self._update_ann(ann, added, removed)
+            for key in keys:
+                ann.remove(key)  # type: ignore[attr-defined]
+
+    def live_matrix(self) -> Matrix:
+        """The vectors visible at the latest version."""
+        live: Matrix = self._matrix[self._removed == 0]
+        return live
 
     def vectors_of(self, keys: Sequence[int]) -> dict[int, Matrix]:
-        current_keys, matrix = self._keys, self._matrix
-        positions = np.searchsorted(current_keys, keys) if _sorted(current_keys) else None
+        current, matrix = self._keys, self._matrix
+        positions = np.searchsorted(current, keys)
         out: dict[int, Matrix] = {}
-        for i, key in enumerate(keys):
-            if positions is not None:
-                position = int(positions[i])
-                if position < len(current_keys) and current_keys[position] == key:
-                    out[key] = matrix[position]
-            else:
-                hits = np.nonzero(current_keys == key)[0]
-                if len(hits):
-                    out[key] = matrix[hits[0]]
+        for key, position in zip(keys, positions, strict=True):
+            if position < len(current) and current[position] == key:
+                out[key] = matrix[position]
         return out
 
-    def search(self, query: Matrix, k: int, allowed: Keys | None = None) -> list[tuple[int, float]]:
-        """Top ``k`` (key, cosine) for a unit ``query``, restricted to ``allowed`` keys."""
-        keys, matrix = self._keys, self._matrix
+    def search(
+        self, query: Matrix, k: int, allowed: Keys | None = None, version: int | None = None
+    ) -> list[tuple[int, float]]:
+        """Top ``k`` (key, cosine) visible at ``version`` (None: latest) among ``allowed``."""
+        keys, matrix, added, removed = self._keys, self._matrix, self._added, self._removed
         if not len(keys) or k <= 0:
             return []
-        selectivity = 1.0 if allowed is None else len(allowed) / len(keys)
+        visible = (
+            removed == 0
+            if version is None
+            else (added <= version) & ((removed == 0) | (removed > version))
+        )
+        if allowed is not None:
+            visible &= np.isin(keys, allowed)
+        selectivity = np.count_nonzero(visible) / len(keys)
         if len(keys) >= self.policy.ann_min_size and selectivity >= self.policy.ann_min_selectivity:
-            found = self._search_ann(query, k, allowed)
+            found = self._search_ann(query, k, keys[visible])
             if found is not None:
                 return found
-        if allowed is not None:
-            mask = np.isin(keys, allowed)
-            keys, matrix = keys[mask], matrix[mask]
-        return _top_k(keys, matrix @ query, k)
+        return _top_k(keys[visible], matrix[visible] @ query, k)
 
     # --- ANN (usearch) ---
 
-    def _search_ann(
-        self, query: Matrix, k: int, allowed: Keys | None
-    ) -> list[tuple[int, float]] | None:
+    def _search_ann(self, query: Matrix, k: int, visible: Keys) -> list[tuple[int, float]] | None:
         ann = self._ensure_ann()
         if ann is None:
             return None
-        want = k if allowed is None else k * self.policy.oversample
+        want = min(len(self._keys), k * self.policy.oversample)
         matches = ann.search(query, want)  # type: ignore[attr-defined]
+        allowed = set(visible.tolist())
         pairs = [
             (int(key), 1.0 - float(distance))
             for key, distance in zip(matches.keys, matches.distances, strict=True)
+            if int(key) in allowed
         ]
-        if allowed is not None:
-            allowed_set = set(allowed.tolist())
-            pairs = [pair for pair in pairs if pair[0] in allowed_set]
-        if len(pairs) < min(k, len(self._keys) if allowed is None else len(allowed)):
+        if len(pairs) < min(k, len(visible)):
             return None  # too few survived the filter: let the exact path answer
         pairs.sort(key=lambda pair: (-pair[1], pair[0]))
         return pairs[:k]
@@ -133,18 +162,9 @@ class DenseIndex:
             return index
 
     @staticmethod
-    def _update_ann(
-        ann: object, added: Sequence[tuple[int, Matrix]], removed: Sequence[int]
-    ) -> None:
-        for key in removed:
-            ann.remove(key)  # type: ignore[attr-defined]
-        if added:
-            keys = np.fromiter((key for key, _ in added), dtype=np.int64)
-            ann.add(keys, np.stack([vector for _, vector in added]))  # type: ignore[attr-defined]
-
-
-def _sorted(keys: Keys) -> bool:
-    return bool(len(keys) < 2 or np.all(keys[1:] > keys[:-1]))
+    def _add_to_ann(ann: object, added: Sequence[tuple[int, Matrix]]) -> None:
+        keys = np.fromiter((key for key, _ in added), dtype=np.int64)
+        ann.add(keys, np.stack([vector for _, vector in added]))  # type: ignore[attr-defined]
 
 
 def _top_k(keys: Keys, scores: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:

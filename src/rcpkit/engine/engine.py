@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rcpkit.engine.confidence import Calibration
 from rcpkit.engine.dense import DenseIndex, DensePolicy
 from rcpkit.engine.models import Embedder, SparseEncoder, load_embedder, load_sparse_encoder
+from rcpkit.engine.rerank import Reranker, load_reranker
+from rcpkit.engine.snapshots import cursor_secret
 from rcpkit.engine.store.sqlite import SQLiteStore
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
@@ -45,6 +48,11 @@ class EngineConfig:
     chunk_overlap_tokens: int = 32
     embed_batch_limit: int = 256
     max_add_documents: int = 4096  # per index/add; larger batches are -32013
+    snapshot_retention: int = 64  # versions a pinned retrieve or a cursor can still read
+    cross_encoder: str | None = None  # an ONNX cross-encoder folder, or "st:<name>"
+    max_rerank: int = 100  # rerank.maxCandidates
+    # §15.2: URI prefixes of ingested files the operator vouches for; nothing else is trusted.
+    trusted_sources: list[str] = field(default_factory=list)
     threads: int = 2
     dense_policy: DensePolicy = field(default_factory=DensePolicy)
 
@@ -100,10 +108,37 @@ class Engine:
         self.dimension = dimension
         self.dense = DenseIndex(dimension, config.dense_policy)
         self._check_identity()
-        keys, matrix = self.store.vectors()
+        keys, matrix, added, removed = self.store.vectors()
         if len(keys):
-            self.dense.replace(keys, matrix)
+            self.dense.replace(keys, matrix, added, removed)
         self.started = time.time()
+        self.calibration = Calibration()
+        self.cursor_secret = cursor_secret(store)
+        self.capabilities_pagination = True
+        self._rerankers: dict[str, Reranker] = {}
+        self._rerankers_lock = threading.Lock()
+
+    def calibrate(self) -> None:
+        """Refresh the confidence calibration when the collection has grown (cheap no-op else)."""
+        if self.calibration.stale(len(self.dense)):
+            self.calibration.update(self.dense.live_matrix())
+
+    def reranker(self, method: str, checkpoint: Callable[[], None] | None = None) -> Reranker:
+        """The reranker for ``method`` (§7.6), built on first use."""
+        with self._rerankers_lock:
+            if method not in self._rerankers:
+                spec = self.config.cross_encoder if method == "cross-encoder" else None
+                self._rerankers[method] = load_reranker(spec, self.embedder(checkpoint))
+            return self._rerankers[method]
+
+    def dates_of(self, keys: Sequence[int], name: str) -> dict[int, int | None]:
+        """A date field (epoch ms, as normalised at write time) per chunk key."""
+        values = self.store.filter_values(keys, name)
+        return {
+            key: max(value) if isinstance(value, list) and value else
+            value if isinstance(value, int) else None
+            for key, value in values.items()
+        }  # fmt: skip
 
     def _check_identity(self) -> None:
         # §15.7: an index is bound to the model that embedded it.

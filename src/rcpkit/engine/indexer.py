@@ -49,6 +49,7 @@ def index_documents(
     progress: Progress | None = None,
     idempotency_key: str | None = None,
     result_of: Callable[[IndexReport], str] | None = None,
+    origin: str = "index/add",
 ) -> IndexReport:
     """Chunk, embed and commit ``documents`` atomically (upsert by id, §7.10)."""
     report = IndexReport(ids=[document.id for document in documents])
@@ -74,7 +75,7 @@ def index_documents(
         vectors.extend(embedder.embed(inputs[start : start + _EMBED_STEP], "document"))
         if progress is not None and inputs:
             progress(min(1.0, (start + _EMBED_STEP) / len(inputs)), "embed")
-    batch = _batch(engine, todo, spans, vectors, contextual)
+    batch = _batch(engine, todo, spans, vectors, contextual, origin)
     report.chunks = len(inputs)
     if checkpoint is not None:
         checkpoint()  # the last point where a cancel leaves nothing written
@@ -84,7 +85,7 @@ def index_documents(
             result = engine.store.commit(batch, (idempotency_key, result_of(report)))
         else:
             result = engine.store.commit(batch)
-        engine.dense.update(result.added, result.removed)
+        _apply(engine, result)
     report.version = result.version
     return report
 
@@ -93,8 +94,14 @@ def delete_documents(engine: Engine, ids: Sequence[str]) -> CommitResult:
     """Delete by id; absent ids are not an error (§7.11)."""
     with _write_lock:
         result = engine.store.commit(WriteBatch(delete=list(ids)))
-        engine.dense.update([], result.removed)
+        _apply(engine, result)
     return result
+
+
+def _apply(engine: Engine, result: CommitResult) -> None:
+    """After a commit: update the dense index, then garbage-collect old versions."""
+    engine.dense.update(result.added, result.removed, result.version)
+    engine.dense.drop(engine.store.collect(engine.config.snapshot_retention))
 
 
 def _spans(
@@ -120,6 +127,7 @@ def _batch(
     spans: Sequence[Sequence[ChunkSpan]],
     vectors: Sequence[object],
     contextual: bool,
+    origin: str,
 ) -> WriteBatch:
     fields = engine.config.filter_fields
     batch = WriteBatch()
@@ -157,6 +165,7 @@ def _batch(
             content_hash=document.content_hash,
             text=document.text,
             pages=pages,
+            origin=origin,
         )
         batch.documents.append((row, chunks))
     return batch

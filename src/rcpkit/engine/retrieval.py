@@ -1,36 +1,64 @@
-"""Reads: the retrieve pipeline of this engine (§3, §7.7): recall → fuse → pack + cite."""
+"""Reads: the retrieve pipeline (§3, §7.7): recall → fuse → rerank → recency → MMR → pack.
+
+Every stage reports progress (§9), honours cancellation and the deadline at
+its checkpoints, and runs against one pinned index version (§7.7.1), so a
+page fetched later with a cursor continues exactly the same ranking.
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 
-from rcpkit.engine.analysis import analyze, fts_query
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.filters import OPERATORS, compile_sqlite, parse_filter
-from rcpkit.engine.fusion import FusionOptions, fuse
-from rcpkit.engine.models import encode_f32_base64
+from rcpkit.engine.packing import build_hits, merge_units
+from rcpkit.engine.recall import recall
+from rcpkit.engine.snapshots import (
+    Cursor,
+    decode_cursor,
+    encode_cursor,
+    params_digest,
+    resolve_version,
+)
+from rcpkit.engine.stages import Candidate, mmr, pack_to_budget, recency_decay
 from rcpkit.engine.store.base import ChunkRow
 from rcpkit.protocol import messages as m
-from rcpkit.protocol.content import Chunk, Citation, Hit, Trust, text_of
+from rcpkit.protocol.content import text_of
 from rcpkit.protocol.errors import RCPError
 from rcpkit.server.context import RequestContext
 
-__all__ = ["MAX_QUERY_TERMS", "SCORE_FLOORS", "retrieve"]
+__all__ = ["DEFAULT_RERANK_TOP_N", "retrieve"]
 
-# §6.1 scoreFloor per arm: cosine >= -1, BM25 >= 0.
-SCORE_FLOORS = {"dense": -1.0, "sparse": 0.0}
-MAX_QUERY_TERMS = 64  # a huge query is cut to its first terms (noted), not rejected
+DEFAULT_RERANK_TOP_N = 20
+_RERANK_SECONDS_PER_PASSAGE = 0.012  # measured MaxSim cost with MiniLM on 2 cores
+T = TypeVar("T")
 
 
-@dataclass(slots=True)
-class _Candidate:
-    key: int
-    score: float
-    scores: dict[str, float]
+class _Stages:
+    """Times each stage for ``usage.stages`` and reports progress as it goes."""
+
+    def __init__(self, ctx: RequestContext) -> None:
+        self.ctx = ctx
+        self.timings: dict[str, float] = {}
+
+    def run(
+        self,
+        name: str,
+        progress: float,
+        work: Callable[[], T],
+        partial: Callable[[T], dict[str, object]] | None = None,
+    ) -> T:
+        """Run one stage; then a checkpoint and one progress frame (§9 partial hits if asked)."""
+        started = time.perf_counter()
+        result = work()
+        self.timings[name] = round((time.perf_counter() - started) * 1000, 3)
+        self.ctx.check_cancelled()
+        if self.ctx.streaming:
+            self.ctx.progress(progress, name, partial=partial(result) if partial else None)
+        return result
 
 
 def retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
@@ -38,149 +66,163 @@ def retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m
     query = text_of(params.query)
     if not query.strip():
         raise RCPError.invalid_params("query", "the query has no text")
-    mode = params.mode or "hybrid"
-    where, arguments = _filter(engine, params)
-    candidate_k = params.candidate_k or max(params.k, engine.config.default_candidate_k)
-    ctx.progress(0.05, "recall", f"{mode} recall of {candidate_k}")
-    arms: dict[str, list[tuple[int, float]]] = {}
-    if mode in ("dense", "hybrid"):
-        arms["dense"] = _dense(engine, query, candidate_k, where, arguments, ctx)
-    if mode in ("sparse", "hybrid"):
-        arms["sparse"] = _lexical(engine, query, candidate_k, where, arguments, ctx)
-    ctx.check_cancelled()
-    candidates = _combine(arms, params)
-    ctx.progress(0.7, "fuse", f"{len(candidates)} candidates")
+    cursor = _cursor(engine, params)
+    version = cursor.version if cursor else resolve_version(engine.store, params.index_version)
+    offset = cursor.offset if cursor else 0
+    stages = _Stages(ctx)
+    depth = offset + params.k
+    recalled = stages.run(
+        "recall",
+        0.4,
+        lambda: recall(engine, params, query, version, depth, ctx),
+        lambda found: _partial(engine, found.candidates, params.k),
+    )
+    candidates = recalled.candidates
     if params.min_score is not None:
         candidates = [c for c in candidates if c.score >= params.min_score]
-    rows = engine.store.fetch([c.key for c in candidates[: max(params.k * 4, params.k)]])
-    candidates = [c for c in candidates if c.key in rows]  # a concurrent delete may race us
-    hits = _pack(engine, candidates, rows, params)
-    ctx.progress(1.0, "pack", f"{len(hits)} hits")
-    usage = m.Usage(
-        candidates=len({key for ranked in arms.values() for key, _ in ranked}),
-        latency_ms=round((time.perf_counter() - started) * 1000, 3),
-        notes=ctx.notes or None,
-    )
-    return m.RetrieveResult(hits=hits, usage=usage, index_version=str(engine.store.version))
-
-
-def _filter(engine: Engine, params: m.RetrieveParams) -> tuple[str | None, list[object]]:
-    if params.filter is None:
-        return None, []
-    fields = engine.config.filter_fields
-    tree = parse_filter(params.filter, fields, OPERATORS, path="filter")  # type: ignore[arg-type]
-    where, arguments = compile_sqlite(tree, column="filter_meta")
-    return where, list(arguments)
-
-
-def _dense(
-    engine: Engine,
-    query: str,
-    k: int,
-    where: str | None,
-    arguments: Sequence[object],
-    ctx: RequestContext,
-) -> list[tuple[int, float]]:
-    embedder = engine.embedder(ctx.check_cancelled)
-    vector = embedder.embed([query], "query")[0]
-    allowed = engine.store.filtered_keys(where, arguments) if where else None
-    ctx.check_cancelled()
-    return engine.dense.search(vector, k, allowed)
-
-
-def _lexical(
-    engine: Engine,
-    query: str,
-    k: int,
-    where: str | None,
-    arguments: Sequence[object],
-    ctx: RequestContext,
-) -> list[tuple[int, float]]:
-    terms = analyze(query)
-    if len(terms) > MAX_QUERY_TERMS:
-        ctx.notes.append(f"query cut to its first {MAX_QUERY_TERMS} terms for lexical recall")
-        terms = terms[:MAX_QUERY_TERMS]
-    match = fts_query(terms)
-    if match is None:
-        return []
-    return engine.store.lexical(match, k, where, arguments)
-
-
-def _combine(
-    arms: dict[str, list[tuple[int, float]]], params: m.RetrieveParams
-) -> list[_Candidate]:
-    per_arm = {arm: dict(ranked) for arm, ranked in arms.items()}
-    if len(arms) == 1:
-        ((arm, ranked),) = arms.items()
-        return [_Candidate(key, score, {arm: score}) for key, score in ranked]
-    fusion = params.fusion or m.Fusion()
-    method = fusion.method or "rrf"
-    options = FusionOptions(
-        rrf_k=fusion.rrf_k or 60,
-        alpha=0.5 if fusion.alpha is None else fusion.alpha,
-        floors=SCORE_FLOORS,
-    )
-    fused = fuse(method, arms, fusion.weights, options)
-    return [
-        _Candidate(
-            item.key,
-            item.score,
-            {arm: per_arm[arm][item.key] for arm in arms if item.key in per_arm[arm]}
-            | {"fused": item.score},
+    reranked = 0
+    if isinstance(params.rerank, m.RerankOption):
+        candidates, reranked = stages.run(
+            "rerank",
+            0.7,
+            lambda: _rerank(engine, params, query, candidates, ctx),
+            lambda done: _partial(engine, done[0], params.k),
         )
-        for item in fused
-    ]
-
-
-def _pack(
-    engine: Engine,
-    candidates: list[_Candidate],
-    rows: dict[int, ChunkRow],
-    params: m.RetrieveParams,
-) -> list[Hit]:
-    if params.unit == "document":
-        candidates = _best_per_document(candidates, rows)
-    chosen = candidates[: params.k]
-    vectors = engine.dense.vectors_of([c.key for c in chosen]) if params.include_vectors else {}
-    return [_hit(rows[c.key], c, params, vectors.get(c.key)) for c in chosen]
-
-
-def _best_per_document(candidates: list[_Candidate], rows: dict[int, ChunkRow]) -> list[_Candidate]:
-    seen: set[str] = set()
-    best = []
-    for candidate in candidates:
-        doc_id = rows[candidate.key].doc_id
-        if doc_id not in seen:
-            seen.add(doc_id)
-            best.append(candidate)
-    return best
-
-
-def _hit(
-    row: ChunkRow, candidate: _Candidate, params: m.RetrieveParams, vector: np.ndarray | None
-) -> Hit:
-    document_unit = params.unit == "document"
-    encoded: list[float] | str | None = None
-    if vector is not None:
-        encoded = encode_f32_base64(vector) if params.encoding == "f32-base64" else vector.tolist()
-    return Hit(
-        id=row.doc_id if document_unit else row.chunk_id,
-        score=candidate.score,
-        text=None if params.include_text is False else row.text,
-        modality="code" if row.modality == "code" else "text",
-        unit="document" if document_unit else "chunk",
-        meta=row.meta or None,
-        vector=encoded,
-        scores=candidate.scores,
-        citation=Citation(
-            source=row.source,
-            uri=row.uri,
-            title=row.title,
-            start=row.start,
-            end=row.end,
-            page=row.page,
-        ),
-        chunk=Chunk(doc_id=row.doc_id, index=row.index, context=row.context),
-        # §15.2: nothing ingested here is vouched for; never "trusted" by default.
-        trust=Trust(level="untrusted"),
+    if params.recency is not None:
+        floor = -1.0 if reranked else recalled.floor
+        candidates = _recency(engine, params, candidates, floor)
+    rows: dict[int, ChunkRow] = {}
+    if params.unit in ("document", "page"):
+        rows = engine.store.fetch([c.key for c in candidates])
+        candidates = merge_units([c for c in candidates if c.key in rows], rows, params.unit)
+    if params.mmr is not None:
+        lambda_ = params.mmr.lambda_
+        candidates = stages.run(
+            "mmr", 0.85, lambda: mmr(candidates, recalled.vectors, lambda_, depth + 1)
+        )
+    page = candidates[offset:depth]
+    missing = [c.key for c in page if c.key not in rows]
+    rows.update(engine.store.fetch(missing) if missing else {})
+    page = [c for c in page if c.key in rows]  # a chunk collected since recall is dropped
+    tokens = None
+    if params.token_budget is not None:
+        page, tokens = _budget(engine, page, rows, params.token_budget, ctx)
+    hits = stages.run("pack", 1.0, lambda: build_hits(engine, page, rows, params, recalled, ctx))
+    next_cursor = None
+    if len(candidates) > depth and engine.capabilities_pagination:
+        cursor_ahead = Cursor(version, depth, params_digest(params))
+        next_cursor = encode_cursor(cursor_ahead, engine.cursor_secret)
+    usage = m.Usage(
+        candidates=recalled.count,
+        reranked=reranked or None,
+        latency_ms=round((time.perf_counter() - started) * 1000, 3),
+        tokens=tokens,
+        notes=ctx.notes or None,
+        stages=stages.timings,
     )
+    return m.RetrieveResult(
+        hits=hits, next_cursor=next_cursor, index_version=str(version), usage=usage
+    )
+
+
+def _cursor(engine: Engine, params: m.RetrieveParams) -> Cursor | None:
+    if params.cursor is None:
+        return None
+    digest = params_digest(params)
+    cursor = decode_cursor(params.cursor, engine.cursor_secret, digest, engine.store)
+    if params.index_version is not None and params.index_version != str(cursor.version):
+        raise RCPError.invalid_params("indexVersion", "conflicts with the cursor's index version")
+    return cursor
+
+
+def _partial(engine: Engine, candidates: list[Candidate], k: int) -> dict[str, object]:
+    """§9 partial.hits: the current head, as ids and scores (bodies come with the result)."""
+    rows = engine.store.fetch([c.key for c in candidates[:k]])
+    return {
+        "hits": [
+            {"id": rows[c.key].chunk_id, "score": c.score} for c in candidates[:k] if c.key in rows
+        ]
+    }
+
+
+def _rerank(
+    engine: Engine,
+    params: m.RetrieveParams,
+    query: str,
+    candidates: list[Candidate],
+    ctx: RequestContext,
+) -> tuple[list[Candidate], int]:
+    option = params.rerank
+    assert isinstance(option, m.RerankOption)
+    top_n = min(option.top_n or max(params.k, DEFAULT_RERANK_TOP_N), len(candidates))
+    top_n = _degrade(top_n, params, ctx)
+    if top_n == 0:
+        return candidates, 0
+    reranker = engine.reranker(option.method or "colbert", ctx.check_cancelled)
+    head = candidates[:top_n]
+    rows = engine.store.fetch([c.key for c in head])
+    raw = reranker.score(query, [rows[c.key].text for c in head], ctx.check_cancelled)
+    for candidate, score in zip(head, bounded_scores(engine, reranker.method, query, raw),
+                                strict=True):  # fmt: skip
+        candidate.scores["rerank"] = float(score)
+        candidate.score = float(score)
+    head.sort(key=lambda c: (-c.score, c.key))
+    return head + candidates[top_n:], top_n
+
+
+def bounded_scores(engine: Engine, method: str, query: str, raw: Any) -> list[float]:
+    """Rerank scores on [-1, 1], so the advertised scoreFloor holds after a rerank.
+
+    MaxSim is a sum of one cosine per query token: divided by the query's token
+    count it is a mean cosine. A cross-encoder logit goes through the logistic.
+    """
+    values = np.asarray(raw, dtype=np.float64)
+    if method == "colbert":
+        embedder = engine.embedder()
+        tokens = max(1, min(embedder.count_tokens([query])[0], embedder.max_tokens))
+        return [float(v) for v in np.clip(values / tokens, -1.0, 1.0)]
+    return [float(v) for v in 1.0 / (1.0 + np.exp(-values))]
+
+
+def _degrade(top_n: int, params: m.RetrieveParams, ctx: RequestContext) -> int:
+    """Near the deadline, and only with strict:false: a smaller head, then no rerank."""
+    remaining = ctx.remaining()
+    if remaining is None or params.strict is not False:
+        return top_n
+    budget = remaining * 0.8
+    smaller = top_n
+    while smaller > params.k and smaller * _RERANK_SECONDS_PER_PASSAGE > budget:
+        smaller = max(params.k, smaller // 2)
+    if smaller * _RERANK_SECONDS_PER_PASSAGE > budget:
+        ctx.notes.append("rerank skipped: the deadline is too near")
+        return 0
+    if smaller < top_n:
+        ctx.notes.append(f"rerank head cut from {top_n} to {smaller} to meet the deadline")
+    return smaller
+
+
+def _recency(
+    engine: Engine, params: m.RetrieveParams, candidates: list[Candidate], floor: float
+) -> list[Candidate]:
+    recency = params.recency
+    assert recency is not None
+    if engine.config.filter_fields.get(recency.field) != "date":
+        raise RCPError.invalid_params("recency.field", f"`{recency.field}` is not a date field")
+    dates = engine.dates_of([c.key for c in candidates], recency.field)
+    now_ms = int(time.time() * 1000)
+    return recency_decay(candidates, dates, recency.half_life_days, now_ms, floor)
+
+
+def _budget(
+    engine: Engine,
+    page: list[Candidate],
+    rows: dict[int, ChunkRow],
+    budget: int,
+    ctx: RequestContext,
+) -> tuple[list[Candidate], int]:
+    texts = [c.text if c.text is not None else rows[c.key].text for c in page]
+    counter = engine.embedder(ctx.check_cancelled).count_tokens
+    fits, tokens = pack_to_budget(texts, counter, budget)
+    if fits < len(page):
+        ctx.notes.append(f"tokenBudget {budget} reached after {fits} hits")
+    return page[:fits], tokens

@@ -12,7 +12,8 @@ from rcpkit.engine.filters import OPERATORS
 from rcpkit.engine.indexer import IndexReport, content_hash_of, delete_documents, index_documents
 from rcpkit.engine.ingest import SourceDocument
 from rcpkit.engine.models import encode_f32_base64
-from rcpkit.engine.retrieval import SCORE_FLOORS, retrieve
+from rcpkit.engine.recall import SCORE_FLOORS
+from rcpkit.engine.retrieval import retrieve
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.capabilities import FilterCapability
 from rcpkit.protocol.content import text_of
@@ -34,14 +35,24 @@ def build_engine_app(engine: Engine) -> App:
         FilterCapability(fields=dict(config.filter_fields), operators=sorted(OPERATORS)),  # type: ignore[arg-type]
     )
 
+    app.advertise("pagination")
+    rerank_methods = ["colbert", *(["cross-encoder"] if config.cross_encoder else [])]
+
     @app.retrieve(
         max_k=config.max_k,
         modes=["dense", "sparse", "hybrid"],
         default_mode="hybrid",
         fusion=["rrf", "weighted", "convex"],
-        units=["chunk", "document"],
+        mmr=True,
+        rerank_builtin=True,
+        deterministic=True,
+        snapshots=True,
+        units=["chunk", "passage", "document", "page"],
+        token_budget=True,
+        confidence=True,
+        recency=True,
         modalities=["text", "code"],
-        # One scale for every mode: cosine (dense) >= -1, BM25 and fused >= 0.
+        # One floor for every mode: cosine (dense) and rerank scores >= -1, BM25/fused >= 0.
         score_scale="unbounded",
         score_floor=min(SCORE_FLOORS.values()),
         encodings=["json", "f32-base64"],
@@ -70,6 +81,7 @@ def build_engine_app(engine: Engine) -> App:
 
     if engine.sparse_slot is not None:
         _register_sparse(app, engine)
+    _register_rerank(app, engine, rerank_methods)
 
     @app.index_add(writable=config.writable, chunking=True, contextual=True)
     def index_add(params: m.IndexAddParams, ctx: RequestContext) -> Any:
@@ -150,4 +162,46 @@ def _register_sparse(app: App, engine: Engine) -> None:
                 m.SparseVector(indices=v.indices.tolist(), values=v.values.tolist())
                 for v in vectors
             ]
+        )
+
+
+def _register_rerank(app: App, engine: Engine, methods: list[str]) -> None:
+    config = engine.config
+
+    @app.rerank(methods=methods, max_candidates=config.max_rerank, models=[engine.identity])
+    def rerank(params: m.RerankParams, ctx: RequestContext) -> m.RerankResult:
+        passages = [text_of(item) for item in params.items]
+        reranker = engine.reranker(params.method or "colbert", ctx.check_cancelled)
+        raw = reranker.score(text_of(params.query), passages, ctx.check_cancelled)
+        scores = [float(value) for value in raw]
+        order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
+        if params.top_n is not None:
+            order = order[: params.top_n]
+        return m.RerankResult(
+            scores=scores,
+            order=order,
+            results=[m.RerankedIndex(index=i, score=scores[i]) for i in order],
+        )
+
+    @app.embed_multi(
+        dimension=engine.dimension,
+        identity=engine.identity,
+        similarity="cosine",
+        modalities=["text", "code"],
+        encodings=["json", "f32-base64"],
+    )
+    def embed_multi(params: m.MultiEmbedParams, ctx: RequestContext) -> m.MultiEmbedResult:
+        texts = [text_of(item) for item in params.items]
+        matrices = engine.embedder(ctx.check_cancelled).embed_tokens(
+            texts, params.kind or "document"
+        )
+        if params.encoding == "f32-base64":
+            # One blob per input: its token rows concatenated (§7.3.1 applied to §7.5).
+            return m.MultiEmbedResult(
+                matrices=[encode_f32_base64(matrix.reshape(-1)) for matrix in matrices],
+                dimension=engine.dimension,
+                encoding="f32-base64",
+            )
+        return m.MultiEmbedResult(
+            matrices=[matrix.tolist() for matrix in matrices], dimension=engine.dimension
         )

@@ -29,6 +29,7 @@ class DocumentRow:
     content_hash: str
     text: str
     pages: list[tuple[int, int, int]] | None = None  # (page, start, end)
+    origin: str = "index/add"  # how it arrived: "ingest" (rcpkit index) or "index/add"
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,7 @@ class ChunkRow:
     uri: str | None
     source: str
     meta: dict[str, Any]
+    origin: str = "index/add"
 
     @property
     def chunk_id(self) -> str:
@@ -82,7 +84,7 @@ class WriteBatch:
 class CommitResult:
     version: int
     added: list[tuple[int, npt.NDArray[np.float32]]]  # (key, vector) of new chunks
-    removed: list[int]  # keys of chunks that are gone
+    removed: list[int]  # keys of chunks retired at `version` (still visible to older ones)
     deleted_documents: int
 
 
@@ -92,15 +94,27 @@ class Store(Protocol):
 
     def commit(self, batch: WriteBatch) -> CommitResult: ...
 
+    @property
+    def floor(self) -> int: ...
+
+    def collect(self, retain: int) -> list[int]: ...
+
     def lexical(
-        self, match: str, limit: int, where: str | None, params: Sequence[object]
+        self,
+        match: str,
+        limit: int,
+        where: str | None,
+        params: Sequence[object],
+        version: int | None = None,
     ) -> list[tuple[int, float]]: ...
 
-    def filtered_keys(self, where: str, params: Sequence[object]) -> Keys: ...
+    def filtered_keys(
+        self, where: str, params: Sequence[object], version: int | None = None
+    ) -> Keys: ...
 
     def fetch(self, keys: Sequence[int]) -> dict[int, ChunkRow]: ...
 
-    def vectors(self) -> tuple[Keys, npt.NDArray[np.float32]]: ...
+    def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys]: ...
 
     def content_hash(self, doc_id: str) -> str | None: ...
 

@@ -36,17 +36,22 @@ __all__ = ["SQLiteStore"]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
-    doc_id TEXT PRIMARY KEY, title TEXT, uri TEXT, source TEXT NOT NULL,
+    doc_key INTEGER PRIMARY KEY AUTOINCREMENT, doc_id TEXT NOT NULL,
+    title TEXT, uri TEXT, source TEXT NOT NULL,
     modality TEXT NOT NULL, meta TEXT NOT NULL, content_hash TEXT NOT NULL,
-    text TEXT NOT NULL, pages TEXT, version INTEGER NOT NULL
+    text TEXT NOT NULL, pages TEXT, origin TEXT NOT NULL,
+    added INTEGER NOT NULL, removed INTEGER
 );
+CREATE UNIQUE INDEX IF NOT EXISTS live_documents ON documents (doc_id) WHERE removed IS NULL;
 CREATE TABLE IF NOT EXISTS chunks (
     key INTEGER PRIMARY KEY AUTOINCREMENT,
-    doc_id TEXT NOT NULL REFERENCES documents(doc_id) ON DELETE CASCADE,
+    doc_key INTEGER NOT NULL REFERENCES documents(doc_key), doc_id TEXT NOT NULL,
     idx INTEGER NOT NULL, start INTEGER NOT NULL, "end" INTEGER NOT NULL, page INTEGER,
     text TEXT NOT NULL, context TEXT, filter_meta TEXT NOT NULL, vector BLOB NOT NULL,
-    UNIQUE (doc_id, idx)
+    added INTEGER NOT NULL, removed INTEGER
 );
+CREATE INDEX IF NOT EXISTS live_chunks ON chunks (doc_id) WHERE removed IS NULL;
+CREATE INDEX IF NOT EXISTS removed_chunks ON chunks (removed) WHERE removed IS NOT NULL;
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts
     USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 0');
 CREATE TABLE IF NOT EXISTS idempotency (key TEXT PRIMARY KEY, result TEXT NOT NULL);
@@ -107,16 +112,22 @@ class SQLiteStore:
             connection.execute("COMMIT")
 
     def commit(self, batch: WriteBatch, idempotency: tuple[str, str] | None = None) -> CommitResult:
-        """Apply ``batch`` atomically and return the new version and what changed."""
+        """Apply ``batch`` atomically as a new version; older versions stay readable.
+
+        Rows are never updated in place: a replaced or deleted document and its
+        chunks get ``removed = version``, so a reader pinned to an older version
+        still sees them until garbage collection (§7.7.1 snapshots).
+        """
         added: list[tuple[int, npt.NDArray[np.float32]]] = []
         with self._transaction() as connection:
             version = self._version + 1
             doc_ids = [document.doc_id for document, _ in batch.documents]
-            removed = self._remove(connection, doc_ids)
-            deleted = self._remove_documents(connection, batch.delete, removed)
+            removed, _ = self._retire(connection, doc_ids, version)
+            gone, deleted = self._retire(connection, batch.delete, version)
+            removed.extend(gone)
             for document, chunks in batch.documents:
-                self._insert_document(connection, document, version)
-                added.extend(self._insert_chunks(connection, document, chunks))
+                doc_key = self._insert_document(connection, document, version)
+                added.extend(self._insert_chunks(connection, document, doc_key, chunks, version))
             connection.execute(
                 "INSERT OR REPLACE INTO settings (name, value) VALUES ('version', ?)", (version,)
             )
@@ -127,39 +138,30 @@ class SQLiteStore:
         self._version = version
         return CommitResult(version, added, removed, deleted)
 
-    def _remove(self, connection: sqlite3.Connection, doc_ids: Sequence[str]) -> list[int]:
+    def _retire(
+        self, connection: sqlite3.Connection, doc_ids: Sequence[str], version: int
+    ) -> tuple[list[int], int]:
+        """Mark live documents and their chunks removed at ``version``."""
         keys: list[int] = []
-        for group in _groups(doc_ids):
-            marks = ",".join("?" * len(group))
-            rows = connection.execute(
-                f"SELECT key FROM chunks WHERE doc_id IN ({marks})", group
-            ).fetchall()
-            keys.extend(row[0] for row in rows)
-            connection.execute(f"DELETE FROM chunks WHERE doc_id IN ({marks})", group)
-        for group in _groups(keys):
-            marks = ",".join("?" * len(group))
-            connection.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", group)
-        return keys
-
-    def _remove_documents(
-        self, connection: sqlite3.Connection, doc_ids: Sequence[str], removed: list[int]
-    ) -> int:
-        if not doc_ids:
-            return 0
-        removed.extend(self._remove(connection, doc_ids))
-        deleted = 0
+        retired = 0
         for group in _groups(list(dict.fromkeys(doc_ids))):
             marks = ",".join("?" * len(group))
-            cursor = connection.execute(f"DELETE FROM documents WHERE doc_id IN ({marks})", group)
-            deleted += cursor.rowcount
-        return deleted
+            live = f"doc_id IN ({marks}) AND removed IS NULL"
+            rows = connection.execute(f"SELECT key FROM chunks WHERE {live}", group).fetchall()
+            keys.extend(row[0] for row in rows)
+            connection.execute(f"UPDATE chunks SET removed = ? WHERE {live}", [version, *group])
+            cursor = connection.execute(
+                f"UPDATE documents SET removed = ? WHERE {live}", [version, *group]
+            )
+            retired += cursor.rowcount
+        return keys, retired
 
     def _insert_document(
         self, connection: sqlite3.Connection, document: DocumentRow, version: int
-    ) -> None:
-        connection.execute(
-            "INSERT OR REPLACE INTO documents (doc_id, title, uri, source, modality, meta,"
-            " content_hash, text, pages, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    ) -> int:
+        cursor = connection.execute(
+            "INSERT INTO documents (doc_id, title, uri, source, modality, meta,"
+            " content_hash, text, pages, origin, added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 document.doc_id,
                 document.title,
@@ -170,20 +172,28 @@ class SQLiteStore:
                 document.content_hash,
                 document.text,
                 json.dumps(document.pages) if document.pages else None,
+                document.origin,
                 version,
             ),
         )
+        return int(cursor.lastrowid or 0)
 
     def _insert_chunks(
-        self, connection: sqlite3.Connection, document: DocumentRow, chunks: Sequence[NewChunk]
+        self,
+        connection: sqlite3.Connection,
+        document: DocumentRow,
+        doc_key: int,
+        chunks: Sequence[NewChunk],
+        version: int,
     ) -> list[tuple[int, npt.NDArray[np.float32]]]:
         added = []
         for chunk in chunks:
             vector = np.ascontiguousarray(chunk.vector, dtype="<f4")
             cursor = connection.execute(
-                'INSERT INTO chunks (doc_id, idx, start, "end", page, text, context, filter_meta,'
-                " vector) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                'INSERT INTO chunks (doc_key, doc_id, idx, start, "end", page, text, context,'
+                " filter_meta, vector, added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
+                    doc_key,
                     document.doc_id,
                     chunk.index,
                     chunk.start,
@@ -193,6 +203,7 @@ class SQLiteStore:
                     chunk.context,
                     json.dumps(chunk.filter_meta, ensure_ascii=False),
                     vector.tobytes(),
+                    version,
                 ),
             )
             key = int(cursor.lastrowid or 0)
@@ -203,60 +214,129 @@ class SQLiteStore:
             added.append((key, vector.astype(np.float32)))
         return added
 
+    # --- snapshots: retention and garbage collection ---
+
+    @property
+    def floor(self) -> int:
+        """The oldest version still servable; older ones were garbage-collected."""
+        return int(self.setting("floor") or 0)
+
+    def collect(self, retain: int) -> list[int]:
+        """Drop rows no version among the last ``retain`` can see; returns their keys."""
+        floor = max(self.floor, self._version - retain + 1)
+        if floor <= self.floor:
+            return []
+        with self._transaction() as connection:
+            keys = [
+                row[0]
+                for row in connection.execute(
+                    "SELECT key FROM chunks WHERE removed IS NOT NULL AND removed <= ?", (floor,)
+                )
+            ]
+            for group in _groups(keys):
+                marks = ",".join("?" * len(group))
+                connection.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", group)
+                connection.execute(f"DELETE FROM chunks WHERE key IN ({marks})", group)
+            connection.execute(
+                "DELETE FROM documents WHERE removed IS NOT NULL AND removed <= ?", (floor,)
+            )
+            connection.execute(
+                "INSERT OR REPLACE INTO settings (name, value) VALUES ('floor', ?)", (floor,)
+            )
+        return keys
+
     # --- reads ---
 
+    @staticmethod
+    def _visible(version: int | None) -> tuple[str, list[object]]:
+        if version is None:
+            return "chunks.removed IS NULL", []
+        return "chunks.added <= ? AND (chunks.removed IS NULL OR chunks.removed > ?)", [
+            version,
+            version,
+        ]
+
     def lexical(
-        self, match: str, limit: int, where: str | None, params: Sequence[object]
+        self,
+        match: str,
+        limit: int,
+        where: str | None,
+        params: Sequence[object],
+        version: int | None = None,
     ) -> list[tuple[int, float]]:
-        """BM25 over title and body; scores are positive, higher is better."""
+        """BM25 over title and body at ``version`` (None: latest); higher is better."""
+        visible, visible_params = self._visible(version)
         sql = (
             f"SELECT f.rowid, bm25(chunks_fts, {_TITLE_WEIGHT}, {_BODY_WEIGHT}) AS rank"
-            " FROM chunks_fts AS f"
+            " FROM chunks_fts AS f JOIN chunks ON chunks.key = f.rowid"
+            f" WHERE chunks_fts MATCH ? AND {visible}"
         )
-        arguments: list[object] = [match]
+        arguments: list[object] = [match, *visible_params]
         if where:
-            sql += " JOIN chunks ON chunks.key = f.rowid WHERE chunks_fts MATCH ? AND " + where
+            sql += " AND " + where
             arguments.extend(params)
-        else:
-            sql += " WHERE chunks_fts MATCH ?"
         sql += " ORDER BY rank, f.rowid LIMIT ?"
         arguments.append(limit)
         rows = self._reader.execute(sql, arguments).fetchall()
         return [(int(key), -float(rank)) for key, rank in rows]
 
-    def filtered_keys(self, where: str, params: Sequence[object]) -> Keys:
-        rows = self._reader.execute(f"SELECT key FROM chunks WHERE {where}", list(params))
+    def filtered_keys(
+        self, where: str, params: Sequence[object], version: int | None = None
+    ) -> Keys:
+        visible, visible_params = self._visible(version)
+        rows = self._reader.execute(
+            f"SELECT key FROM chunks WHERE {visible} AND {where}", [*visible_params, *params]
+        )
         return np.fromiter((row[0] for row in rows), dtype=np.int64)
 
     def fetch(self, keys: Sequence[int]) -> dict[int, ChunkRow]:
+        """Chunks by key, whatever their version (a pinned reader may need old ones)."""
         found: dict[int, ChunkRow] = {}
         for group in _groups(list(keys)):
             marks = ",".join("?" * len(group))
             rows = self._reader.execute(
                 'SELECT c.key, c.doc_id, c.idx, c.start, c."end", c.text, c.page, c.context,'
-                " d.modality, d.title, d.uri, d.source, d.meta"
-                f" FROM chunks c JOIN documents d ON d.doc_id = c.doc_id WHERE c.key IN ({marks})",
+                " d.modality, d.title, d.uri, d.source, d.meta, d.origin"
+                " FROM chunks c JOIN documents d ON d.doc_key = c.doc_key"
+                f" WHERE c.key IN ({marks})",
                 group,
             )
             for key, doc_id, index, start, end, text, page, context, *document in rows:
-                modality, title, uri, source, meta = document
+                modality, title, uri, source, meta, origin = document
                 found[key] = ChunkRow(
                     key, doc_id, index, start, end, text, page, context,
-                    modality, title, uri, source, json.loads(meta),
+                    modality, title, uri, source, json.loads(meta), origin,
                 )  # fmt: skip
         return found
 
-    def vectors(self) -> tuple[Keys, npt.NDArray[np.float32]]:
-        rows = self._reader.execute("SELECT key, vector FROM chunks ORDER BY key").fetchall()
+    def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys]:
+        """Every stored vector with the versions bounding its visibility (0: still live)."""
+        rows = self._reader.execute(
+            "SELECT key, vector, added, coalesce(removed, 0) FROM chunks ORDER BY key"
+        ).fetchall()
         keys = np.array([row[0] for row in rows], dtype=np.int64)
+        added = np.array([row[2] for row in rows], dtype=np.int64)
+        removed = np.array([row[3] for row in rows], dtype=np.int64)
         if not rows:
-            return keys, np.zeros((0, 0), dtype=np.float32)
+            return keys, np.zeros((0, 0), dtype=np.float32), added, removed
         matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype="<f4")
-        return keys, matrix.reshape(len(rows), -1).astype(np.float32)
+        return keys, matrix.reshape(len(rows), -1).astype(np.float32), added, removed
+
+    def filter_values(self, keys: Sequence[int], name: str) -> dict[int, Any]:
+        """One normalised metadata value per chunk key (None when absent)."""
+        values: dict[int, Any] = {}
+        for group in _groups(list(keys)):
+            marks = ",".join("?" * len(group))
+            rows = self._reader.execute(
+                f"SELECT key, filter_meta FROM chunks WHERE key IN ({marks})", group
+            )
+            for key, meta in rows:
+                values[key] = json.loads(meta).get(name)
+        return values
 
     def content_hash(self, doc_id: str) -> str | None:
         row = self._reader.execute(
-            "SELECT content_hash FROM documents WHERE doc_id = ?", (doc_id,)
+            "SELECT content_hash FROM documents WHERE doc_id = ? AND removed IS NULL", (doc_id,)
         ).fetchone()
         return None if row is None else str(row[0])
 
@@ -278,8 +358,9 @@ class SQLiteStore:
 
     def count(self) -> tuple[int, int]:
         """(documents, chunks)."""
-        documents = self._reader.execute("SELECT count(*) FROM documents").fetchone()[0]
-        chunks = self._reader.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        live = "WHERE removed IS NULL"
+        documents = self._reader.execute(f"SELECT count(*) FROM documents {live}").fetchone()[0]
+        chunks = self._reader.execute(f"SELECT count(*) FROM chunks {live}").fetchone()[0]
         return int(documents), int(chunks)
 
     def close(self) -> None:

@@ -1,0 +1,100 @@
+"""Pack + cite (§3.1, §7.7): units, hits with citations, confidence and trust signals."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from rcpkit.engine.engine import Engine
+from rcpkit.engine.models import encode_f32_base64
+from rcpkit.engine.recall import Recalled
+from rcpkit.engine.stages import Candidate
+from rcpkit.engine.store.base import ChunkRow
+from rcpkit.engine.trust import screen, trust_level
+from rcpkit.protocol import messages as m
+from rcpkit.protocol.content import Chunk, Citation, Hit, Trust
+from rcpkit.server.context import RequestContext
+
+__all__ = ["UNIT_KEYS", "build_hits", "merge_units"]
+
+# §7.7.2: the retrieval unit a chunk belongs to, and the hit id of that unit.
+UNIT_KEYS: dict[str, Callable[[ChunkRow], str]] = {
+    "chunk": lambda row: row.chunk_id,
+    "passage": lambda row: row.chunk_id,
+    "document": lambda row: row.doc_id,
+    "page": lambda row: f"{row.doc_id}#p{row.page}" if row.page else row.doc_id,
+}
+
+
+def merge_units(
+    candidates: Sequence[Candidate], rows: dict[int, ChunkRow], unit: str
+) -> list[Candidate]:
+    """One candidate per unit: its best chunk's score, its chunks' text best span first."""
+    unit_of = UNIT_KEYS[unit]
+    merged: dict[str, Candidate] = {}
+    texts: dict[str, list[str]] = {}
+    for candidate in candidates:
+        row = rows[candidate.key]
+        key = unit_of(row)
+        if key not in merged:
+            merged[key] = Candidate(candidate.key, candidate.score, dict(candidate.scores))
+            texts[key] = []
+        texts[key].append(row.text)
+    for key, candidate in merged.items():
+        candidate.text = "\n\n".join(texts[key])
+    return list(merged.values())
+
+
+def build_hits(
+    engine: Engine,
+    page: Sequence[Candidate],
+    rows: dict[int, ChunkRow],
+    params: m.RetrieveParams,
+    recalled: Recalled,
+    ctx: RequestContext,
+) -> list[Hit]:
+    unit = params.unit if params.unit in UNIT_KEYS else "chunk"
+    engine.calibrate()
+    hits = []
+    for candidate in page:
+        row = rows[candidate.key]
+        vector = recalled.vectors.get(candidate.key)
+        cosine = float(vector @ recalled.query_vector) if vector is not None else -1.0
+        checked = screen(candidate.text if candidate.text is not None else row.text)
+        hits.append(
+            Hit(
+                id=UNIT_KEYS[unit](row),
+                score=candidate.score,
+                confidence=round(engine.calibration.confidence(cosine), 6),
+                text=None if params.include_text is False else checked.text,
+                modality="code" if row.modality == "code" else "text",
+                unit="chunk" if unit == "passage" else unit,
+                meta=row.meta or None,
+                vector=_vector(vector, params),
+                scores=candidate.scores,
+                citation=Citation(
+                    source=row.source,
+                    uri=row.uri or None,
+                    title=row.title,
+                    start=row.start,
+                    end=row.end,
+                    page=row.page,
+                ),
+                chunk=Chunk(doc_id=row.doc_id, index=row.index, context=row.context),
+                # §15.2: nothing is vouched for unless its source is configured as trusted.
+                trust=Trust(
+                    level=trust_level(row.origin, row.uri, engine.config.trusted_sources),  # type: ignore[arg-type]
+                    injection_suspected=checked.injection_suspected,
+                    sanitized=checked.sanitized or None,
+                ),
+            )
+        )
+    ctx.check_cancelled()
+    return hits
+
+
+def _vector(vector: np.ndarray | None, params: m.RetrieveParams) -> list[float] | str | None:
+    if vector is None or not params.include_vectors:
+        return None
+    return encode_f32_base64(vector) if params.encoding == "f32-base64" else vector.tolist()

@@ -1,0 +1,111 @@
+"""Recall and fusion: the dense and lexical arms at one index version, fused by rank or score."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from rcpkit.engine.analysis import analyze, fts_query
+from rcpkit.engine.engine import Engine
+from rcpkit.engine.filters import OPERATORS, compile_sqlite, parse_filter
+from rcpkit.engine.fusion import FusionOptions, fuse
+from rcpkit.engine.stages import Candidate
+from rcpkit.protocol import messages as m
+from rcpkit.server.context import RequestContext
+
+__all__ = ["MAX_QUERY_TERMS", "SCORE_FLOORS", "Recalled", "recall"]
+
+# §6.1 scoreFloor per arm: cosine >= -1, BM25 >= 0; fused scores are >= 0.
+SCORE_FLOORS = {"dense": -1.0, "sparse": 0.0}
+MAX_QUERY_TERMS = 64  # a huge query is cut to its first terms (noted), not rejected
+
+
+@dataclass(slots=True)
+class Recalled:
+    candidates: list[Candidate]
+    count: int  # distinct candidates over all arms
+    floor: float  # the score floor of the final scores
+    query_vector: npt.NDArray[np.float32]
+    vectors: dict[int, npt.NDArray[np.float32]] = field(default_factory=dict)
+
+
+def recall(
+    engine: Engine,
+    params: m.RetrieveParams,
+    query: str,
+    version: int,
+    depth: int,
+    ctx: RequestContext,
+) -> Recalled:
+    """Run the arms of ``params.mode`` at ``version``; candidates best-first."""
+    mode = params.mode or "hybrid"
+    where, arguments = _filter(engine, params)
+    candidate_k = max(params.candidate_k or engine.config.default_candidate_k, depth)
+    pinned = None if version == engine.store.version else version
+    embedder = engine.embedder(ctx.check_cancelled)
+    query_vector = embedder.embed([query], "query")[0]
+    arms: dict[str, list[tuple[int, float]]] = {}
+    if mode in ("dense", "hybrid"):
+        allowed = engine.store.filtered_keys(where, arguments, pinned) if where else None
+        arms["dense"] = engine.dense.search(query_vector, candidate_k, allowed, version=pinned)
+    if mode in ("sparse", "hybrid"):
+        arms["sparse"] = _lexical(engine, query, candidate_k, where, arguments, pinned, ctx)
+    ctx.check_cancelled()
+    candidates = _combine(arms, params)
+    count = len({key for ranked in arms.values() for key, _ in ranked})
+    floor = SCORE_FLOORS["dense"] if mode == "dense" else 0.0
+    vectors = engine.dense.vectors_of([c.key for c in candidates])
+    return Recalled(candidates, count, floor, query_vector, vectors)
+
+
+def _filter(engine: Engine, params: m.RetrieveParams) -> tuple[str | None, list[object]]:
+    if params.filter is None:
+        return None, []
+    fields = engine.config.filter_fields
+    tree = parse_filter(params.filter, fields, OPERATORS, path="filter")  # type: ignore[arg-type]
+    where, arguments = compile_sqlite(tree, column="filter_meta")
+    return where, list(arguments)
+
+
+def _lexical(
+    engine: Engine,
+    query: str,
+    k: int,
+    where: str | None,
+    arguments: list[object],
+    version: int | None,
+    ctx: RequestContext,
+) -> list[tuple[int, float]]:
+    terms = analyze(query)
+    if len(terms) > MAX_QUERY_TERMS:
+        ctx.notes.append(f"query cut to its first {MAX_QUERY_TERMS} terms for lexical recall")
+        terms = terms[:MAX_QUERY_TERMS]
+    match = fts_query(terms)
+    if match is None:
+        return []
+    return engine.store.lexical(match, k, where, arguments, version)
+
+
+def _combine(arms: dict[str, list[tuple[int, float]]], params: m.RetrieveParams) -> list[Candidate]:
+    if len(arms) == 1:
+        ((arm, ranked),) = arms.items()
+        return [Candidate(key, score, {arm: score}) for key, score in ranked]
+    per_arm = {arm: dict(ranked) for arm, ranked in arms.items()}
+    fusion = params.fusion or m.Fusion()
+    options = FusionOptions(
+        rrf_k=fusion.rrf_k or 60,
+        alpha=0.5 if fusion.alpha is None else fusion.alpha,
+        floors=SCORE_FLOORS,
+    )
+    fused = fuse(fusion.method or "rrf", arms, fusion.weights, options)
+    return [
+        Candidate(
+            item.key,
+            item.score,
+            {arm: per_arm[arm][item.key] for arm in arms if item.key in per_arm[arm]}
+            | {"fused": item.score},
+        )
+        for item in fused
+    ]

@@ -1,0 +1,99 @@
+"""Pinned index versions (§7.7.1) and pagination cursors (§10).
+
+A version is servable from the store's garbage-collection floor up to the
+latest commit; anything else is refused, never silently replaced. A cursor
+binds the query and its params (a hash), the served version and an offset,
+and is signed with a per-index secret, so page 2 is the next slice of the
+same ranking of the same snapshot, and a forged cursor is detected.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from rcpkit.engine.store.sqlite import SQLiteStore
+from rcpkit.protocol.errors import ErrorCode, RCPError
+
+__all__ = [
+    "Cursor",
+    "cursor_secret",
+    "decode_cursor",
+    "encode_cursor",
+    "params_digest",
+    "resolve_version",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Cursor:
+    version: int
+    offset: int
+    digest: str
+
+
+def resolve_version(store: SQLiteStore, pinned: str | None) -> int:
+    """The version to serve: the pinned one if still available, else the latest."""
+    if pinned is None:
+        return store.version
+    try:
+        version = int(pinned)
+    except ValueError:
+        raise RCPError.invalid_params(
+            "indexVersion", "not an index version of this server"
+        ) from None
+    if not store.floor <= version <= store.version:
+        # §7.7.1: serve exactly that snapshot or fail; never another one.
+        raise RCPError(
+            ErrorCode.BACKEND_UNAVAILABLE,
+            f"index version {version} is not available (servable: {store.floor}..{store.version})",
+            retryable=False,
+        )
+    return version
+
+
+def cursor_secret(store: SQLiteStore) -> bytes:
+    secret = store.setting("cursor.secret")
+    if secret is None:
+        secret = secrets.token_hex(32)
+        store.set_setting("cursor.secret", secret)
+    return bytes.fromhex(secret)
+
+
+def params_digest(params: Any) -> str:
+    """What a cursor binds: every retrieve param except the cursor and paging-free fields."""
+    raw = msgspec.to_builtins(params)
+    for volatile in ("cursor", "indexVersion"):
+        raw.pop(volatile, None)
+    payload = json.dumps(raw, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+def encode_cursor(cursor: Cursor, secret: bytes) -> str:
+    body = json.dumps([cursor.version, cursor.offset, cursor.digest], separators=(",", ":"))
+    signature = hmac.new(secret, body.encode(), hashlib.sha256).hexdigest()[:32]
+    return base64.urlsafe_b64encode(f"{body}|{signature}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(token: str, secret: bytes, digest: str, store: SQLiteStore) -> Cursor:
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        body, signature = base64.urlsafe_b64decode(padded).decode().rsplit("|", 1)
+        version, offset, bound = json.loads(body)
+    except (ValueError, UnicodeDecodeError, TypeError):
+        raise RCPError.invalid_params("cursor", "malformed cursor") from None
+    expected = hmac.new(secret, body.encode(), hashlib.sha256).hexdigest()[:32]
+    if not hmac.compare_digest(signature, expected) or not isinstance(offset, int):
+        raise RCPError.invalid_params("cursor", "this cursor was not issued by this index")
+    if bound != digest:
+        raise RCPError.invalid_params("cursor", "the cursor belongs to a different query")
+    if not store.floor <= version <= store.version:
+        raise RCPError(ErrorCode.NOT_FOUND, "the cursor expired; restart pagination")
+    return Cursor(version, offset, bound)

@@ -1,0 +1,58 @@
+"""Trust signals for hits (§15.2): provenance level and a prompt-injection screen.
+
+The screen looks for text aimed at a language model rather than at a reader:
+instructions to ignore or override earlier instructions, to reveal a system
+prompt, chat-role markers, and invisible Unicode (zero-width and bidi
+controls, tag characters) that can hide such text. Invisible characters are
+stripped (``sanitized``); everything else is only flagged, never edited.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Screen", "screen", "trust_level"]
+
+_INSTRUCTIONS = [
+    r"\b(ignore|disregard|forget|override)\b.{0,40}\b(previous|prior|above|earlier|all|any)\b"
+    r".{0,40}\b(instructions?|prompts?|rules?|directions?|messages?)\b",
+    r"\b(reveal|print|show|repeat|output)\b.{0,30}\b(system|hidden|initial)\s+(prompt|instructions?)\b",
+    r"\byou\s+are\s+now\s+(a|an|in)\b",
+    r"\b(new|updated)\s+instructions?\s*:",
+    r"\bdo\s+not\s+(tell|inform)\s+the\s+user\b",
+    r"\bact\s+as\s+(if\s+you\s+were|a|an)\b.{0,40}\b(unrestricted|jailbroken|dan)\b",
+]
+_ROLE_MARKERS = (
+    r"(<\|?(im_start|im_end|system|assistant|user)\|?>|\[/?INST\]|^\s*(system|assistant)\s*:)"
+)
+_PATTERNS = [re.compile(p, re.IGNORECASE | re.DOTALL) for p in _INSTRUCTIONS] + [
+    re.compile(_ROLE_MARKERS, re.IGNORECASE | re.MULTILINE)
+]
+# Zero-width, bidi embedding/override/isolate controls, and Unicode tag characters.
+_INVISIBLE = re.compile(
+    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Screen:
+    text: str
+    injection_suspected: bool
+    sanitized: bool
+
+
+def screen(text: str) -> Screen:
+    """Strip invisible characters and flag instruction-like text."""
+    cleaned, removed = _INVISIBLE.subn("", text)
+    suspected = removed > 0 or any(pattern.search(cleaned) for pattern in _PATTERNS)
+    return Screen(cleaned, suspected, removed > 0)
+
+
+def trust_level(origin: str, uri: str | None, trusted_sources: Sequence[str]) -> str:
+    """§15.2: ``trusted`` only for files the operator ingested from a configured trusted
+    location (``rcpkit index``); text added over ``index/add`` is never trusted."""
+    if origin == "ingest" and uri and any(uri.startswith(p) for p in trusted_sources if p):
+        return "trusted"
+    return "untrusted"
