@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import Stemmer
 
-__all__ = ["analyze", "analyze_many", "fts_query"]
+__all__ = ["analyze", "analyze_many", "fts_query", "surface_words"]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # A compact English stopword list (Lucene's default set plus a few question words).
@@ -46,6 +46,12 @@ def analyze_many(texts: Sequence[str]) -> list[list[str]]:
         kept = [word for word in words if word not in _STOPWORDS and len(word) <= _MAX_TERM]
         out.append(stem(kept))
     return out
+
+
+def surface_words(text: str) -> set[str]:
+    """The distinct lower-cased words of ``text``, unstemmed (the corpus vocabulary)."""
+    words = _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+    return {word for word in words if len(word) <= _MAX_TERM}
 
 
 def fts_query(terms: Sequence[str]) -> str | None:

@@ -12,6 +12,9 @@ from typing import Any
 
 from rcpkit.engine.confidence import Calibration
 from rcpkit.engine.dense import DenseIndex, DensePolicy
+from rcpkit.engine.feedback import FeedbackLog
+from rcpkit.engine.memory import MemoryBank
+from rcpkit.engine.trajectory import Trajectories
 from rcpkit.engine.models import Embedder, SparseEncoder, load_embedder, load_sparse_encoder
 from rcpkit.engine.rerank import Reranker, load_reranker
 from rcpkit.engine.snapshots import cursor_secret
@@ -53,6 +56,8 @@ class EngineConfig:
     max_rerank: int = 100  # rerank.maxCandidates
     # §15.2: URI prefixes of ingested files the operator vouches for; nothing else is trusted.
     trusted_sources: list[str] = field(default_factory=list)
+    session_ttl_seconds: int = 3600  # §7.7.3 trajectory state lifetime
+    quarantine_reports: int = 3  # distinct sessions reporting a document before it is withheld
     threads: int = 2
     dense_policy: DensePolicy = field(default_factory=DensePolicy)
 
@@ -115,6 +120,9 @@ class Engine:
         self.calibration = Calibration()
         self.cursor_secret = cursor_secret(store)
         self.capabilities_pagination = True
+        self.trajectories = Trajectories(config.session_ttl_seconds)
+        self.feedback = FeedbackLog(config.index / "feedback.sqlite3", config.quarantine_reports)
+        self.memory = MemoryBank(config.index / "memory.sqlite3")
         self._rerankers: dict[str, Reranker] = {}
         self._rerankers_lock = threading.Lock()
 
@@ -170,6 +178,8 @@ class Engine:
 
     def close(self) -> None:
         self.store.close()
+        self.feedback.close()
+        self.memory.close()
 
 
 def open_engine(config: EngineConfig) -> Engine:

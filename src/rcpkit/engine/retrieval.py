@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.packing import build_hits, merge_units
+from rcpkit.engine.packing import UNIT_KEYS, build_hits, merge_units
 from rcpkit.engine.recall import recall
 from rcpkit.engine.snapshots import (
     Cursor,
@@ -71,6 +71,10 @@ def retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m
     offset = cursor.offset if cursor else 0
     stages = _Stages(ctx)
     depth = offset + params.k
+    tenant = getattr(ctx, "tenant", None)
+    # Read once at the start, so concurrent feedback cannot change this result (§7.16).
+    quarantined = engine.feedback.quarantined(tenant)
+    seen = engine.trajectories.seen(tenant, params.session_id) if params.session_id else None
     recalled = stages.run(
         "recall",
         0.4,
@@ -92,9 +96,18 @@ def retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m
         floor = -1.0 if reranked else recalled.floor
         candidates = _recency(engine, params, candidates, floor)
     rows: dict[int, ChunkRow] = {}
-    if params.unit in ("document", "page"):
+    unit = params.unit if params.unit in UNIT_KEYS else "chunk"
+    if unit in ("document", "page") or quarantined or seen:
         rows = engine.store.fetch([c.key for c in candidates])
-        candidates = merge_units([c for c in candidates if c.key in rows], rows, params.unit)
+        candidates = [c for c in candidates if c.key in rows]
+    if quarantined:
+        candidates = _withhold(candidates, rows, quarantined, ctx)
+    if unit in ("document", "page"):
+        candidates = merge_units(candidates, rows, unit)
+    if seen:
+        # §7.7.3: a trajectory keeps finding new evidence.
+        unit_of = UNIT_KEYS[unit]
+        candidates = [c for c in candidates if unit_of(rows[c.key]) not in seen]
     if params.mmr is not None:
         lambda_ = params.mmr.lambda_
         candidates = stages.run(
@@ -108,6 +121,8 @@ def retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m
     if params.token_budget is not None:
         page, tokens = _budget(engine, page, rows, params.token_budget, ctx)
     hits = stages.run("pack", 1.0, lambda: build_hits(engine, page, rows, params, recalled, ctx))
+    if params.session_id:
+        engine.trajectories.record(tenant, params.session_id, [str(hit.id) for hit in hits])
     next_cursor = None
     if len(candidates) > depth and engine.capabilities_pagination:
         cursor_ahead = Cursor(version, depth, params_digest(params))
@@ -123,6 +138,18 @@ def retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m
     return m.RetrieveResult(
         hits=hits, next_cursor=next_cursor, index_version=str(version), usage=usage
     )
+
+
+def _withhold(
+    candidates: list[Candidate],
+    rows: dict[int, ChunkRow],
+    quarantined: frozenset[str],
+    ctx: RequestContext,
+) -> list[Candidate]:
+    kept = [c for c in candidates if rows[c.key].doc_id not in quarantined]
+    if len(kept) < len(candidates):
+        ctx.notes.append(f"{len(candidates) - len(kept)} quarantined candidates withheld")
+    return kept
 
 
 def _cursor(engine: Engine, params: m.RetrieveParams) -> Cursor | None:

@@ -36,6 +36,7 @@ def build_engine_app(engine: Engine) -> App:
     )
 
     app.advertise("pagination")
+    app.advertise("session", dedup=True, ttl_seconds=config.session_ttl_seconds)
     rerank_methods = ["colbert", *(["cross-encoder"] if config.cross_encoder else [])]
 
     @app.retrieve(
@@ -82,6 +83,15 @@ def build_engine_app(engine: Engine) -> App:
     if engine.sparse_slot is not None:
         _register_sparse(app, engine)
     _register_rerank(app, engine, rerank_methods)
+
+    _register_memory(app, engine)
+
+    @app.feedback()
+    def feedback(params: m.FeedbackParams, ctx: RequestContext) -> m.FeedbackResult:
+        # §7.16: advisory data only; recorded durably, acted on by the quarantine policy.
+        return m.FeedbackResult(
+            accepted=engine.feedback.record(params, getattr(ctx, "tenant", None))
+        )
 
     @app.index_add(writable=config.writable, chunking=True, contextual=True)
     def index_add(params: m.IndexAddParams, ctx: RequestContext) -> Any:
@@ -204,4 +214,38 @@ def _register_rerank(app: App, engine: Engine, methods: list[str]) -> None:
             )
         return m.MultiEmbedResult(
             matrices=[matrix.tolist() for matrix in matrices], dimension=engine.dimension
+        )
+
+
+def _register_memory(app: App, engine: Engine) -> None:
+    @app.memory_build(scopes=["global", "session"], clues=True)
+    def memory_build(params: m.MemoryBuildParams, ctx: RequestContext) -> m.MemoryBuildResult:
+        tenant = getattr(ctx, "tenant", None)
+        if params.documents is not None:
+            texts = [document.text for document in params.documents]
+        else:
+            texts = engine.store.live_texts(5000)
+        memory_id, tokens = engine.memory.build(
+            texts,
+            dict(engine.store.vocabulary()),
+            max(1, engine.store.count()[1]),
+            engine.embedder(ctx.check_cancelled),
+            tenant=tenant,
+            scope=params.scope or "global",
+            session_id=params.session_id,
+            memory_id=params.memory_id,
+        )
+        return m.MemoryBuildResult(memory_id=memory_id, tokens=tokens)
+
+    @app.memory_recall()
+    def memory_recall(params: m.MemoryRecallParams, ctx: RequestContext) -> m.MemoryRecallResult:
+        query = text_of(params.query)
+        n = min(params.n or 5, 20)  # §15.5: bounded fan-out
+        embedder = engine.embedder(ctx.check_cancelled)
+        tenant = getattr(ctx, "tenant", None)
+        clues = engine.memory.recall(query, params.memory_id, tenant, n, embedder)
+        draft = retrieve(engine, m.RetrieveParams(query=query, k=n), ctx)
+        return m.MemoryRecallResult(
+            clues=[m.Clue(query=clue.query, weight=clue.weight) for clue in clues],
+            hits=draft.hits,
         )

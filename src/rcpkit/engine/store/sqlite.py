@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rcpkit.engine.analysis import surface_words
 from rcpkit.engine.store.base import (
     ChunkRow,
     CommitResult,
@@ -55,6 +57,7 @@ CREATE INDEX IF NOT EXISTS removed_chunks ON chunks (removed) WHERE removed IS N
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts
     USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 0');
 CREATE TABLE IF NOT EXISTS idempotency (key TEXT PRIMARY KEY, result TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS vocabulary (word TEXT PRIMARY KEY, df INTEGER NOT NULL);
 """
 
 # BM25 column weights: a title match counts twice a body match.
@@ -125,9 +128,19 @@ class SQLiteStore:
             removed, _ = self._retire(connection, doc_ids, version)
             gone, deleted = self._retire(connection, batch.delete, version)
             removed.extend(gone)
+            frequencies: Counter[str] = Counter()
+            for key_group in _groups(removed):
+                marks = ",".join("?" * len(key_group))
+                for (text,) in connection.execute(
+                    f"SELECT text FROM chunks WHERE key IN ({marks})", key_group
+                ):
+                    frequencies.subtract(surface_words(text))
             for document, chunks in batch.documents:
                 doc_key = self._insert_document(connection, document, version)
                 added.extend(self._insert_chunks(connection, document, doc_key, chunks, version))
+                for chunk in chunks:
+                    frequencies.update(surface_words(chunk.text))
+            self._count_words(connection, frequencies)
             connection.execute(
                 "INSERT OR REPLACE INTO settings (name, value) VALUES ('version', ?)", (version,)
             )
@@ -137,6 +150,35 @@ class SQLiteStore:
                 )
         self._version = version
         return CommitResult(version, added, removed, deleted)
+
+    @staticmethod
+    def _count_words(connection: sqlite3.Connection, frequencies: Counter[str]) -> None:
+        # The live corpus's vocabulary with document (chunk) frequencies, for
+        # query rewriting; retired chunks count down, new ones up.
+        changes = [(word, delta) for word, delta in frequencies.items() if delta]
+        connection.executemany(
+            "INSERT INTO vocabulary (word, df) VALUES (?, ?)"
+            " ON CONFLICT (word) DO UPDATE SET df = df + excluded.df",
+            changes,
+        )
+        connection.execute("DELETE FROM vocabulary WHERE df <= 0")
+
+    def vocabulary(self) -> list[tuple[str, int]]:
+        """Every word of the live corpus with its chunk frequency."""
+        return [
+            (str(w), int(df)) for w, df in self._reader.execute("SELECT word, df FROM vocabulary")
+        ]
+
+    def live_texts(self, limit: int) -> list[str]:
+        """Texts of live chunks, newest first (what a global memory is built over)."""
+        rows = self._reader.execute(
+            "SELECT text FROM chunks WHERE removed IS NULL ORDER BY key DESC LIMIT ?", (limit,)
+        )
+        return [str(row[0]) for row in rows]
+
+    def document_frequency(self, word: str) -> int:
+        row = self._reader.execute("SELECT df FROM vocabulary WHERE word = ?", (word,)).fetchone()
+        return 0 if row is None else int(row[0])
 
     def _retire(
         self, connection: sqlite3.Connection, doc_ids: Sequence[str], version: int
