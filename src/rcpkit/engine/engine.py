@@ -14,11 +14,11 @@ from rcpkit.engine.confidence import Calibration
 from rcpkit.engine.dense import DenseIndex, DensePolicy
 from rcpkit.engine.feedback import FeedbackLog
 from rcpkit.engine.memory import MemoryBank
-from rcpkit.engine.trajectory import Trajectories
 from rcpkit.engine.models import Embedder, SparseEncoder, load_embedder, load_sparse_encoder
 from rcpkit.engine.rerank import Reranker, load_reranker
 from rcpkit.engine.snapshots import cursor_secret
 from rcpkit.engine.store.sqlite import SQLiteStore
+from rcpkit.engine.trajectory import Trajectories
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["DEFAULT_FILTER_FIELDS", "Engine", "EngineConfig", "ModelSlot", "open_engine"]
