@@ -138,6 +138,10 @@ _EVAL_RUNS: dict[str, dict[str, Any]] = {
     "dense": {"mode": "dense"},
     "hybrid rrf": {"mode": "hybrid", "fusion": {"method": "rrf"}},
     "hybrid convex": {"mode": "hybrid", "fusion": {"method": "convex", "alpha": 0.5}},
+    "hybrid rrf + MaxSim rerank top 30": {
+        "mode": "hybrid",
+        "rerank": {"method": "colbert", "topN": 30},
+    },
 }
 
 
@@ -197,9 +201,11 @@ def eval_command(args: argparse.Namespace) -> int:
 def _typed(options: dict[str, Any]) -> dict[str, Any]:
     import msgspec
 
-    from rcpkit.protocol.messages import Fusion
+    from rcpkit.protocol.messages import Fusion, RerankOption
 
     typed = dict(options)
     if "fusion" in typed:
         typed["fusion"] = msgspec.convert(typed["fusion"], Fusion)
+    if "rerank" in typed:
+        typed["rerank"] = msgspec.convert(typed["rerank"], RerankOption)
     return typed

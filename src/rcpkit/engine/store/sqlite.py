@@ -60,6 +60,7 @@ CREATE TABLE IF NOT EXISTS idempotency (key TEXT PRIMARY KEY, result TEXT NOT NU
 CREATE TABLE IF NOT EXISTS vocabulary (word TEXT PRIMARY KEY, df INTEGER NOT NULL);
 """
 
+SCHEMA_VERSION = 2  # PRAGMA user_version of the layout below
 # BM25 column weights: a title match counts twice a body match.
 _TITLE_WEIGHT, _BODY_WEIGHT = 2.0, 1.0
 _IN_BATCH = 500  # bound on `IN (?, …)` parameters per statement
@@ -75,8 +76,19 @@ class SQLiteStore:
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._writer = self._connect()
+        self._check_schema()
         self._writer.executescript(_SCHEMA)
+        self._writer.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self._version = int(self.setting("version") or 0)
+
+    def _check_schema(self) -> None:
+        (version,) = self._writer.execute("PRAGMA user_version").fetchone()
+        tables = self._writer.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if tables and version != SCHEMA_VERSION:
+            raise ValueError(
+                f"{self.path} holds an index of layout {version}, this rcpkit reads layout "
+                f"{SCHEMA_VERSION}; re-index into a new folder"
+            )
 
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(
