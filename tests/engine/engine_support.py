@@ -19,8 +19,8 @@ def make_engine(folder: Path, embedder: str = "hashing:64", **settings: Any) -> 
 
 
 @asynccontextmanager
-async def serving(engine: Engine) -> AsyncIterator[MemoryPeer]:
-    async with running(build_engine_app(engine)) as peer:
+async def serving(engine: Engine, tenant: str | None = None) -> AsyncIterator[MemoryPeer]:
+    async with running(build_engine_app(engine), tenant=tenant) as peer:
         yield peer
 
 

@@ -136,3 +136,30 @@ async def test_the_corpus_vocabulary_follows_writes(engine: Engine) -> None:
         assert engine.store.document_frequency("zebra") == 0
         await call.result("index/delete", {"ids": ["a"]})
         assert engine.store.document_frequency("crossing") == 0
+
+
+async def test_tenants_see_only_their_own_documents_ids_and_cursors(engine: Engine) -> None:
+    async with (
+        serving(engine, tenant="acme") as acme_peer,
+        serving(engine, tenant="globex") as globex_peer,
+    ):
+        acme, globex = Calls(acme_peer), Calls(globex_peer)
+        await acme.result(
+            "index/add",
+            {
+                "documents": [
+                    {"id": "plan", "text": "acme secret plan"},
+                    {"id": "memo", "text": "acme memo plan"},
+                ]
+            },
+        )
+        await globex.result("index/add", {"documents": [{"id": "plan", "text": "globex plan"}]})
+        mine = await acme.result("retrieve", {"query": "secret plan", "k": 1})
+        theirs = await globex.result("retrieve", {"query": "acme secret plan", "k": 5})
+        deleted = await globex.result("index/delete", {"ids": ["memo"]})
+        cursor = mine["nextCursor"]
+        stolen = await globex.error("retrieve", {"query": "secret plan", "k": 1, "cursor": cursor})
+    assert mine["hits"][0]["text"] == "acme secret plan"
+    assert [hit["text"] for hit in theirs["hits"]] == ["globex plan"]  # same id, own document
+    assert deleted["deleted"] == 0  # another tenant's id is simply absent
+    assert stolen["code"] == -32602

@@ -57,7 +57,7 @@ def test_collection_drops_what_no_retained_version_can_see(store: SQLiteStore) -
     dropped = store.collect(retain=2)
     assert first.added[0][0] in dropped
     assert store.floor == 3
-    keys, _, _, removed = store.vectors()
+    keys, _, _, removed, _ = store.vectors()
     assert len(keys) == 2  # versions 3 and 4 remain readable
     assert sorted(removed.tolist()) == [0, 4]
 

@@ -45,25 +45,37 @@ class DenseIndex:
         self._matrix: Matrix = np.zeros((0, dimension), dtype=np.float32)
         self._added: Keys = np.zeros(0, dtype=np.int64)
         self._removed: Keys = np.zeros(0, dtype=np.int64)  # 0: live
+        self._tenant: Keys = np.zeros(0, dtype=np.int64)  # a code per row, see _codes
+        self._codes: dict[str, int] = {"": 0}
         self._ann: object | None = None  # usearch.index.Index, built lazily
 
     def __len__(self) -> int:
         return int(np.count_nonzero(self._removed == 0))
 
-    def replace(self, keys: Keys, matrix: Matrix, added: Keys, removed: Keys) -> None:
+    def _code(self, tenant: str | None) -> int:
+        return self._codes.setdefault(tenant or "", len(self._codes))
+
+    def replace(
+        self, keys: Keys, matrix: Matrix, added: Keys, removed: Keys, tenants: Sequence[str]
+    ) -> None:
         """Load the whole collection (at start-up, from the store)."""
         with self._lock:
             self._keys = keys.astype(np.int64)
             self._matrix = matrix.reshape(len(keys), self.dimension).astype(np.float32)
             self._added, self._removed = added.astype(np.int64), removed.astype(np.int64)
+            self._tenant = np.array([self._code(t) for t in tenants], dtype=np.int64)
             self._ann = None
 
     def update(
-        self, added: Sequence[tuple[int, Matrix]], removed: Sequence[int], version: int
+        self,
+        added: Sequence[tuple[int, Matrix]],
+        removed: Sequence[int],
+        version: int,
+        tenant: str | None = None,
     ) -> None:
         """Apply a committed write; readers keep the arrays they already hold."""
         with self._lock:
-            keys, matrix = self._keys, self._matrix
+            keys, matrix, tenants = self._keys, self._matrix, self._tenant
             added_at, removed_at = self._added, self._removed.copy()
             if removed:
                 removed_at[np.isin(keys, np.asarray(removed, dtype=np.int64))] = version
@@ -74,7 +86,9 @@ class DenseIndex:
                 matrix = np.concatenate([matrix, new_rows])
                 added_at = np.concatenate([added_at, np.full(len(new_keys), version)])
                 removed_at = np.concatenate([removed_at, np.zeros(len(new_keys), np.int64)])
-            self._keys, self._matrix = keys, matrix
+                code = np.full(len(new_keys), self._code(tenant), dtype=np.int64)
+                tenants = np.concatenate([tenants, code])
+            self._keys, self._matrix, self._tenant = keys, matrix, tenants
             self._added, self._removed = added_at, removed_at
             ann = self._ann
         if ann is not None and added:
@@ -88,6 +102,7 @@ class DenseIndex:
             keep = ~np.isin(self._keys, np.asarray(keys, dtype=np.int64))
             self._keys, self._matrix = self._keys[keep], self._matrix[keep]
             self._added, self._removed = self._added[keep], self._removed[keep]
+            self._tenant = self._tenant[keep]
             ann = self._ann
         if ann is not None:
             for key in keys:
@@ -108,9 +123,14 @@ class DenseIndex:
         return out
 
     def search(
-        self, query: Matrix, k: int, allowed: Keys | None = None, version: int | None = None
+        self,
+        query: Matrix,
+        k: int,
+        allowed: Keys | None = None,
+        version: int | None = None,
+        tenant: str | None = None,
     ) -> list[tuple[int, float]]:
-        """Top ``k`` (key, cosine) visible at ``version`` (None: latest) among ``allowed``."""
+        """Top ``k`` (key, cosine) a ``tenant`` sees at ``version`` (None: latest) in ``allowed``."""
         keys, matrix, added, removed = self._keys, self._matrix, self._added, self._removed
         if not len(keys) or k <= 0:
             return []
@@ -119,6 +139,8 @@ class DenseIndex:
             if version is None
             else (added <= version) & ((removed == 0) | (removed > version))
         )
+        if len(self._codes) > 1:  # some rows belong to a tenant: scope to the caller's
+            visible &= self._tenant == self._codes.get(tenant or "", -1)
         if allowed is not None:
             visible &= np.isin(keys, allowed)
         selectivity = np.count_nonzero(visible) / len(keys)

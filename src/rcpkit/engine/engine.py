@@ -113,9 +113,9 @@ class Engine:
         self.dimension = dimension
         self.dense = DenseIndex(dimension, config.dense_policy)
         self._check_identity()
-        keys, matrix, added, removed = self.store.vectors()
+        keys, matrix, added, removed, tenants = self.store.vectors()
         if len(keys):
-            self.dense.replace(keys, matrix, added, removed)
+            self.dense.replace(keys, matrix, added, removed, tenants)
         self.started = time.time()
         self.calibration = Calibration()
         self.cursor_secret = cursor_secret(store)

@@ -50,6 +50,7 @@ def index_documents(
     idempotency_key: str | None = None,
     result_of: Callable[[IndexReport], str] | None = None,
     origin: str = "index/add",
+    tenant: str | None = None,
 ) -> IndexReport:
     """Chunk, embed and commit ``documents`` atomically (upsert by id, §7.10)."""
     report = IndexReport(ids=[document.id for document in documents])
@@ -58,7 +59,10 @@ def index_documents(
     todo = [
         document
         for document in latest
-        if not (skip_unchanged and engine.store.content_hash(document.id) == document.content_hash)
+        if not (
+            skip_unchanged
+            and engine.store.content_hash(document.id, tenant) == document.content_hash
+        )
     ]
     report.unchanged = len(documents) - len(todo)
     embedder = engine.embedder(checkpoint)
@@ -76,6 +80,7 @@ def index_documents(
         if progress is not None and inputs:
             progress(min(1.0, (start + _EMBED_STEP) / len(inputs)), "embed")
     batch = _batch(engine, todo, spans, vectors, contextual, origin)
+    batch.tenant = tenant
     report.chunks = len(inputs)
     if checkpoint is not None:
         checkpoint()  # the last point where a cancel leaves nothing written
@@ -85,22 +90,22 @@ def index_documents(
             result = engine.store.commit(batch, (idempotency_key, result_of(report)))
         else:
             result = engine.store.commit(batch)
-        _apply(engine, result)
+        _apply(engine, result, tenant)
     report.version = result.version
     return report
 
 
-def delete_documents(engine: Engine, ids: Sequence[str]) -> CommitResult:
-    """Delete by id; absent ids are not an error (§7.11)."""
+def delete_documents(engine: Engine, ids: Sequence[str], tenant: str | None = None) -> CommitResult:
+    """Delete by id within ``tenant``'s id space; absent ids are not an error (§7.11)."""
     with _write_lock:
-        result = engine.store.commit(WriteBatch(delete=list(ids)))
-        _apply(engine, result)
+        result = engine.store.commit(WriteBatch(delete=list(ids), tenant=tenant))
+        _apply(engine, result, tenant)
     return result
 
 
-def _apply(engine: Engine, result: CommitResult) -> None:
+def _apply(engine: Engine, result: CommitResult, tenant: str | None) -> None:
     """After a commit: update the dense index, then garbage-collect old versions."""
-    engine.dense.update(result.added, result.removed, result.version)
+    engine.dense.update(result.added, result.removed, result.version, tenant)
     engine.dense.drop(engine.store.collect(engine.config.snapshot_retention))
 
 

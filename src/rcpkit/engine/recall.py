@@ -44,12 +44,13 @@ def recall(
     where, arguments = _filter(engine, params)
     candidate_k = max(params.candidate_k or engine.config.default_candidate_k, depth)
     pinned = None if version == engine.store.version else version
+    tenant = ctx.tenant
     embedder = engine.embedder(ctx.check_cancelled)
     query_vector = embedder.embed([query], "query")[0]
     arms: dict[str, list[tuple[int, float]]] = {}
     if mode in ("dense", "hybrid"):
-        allowed = engine.store.filtered_keys(where, arguments, pinned) if where else None
-        arms["dense"] = engine.dense.search(query_vector, candidate_k, allowed, version=pinned)
+        allowed = engine.store.filtered_keys(where, arguments, pinned, tenant) if where else None
+        arms["dense"] = engine.dense.search(query_vector, candidate_k, allowed, pinned, tenant)
     if mode in ("sparse", "hybrid"):
         arms["sparse"] = _lexical(engine, query, candidate_k, where, arguments, pinned, ctx)
     ctx.check_cancelled()
@@ -85,7 +86,7 @@ def _lexical(
     match = fts_query(terms)
     if match is None:
         return []
-    return engine.store.lexical(match, k, where, arguments, version)
+    return engine.store.lexical(match, k, where, arguments, version, ctx.tenant)
 
 
 def _combine(arms: dict[str, list[tuple[int, float]]], params: m.RetrieveParams) -> list[Candidate]:

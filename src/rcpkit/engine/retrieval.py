@@ -66,12 +66,12 @@ def retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m
     query = text_of(params.query)
     if not query.strip():
         raise RCPError.invalid_params("query", "the query has no text")
-    cursor = _cursor(engine, params)
+    cursor = _cursor(engine, params, ctx.tenant)
     version = cursor.version if cursor else resolve_version(engine.store, params.index_version)
     offset = cursor.offset if cursor else 0
     stages = _Stages(ctx)
     depth = offset + params.k
-    tenant = getattr(ctx, "tenant", None)
+    tenant = ctx.tenant
     # Read once at the start, so concurrent feedback cannot change this result (§7.16).
     quarantined = engine.feedback.quarantined(tenant)
     seen = engine.trajectories.seen(tenant, params.session_id) if params.session_id else None
@@ -125,7 +125,7 @@ def retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m
         engine.trajectories.record(tenant, params.session_id, [str(hit.id) for hit in hits])
     next_cursor = None
     if len(candidates) > depth and engine.capabilities_pagination:
-        cursor_ahead = Cursor(version, depth, params_digest(params))
+        cursor_ahead = Cursor(version, depth, params_digest(params, tenant))
         next_cursor = encode_cursor(cursor_ahead, engine.cursor_secret)
     usage = m.Usage(
         candidates=recalled.count,
@@ -152,10 +152,10 @@ def _withhold(
     return kept
 
 
-def _cursor(engine: Engine, params: m.RetrieveParams) -> Cursor | None:
+def _cursor(engine: Engine, params: m.RetrieveParams, tenant: str | None) -> Cursor | None:
     if params.cursor is None:
         return None
-    digest = params_digest(params)
+    digest = params_digest(params, tenant)
     cursor = decode_cursor(params.cursor, engine.cursor_secret, digest, engine.store)
     if params.index_version is not None and params.index_version != str(cursor.version):
         raise RCPError.invalid_params("indexVersion", "conflicts with the cursor's index version")

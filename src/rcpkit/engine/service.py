@@ -89,9 +89,7 @@ def build_engine_app(engine: Engine) -> App:
     @app.feedback()
     def feedback(params: m.FeedbackParams, ctx: RequestContext) -> m.FeedbackResult:
         # §7.16: advisory data only; recorded durably, acted on by the quarantine policy.
-        return m.FeedbackResult(
-            accepted=engine.feedback.record(params, getattr(ctx, "tenant", None))
-        )
+        return m.FeedbackResult(accepted=engine.feedback.record(params, ctx.tenant))
 
     @app.index_add(writable=config.writable, chunking=True, contextual=True)
     def index_add(params: m.IndexAddParams, ctx: RequestContext) -> Any:
@@ -102,8 +100,10 @@ def build_engine_app(engine: Engine) -> App:
                 f"{config.max_add_documents} per index/add; split the batch",
                 field="documents",
             )
-        key = ctx.meta.get("idempotencyKey")
-        if isinstance(key, str):
+        raw_key = ctx.meta.get("idempotencyKey")
+        # Keys live in the caller's tenant space, like ids (§15.6).
+        key = f"{ctx.tenant or ''}\x1f{raw_key}" if isinstance(raw_key, str) else None
+        if key is not None:
             remembered = engine.store.remembered(key)
             if remembered is not None:  # §7.10: a repeat of the key gets the original result
                 return msgspec.json.decode(remembered)
@@ -118,14 +118,15 @@ def build_engine_app(engine: Engine) -> App:
             contextual=params.contextual is not False,
             checkpoint=ctx.check_cancelled,
             progress=lambda value, stage: ctx.progress(value, stage),
-            idempotency_key=key if isinstance(key, str) else None,
+            idempotency_key=key,
             result_of=lambda report: msgspec.json.encode(_added(report)).decode(),
+            tenant=ctx.tenant,
         )
         return _added(report)
 
     @app.index_delete()
-    def index_delete(params: m.IndexDeleteParams) -> m.IndexDeleteResult:
-        result = delete_documents(engine, params.ids)
+    def index_delete(params: m.IndexDeleteParams, ctx: RequestContext) -> m.IndexDeleteResult:
+        result = delete_documents(engine, params.ids, ctx.tenant)
         return m.IndexDeleteResult(
             deleted=result.deleted_documents, index_version=str(result.version)
         )
@@ -220,15 +221,15 @@ def _register_rerank(app: App, engine: Engine, methods: list[str]) -> None:
 def _register_memory(app: App, engine: Engine) -> None:
     @app.memory_build(scopes=["global", "session"], clues=True)
     def memory_build(params: m.MemoryBuildParams, ctx: RequestContext) -> m.MemoryBuildResult:
-        tenant = getattr(ctx, "tenant", None)
+        tenant = ctx.tenant
         if params.documents is not None:
             texts = [document.text for document in params.documents]
         else:
-            texts = engine.store.live_texts(5000)
+            texts = engine.store.live_texts(5000, tenant)
         memory_id, tokens = engine.memory.build(
             texts,
-            dict(engine.store.vocabulary()),
-            max(1, engine.store.count()[1]),
+            dict(engine.store.vocabulary(tenant)),
+            max(1, engine.store.count(tenant)[1]),
             engine.embedder(ctx.check_cancelled),
             tenant=tenant,
             scope=params.scope or "global",
@@ -242,7 +243,7 @@ def _register_memory(app: App, engine: Engine) -> None:
         query = text_of(params.query)
         n = min(params.n or 5, 20)  # §15.5: bounded fan-out
         embedder = engine.embedder(ctx.check_cancelled)
-        tenant = getattr(ctx, "tenant", None)
+        tenant = ctx.tenant
         clues = engine.memory.recall(query, params.memory_id, tenant, n, embedder)
         draft = retrieve(engine, m.RetrieveParams(query=query, k=n), ctx)
         return m.MemoryRecallResult(

@@ -67,12 +67,12 @@ def cursor_secret(store: SQLiteStore) -> bytes:
     return bytes.fromhex(secret)
 
 
-def params_digest(params: Any) -> str:
-    """What a cursor binds: every retrieve param except the cursor and paging-free fields."""
+def params_digest(params: Any, tenant: str | None) -> str:
+    """What a cursor binds: the caller's tenant and every retrieve param but the cursor."""
     raw = msgspec.to_builtins(params)
     for volatile in ("cursor", "indexVersion"):
         raw.pop(volatile, None)
-    payload = json.dumps(raw, sort_keys=True, ensure_ascii=False)
+    payload = json.dumps([tenant, raw], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 

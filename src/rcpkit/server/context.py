@@ -39,11 +39,16 @@ class RequestContext:
         deadline: float | None,
         progress: ProgressSink | None = None,
         log: LogSink | None = None,
+        tenant: str | None = None,
     ) -> None:
         self.id = id
         self.method = method
         self.meta = meta
         self.deadline = deadline
+        # §15.6: the caller's tenant as the transport authenticated it (never taken
+        # from params or _meta). None: unscoped. A multi-tenant engine returns and
+        # touches only that tenant's documents and ids.
+        self.tenant = tenant
         self.notes: list[str] = []
         # Set by the runtime once the response is written; later frames are dropped.
         self.answered = False

@@ -52,19 +52,30 @@ class Dispatcher:
         executor: Executor | None = None,
         deadline: float | None = None,
         max_batch: int = DEFAULT_MAX_BATCH,
+        tenant: str | None = None,
     ) -> None:
         self._session = session
         self._transport = transport
         self._executor = executor
         self._deadline = deadline
         self._max_batch = max_batch
+        # Who the transport authenticated the peer as; handlers read ``ctx.tenant``.
+        self._tenant = tenant
         self._inflight: dict[tuple[type, Id], _InFlight] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
 
-    async def run(self) -> None:
+    def bind_loop(self) -> None:
+        """Bind to the running loop (progress from worker threads is posted to it).
+
+        ``run`` does this; a request-scoped transport that only calls ``submit``
+        calls it once, on the loop, before the first ``submit``.
+        """
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
+
+    async def run(self) -> None:
+        self.bind_loop()
         frames = self._transport.frames()
         try:
             async for frame in frames:
@@ -147,12 +158,21 @@ class Dispatcher:
         if notification.method != "notifications/cancel":
             return
         target = notification.params.get("id")
-        if not codec.is_id(target):
-            return
-        entry = self._inflight.get((type(target), target))
-        if entry is not None:  # §7.14: unknown or answered ids are a no-op
-            entry.context.stop(ErrorCode.CANCELLED)
-            entry.task.cancel()
+        if codec.is_id(target):
+            self.cancel(target)
+
+    def cancel(self, id: Id) -> bool:
+        """Cancel the in-flight request ``id`` (its client went away, or asked).
+
+        It is still answered once, with -32006; unknown or answered ids are a
+        no-op (§7.14). True when a request was cancelled.
+        """
+        entry = self._inflight.get((type(id), id))
+        if entry is None:
+            return False
+        entry.context.stop(ErrorCode.CANCELLED)
+        entry.task.cancel()
+        return True
 
     # --- requests ---
 
@@ -249,6 +269,7 @@ class Dispatcher:
             deadline=self._deadline_of(meta),
             progress=progress,
             log=self._log if logs else None,
+            tenant=self._tenant,
         )
         context.notes.extend(call.notes)
         context.sink = notify

@@ -26,11 +26,20 @@ async def serve(
     deadline: float | None = None,
     max_batch: int = DEFAULT_MAX_BATCH,
     workers: int = 4,
+    tenant: str | None = None,
 ) -> None:
-    """Run one session of ``server`` over ``transport`` until shutdown or end of input."""
+    """Run one session of ``server`` over ``transport`` until shutdown or end of input.
+
+    ``tenant`` is who the transport established the peer to be (§15.6).
+    """
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rcpkit-worker")
     dispatcher = Dispatcher(
-        Session(server), transport, executor=executor, deadline=deadline, max_batch=max_batch
+        Session(server),
+        transport,
+        executor=executor,
+        deadline=deadline,
+        max_batch=max_batch,
+        tenant=tenant,
     )
     try:
         await dispatcher.run()

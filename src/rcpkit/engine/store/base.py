@@ -78,6 +78,7 @@ class WriteBatch:
 
     documents: list[tuple[DocumentRow, list[NewChunk]]] = field(default_factory=list)
     delete: list[str] = field(default_factory=list)
+    tenant: str | None = None  # §15.6: every id in the batch lives in this tenant's space
 
 
 @dataclass(frozen=True, slots=True)

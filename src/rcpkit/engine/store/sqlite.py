@@ -38,29 +38,33 @@ __all__ = ["SQLiteStore"]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS documents (
-    doc_key INTEGER PRIMARY KEY AUTOINCREMENT, doc_id TEXT NOT NULL,
+    doc_key INTEGER PRIMARY KEY AUTOINCREMENT, tenant TEXT NOT NULL, doc_id TEXT NOT NULL,
     title TEXT, uri TEXT, source TEXT NOT NULL,
     modality TEXT NOT NULL, meta TEXT NOT NULL, content_hash TEXT NOT NULL,
     text TEXT NOT NULL, pages TEXT, origin TEXT NOT NULL,
     added INTEGER NOT NULL, removed INTEGER
 );
-CREATE UNIQUE INDEX IF NOT EXISTS live_documents ON documents (doc_id) WHERE removed IS NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS live_documents ON documents (tenant, doc_id)
+    WHERE removed IS NULL;
 CREATE TABLE IF NOT EXISTS chunks (
     key INTEGER PRIMARY KEY AUTOINCREMENT,
-    doc_key INTEGER NOT NULL REFERENCES documents(doc_key), doc_id TEXT NOT NULL,
+    doc_key INTEGER NOT NULL REFERENCES documents(doc_key), tenant TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
     idx INTEGER NOT NULL, start INTEGER NOT NULL, "end" INTEGER NOT NULL, page INTEGER,
     text TEXT NOT NULL, context TEXT, filter_meta TEXT NOT NULL, vector BLOB NOT NULL,
     added INTEGER NOT NULL, removed INTEGER
 );
-CREATE INDEX IF NOT EXISTS live_chunks ON chunks (doc_id) WHERE removed IS NULL;
+CREATE INDEX IF NOT EXISTS live_chunks ON chunks (tenant, doc_id) WHERE removed IS NULL;
 CREATE INDEX IF NOT EXISTS removed_chunks ON chunks (removed) WHERE removed IS NOT NULL;
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts
     USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 0');
 CREATE TABLE IF NOT EXISTS idempotency (key TEXT PRIMARY KEY, result TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS vocabulary (word TEXT PRIMARY KEY, df INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS vocabulary (
+    tenant TEXT NOT NULL, word TEXT NOT NULL, df INTEGER NOT NULL, PRIMARY KEY (tenant, word)
+);
 """
 
-SCHEMA_VERSION = 2  # PRAGMA user_version of the layout below
+SCHEMA_VERSION = 3  # PRAGMA user_version of the layout below
 # BM25 column weights: a title match counts twice a body match.
 _TITLE_WEIGHT, _BODY_WEIGHT = 2.0, 1.0
 _IN_BATCH = 500  # bound on `IN (?, …)` parameters per statement
@@ -136,9 +140,10 @@ class SQLiteStore:
         added: list[tuple[int, npt.NDArray[np.float32]]] = []
         with self._transaction() as connection:
             version = self._version + 1
+            tenant = batch.tenant or ""
             doc_ids = [document.doc_id for document, _ in batch.documents]
-            removed, _ = self._retire(connection, doc_ids, version)
-            gone, deleted = self._retire(connection, batch.delete, version)
+            removed, _ = self._retire(connection, tenant, doc_ids, version)
+            gone, deleted = self._retire(connection, tenant, batch.delete, version)
             removed.extend(gone)
             frequencies: Counter[str] = Counter()
             for key_group in _groups(removed):
@@ -148,11 +153,13 @@ class SQLiteStore:
                 ):
                     frequencies.subtract(surface_words(text))
             for document, chunks in batch.documents:
-                doc_key = self._insert_document(connection, document, version)
-                added.extend(self._insert_chunks(connection, document, doc_key, chunks, version))
+                doc_key = self._insert_document(connection, tenant, document, version)
+                added.extend(
+                    self._insert_chunks(connection, tenant, document, doc_key, chunks, version)
+                )
                 for chunk in chunks:
                     frequencies.update(surface_words(chunk.text))
-            self._count_words(connection, frequencies)
+            self._count_words(connection, tenant, frequencies)
             connection.execute(
                 "INSERT OR REPLACE INTO settings (name, value) VALUES ('version', ?)", (version,)
             )
@@ -164,59 +171,70 @@ class SQLiteStore:
         return CommitResult(version, added, removed, deleted)
 
     @staticmethod
-    def _count_words(connection: sqlite3.Connection, frequencies: Counter[str]) -> None:
+    def _count_words(
+        connection: sqlite3.Connection, tenant: str, frequencies: Counter[str]
+    ) -> None:
         # The live corpus's vocabulary with document (chunk) frequencies, for
-        # query rewriting; retired chunks count down, new ones up.
-        changes = [(word, delta) for word, delta in frequencies.items() if delta]
+        # query rewriting; retired chunks count down, new ones up. Per tenant:
+        # a spelling suggestion must not reveal another tenant's words.
+        changes = [(tenant, word, delta) for word, delta in frequencies.items() if delta]
         connection.executemany(
-            "INSERT INTO vocabulary (word, df) VALUES (?, ?)"
-            " ON CONFLICT (word) DO UPDATE SET df = df + excluded.df",
+            "INSERT INTO vocabulary (tenant, word, df) VALUES (?, ?, ?)"
+            " ON CONFLICT (tenant, word) DO UPDATE SET df = df + excluded.df",
             changes,
         )
         connection.execute("DELETE FROM vocabulary WHERE df <= 0")
 
-    def vocabulary(self) -> list[tuple[str, int]]:
-        """Every word of the live corpus with its chunk frequency."""
-        return [
-            (str(w), int(df)) for w, df in self._reader.execute("SELECT word, df FROM vocabulary")
-        ]
-
-    def live_texts(self, limit: int) -> list[str]:
-        """Texts of live chunks, newest first (what a global memory is built over)."""
+    def vocabulary(self, tenant: str | None = None) -> list[tuple[str, int]]:
+        """Every word of a tenant's live corpus with its chunk frequency."""
         rows = self._reader.execute(
-            "SELECT text FROM chunks WHERE removed IS NULL ORDER BY key DESC LIMIT ?", (limit,)
+            "SELECT word, df FROM vocabulary WHERE tenant = ?", (tenant or "",)
+        )
+        return [(str(word), int(df)) for word, df in rows]
+
+    def live_texts(self, limit: int, tenant: str | None = None) -> list[str]:
+        """Texts of a tenant's live chunks, newest first (what a global memory is built over)."""
+        rows = self._reader.execute(
+            "SELECT text FROM chunks WHERE removed IS NULL AND tenant = ? ORDER BY key DESC"
+            " LIMIT ?",
+            (tenant or "", limit),
         )
         return [str(row[0]) for row in rows]
 
-    def document_frequency(self, word: str) -> int:
-        row = self._reader.execute("SELECT df FROM vocabulary WHERE word = ?", (word,)).fetchone()
+    def document_frequency(self, word: str, tenant: str | None = None) -> int:
+        row = self._reader.execute(
+            "SELECT df FROM vocabulary WHERE tenant = ? AND word = ?", (tenant or "", word)
+        ).fetchone()
         return 0 if row is None else int(row[0])
 
     def _retire(
-        self, connection: sqlite3.Connection, doc_ids: Sequence[str], version: int
+        self, connection: sqlite3.Connection, tenant: str, doc_ids: Sequence[str], version: int
     ) -> tuple[list[int], int]:
         """Mark live documents and their chunks removed at ``version``."""
         keys: list[int] = []
         retired = 0
         for group in _groups(list(dict.fromkeys(doc_ids))):
             marks = ",".join("?" * len(group))
-            live = f"doc_id IN ({marks}) AND removed IS NULL"
-            rows = connection.execute(f"SELECT key FROM chunks WHERE {live}", group).fetchall()
+            live = f"tenant = ? AND doc_id IN ({marks}) AND removed IS NULL"
+            scope = [tenant, *group]
+            rows = connection.execute(f"SELECT key FROM chunks WHERE {live}", scope).fetchall()
             keys.extend(row[0] for row in rows)
-            connection.execute(f"UPDATE chunks SET removed = ? WHERE {live}", [version, *group])
+            connection.execute(f"UPDATE chunks SET removed = ? WHERE {live}", [version, *scope])
             cursor = connection.execute(
-                f"UPDATE documents SET removed = ? WHERE {live}", [version, *group]
+                f"UPDATE documents SET removed = ? WHERE {live}", [version, *scope]
             )
             retired += cursor.rowcount
         return keys, retired
 
     def _insert_document(
-        self, connection: sqlite3.Connection, document: DocumentRow, version: int
+        self, connection: sqlite3.Connection, tenant: str, document: DocumentRow, version: int
     ) -> int:
         cursor = connection.execute(
-            "INSERT INTO documents (doc_id, title, uri, source, modality, meta,"
-            " content_hash, text, pages, origin, added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO documents (tenant, doc_id, title, uri, source, modality, meta,"
+            " content_hash, text, pages, origin, added)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
+                tenant,
                 document.doc_id,
                 document.title,
                 document.uri,
@@ -235,6 +253,7 @@ class SQLiteStore:
     def _insert_chunks(
         self,
         connection: sqlite3.Connection,
+        tenant: str,
         document: DocumentRow,
         doc_key: int,
         chunks: Sequence[NewChunk],
@@ -244,10 +263,11 @@ class SQLiteStore:
         for chunk in chunks:
             vector = np.ascontiguousarray(chunk.vector, dtype="<f4")
             cursor = connection.execute(
-                'INSERT INTO chunks (doc_key, doc_id, idx, start, "end", page, text, context,'
-                " filter_meta, vector, added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                'INSERT INTO chunks (doc_key, tenant, doc_id, idx, start, "end", page, text,'
+                " context, filter_meta, vector, added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     doc_key,
+                    tenant,
                     document.doc_id,
                     chunk.index,
                     chunk.start,
@@ -302,13 +322,15 @@ class SQLiteStore:
     # --- reads ---
 
     @staticmethod
-    def _visible(version: int | None) -> tuple[str, list[object]]:
+    def _visible(version: int | None, tenant: str | None) -> tuple[str, list[object]]:
+        """Chunks a reader of ``tenant`` at ``version`` (None: latest) may see."""
         if version is None:
-            return "chunks.removed IS NULL", []
-        return "chunks.added <= ? AND (chunks.removed IS NULL OR chunks.removed > ?)", [
-            version,
-            version,
-        ]
+            return "chunks.tenant = ? AND chunks.removed IS NULL", [tenant or ""]
+        return (
+            "chunks.tenant = ? AND chunks.added <= ?"
+            " AND (chunks.removed IS NULL OR chunks.removed > ?)",
+            [tenant or "", version, version],
+        )
 
     def lexical(
         self,
@@ -317,9 +339,10 @@ class SQLiteStore:
         where: str | None,
         params: Sequence[object],
         version: int | None = None,
+        tenant: str | None = None,
     ) -> list[tuple[int, float]]:
         """BM25 over title and body at ``version`` (None: latest); higher is better."""
-        visible, visible_params = self._visible(version)
+        visible, visible_params = self._visible(version, tenant)
         sql = (
             f"SELECT f.rowid, bm25(chunks_fts, {_TITLE_WEIGHT}, {_BODY_WEIGHT}) AS rank"
             " FROM chunks_fts AS f JOIN chunks ON chunks.key = f.rowid"
@@ -335,9 +358,13 @@ class SQLiteStore:
         return [(int(key), -float(rank)) for key, rank in rows]
 
     def filtered_keys(
-        self, where: str, params: Sequence[object], version: int | None = None
+        self,
+        where: str,
+        params: Sequence[object],
+        version: int | None = None,
+        tenant: str | None = None,
     ) -> Keys:
-        visible, visible_params = self._visible(version)
+        visible, visible_params = self._visible(version, tenant)
         rows = self._reader.execute(
             f"SELECT key FROM chunks WHERE {visible} AND {where}", [*visible_params, *params]
         )
@@ -363,18 +390,19 @@ class SQLiteStore:
                 )  # fmt: skip
         return found
 
-    def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys]:
-        """Every stored vector with the versions bounding its visibility (0: still live)."""
+    def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys, list[str]]:
+        """Every stored vector, the versions bounding its visibility (0: live), its tenant."""
         rows = self._reader.execute(
-            "SELECT key, vector, added, coalesce(removed, 0) FROM chunks ORDER BY key"
+            "SELECT key, vector, added, coalesce(removed, 0), tenant FROM chunks ORDER BY key"
         ).fetchall()
+        tenants = [str(row[4]) for row in rows]
         keys = np.array([row[0] for row in rows], dtype=np.int64)
         added = np.array([row[2] for row in rows], dtype=np.int64)
         removed = np.array([row[3] for row in rows], dtype=np.int64)
         if not rows:
-            return keys, np.zeros((0, 0), dtype=np.float32), added, removed
+            return keys, np.zeros((0, 0), dtype=np.float32), added, removed, tenants
         matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype="<f4")
-        return keys, matrix.reshape(len(rows), -1).astype(np.float32), added, removed
+        return keys, matrix.reshape(len(rows), -1).astype(np.float32), added, removed, tenants
 
     def filter_values(self, keys: Sequence[int], name: str) -> dict[int, Any]:
         """One normalised metadata value per chunk key (None when absent)."""
@@ -388,9 +416,11 @@ class SQLiteStore:
                 values[key] = json.loads(meta).get(name)
         return values
 
-    def content_hash(self, doc_id: str) -> str | None:
+    def content_hash(self, doc_id: str, tenant: str | None = None) -> str | None:
         row = self._reader.execute(
-            "SELECT content_hash FROM documents WHERE doc_id = ? AND removed IS NULL", (doc_id,)
+            "SELECT content_hash FROM documents WHERE tenant = ? AND doc_id = ?"
+            " AND removed IS NULL",
+            (tenant or "", doc_id),
         ).fetchone()
         return None if row is None else str(row[0])
 
@@ -410,12 +440,13 @@ class SQLiteStore:
                 "INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", (name, value)
             )
 
-    def count(self) -> tuple[int, int]:
-        """(documents, chunks)."""
-        live = "WHERE removed IS NULL"
-        documents = self._reader.execute(f"SELECT count(*) FROM documents {live}").fetchone()[0]
-        chunks = self._reader.execute(f"SELECT count(*) FROM chunks {live}").fetchone()[0]
-        return int(documents), int(chunks)
+    def count(self, tenant: str | None = None) -> tuple[int, int]:
+        """(documents, chunks) of a tenant's live corpus."""
+        live = "WHERE removed IS NULL AND tenant = ?"
+        scope = (tenant or "",)
+        documents = self._reader.execute(f"SELECT count(*) FROM documents {live}", scope)
+        chunks = self._reader.execute(f"SELECT count(*) FROM chunks {live}", scope)
+        return int(documents.fetchone()[0]), int(chunks.fetchone()[0])
 
     def close(self) -> None:
         self._writer.close()
