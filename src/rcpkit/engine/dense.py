@@ -130,7 +130,7 @@ class DenseIndex:
         version: int | None = None,
         tenant: str | None = None,
     ) -> list[tuple[int, float]]:
-        """Top ``k`` (key, cosine) a ``tenant`` sees at ``version`` (None: latest) in ``allowed``."""
+        """Top ``k`` (key, cosine) visible to ``tenant`` at ``version`` (None: latest)."""
         keys, matrix, added, removed = self._keys, self._matrix, self._added, self._removed
         if not len(keys) or k <= 0:
             return []
