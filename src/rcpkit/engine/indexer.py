@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from rcpkit.engine.analysis import analyze_many
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import normalize_meta
@@ -79,7 +81,8 @@ def index_documents(
         vectors.extend(embedder.embed(inputs[start : start + _EMBED_STEP], "document"))
         if progress is not None and inputs:
             progress(min(1.0, (start + _EMBED_STEP) / len(inputs)), "embed")
-    batch = _batch(engine, todo, spans, vectors, contextual, origin)
+    sparse = _learned_sparse(engine, inputs, checkpoint)
+    batch = _batch(engine, todo, spans, vectors, contextual, origin, sparse)
     batch.tenant = tenant
     report.chunks = len(inputs)
     if checkpoint is not None:
@@ -109,6 +112,26 @@ def _apply(engine: Engine, result: CommitResult, tenant: str | None) -> None:
     engine.dense.drop(engine.store.collect(engine.config.snapshot_retention))
 
 
+_SPARSE_TERMS = 128  # strongest SPLADE terms kept per chunk (bounds the posting table)
+
+
+def _learned_sparse(
+    engine: Engine, inputs: Sequence[str], checkpoint: Checkpoint | None
+) -> list[tuple[Any, Any]] | None:
+    """Top SPLADE term weights per chunk, when a learned-sparse model is configured."""
+    encoder = engine.sparse_encoder(checkpoint)
+    if encoder is None:
+        return None
+    out = []
+    for start in range(0, len(inputs), _EMBED_STEP):
+        if checkpoint is not None:
+            checkpoint()
+        for vector in encoder.encode(inputs[start : start + _EMBED_STEP], "document"):
+            strongest = np.argsort(-vector.values, kind="stable")[:_SPARSE_TERMS]
+            out.append((vector.indices[strongest], vector.values[strongest]))
+    return out
+
+
 def _spans(
     engine: Engine,
     document: SourceDocument,
@@ -133,6 +156,7 @@ def _batch(
     vectors: Sequence[object],
     contextual: bool,
     origin: str,
+    sparse: Sequence[Any] | None,
 ) -> WriteBatch:
     fields = engine.config.filter_fields
     batch = WriteBatch()
@@ -156,6 +180,7 @@ def _batch(
                     body_terms=" ".join(body),
                     vector=vectors[position],  # type: ignore[arg-type]
                     filter_meta=filter_meta,
+                    sparse=sparse[position] if sparse is not None else None,
                 )
             )
             position += 1

@@ -17,8 +17,8 @@ from rcpkit.server.context import RequestContext
 
 __all__ = ["MAX_QUERY_TERMS", "SCORE_FLOORS", "Recalled", "recall"]
 
-# §6.1 scoreFloor per arm: cosine >= -1, BM25 >= 0; fused scores are >= 0.
-SCORE_FLOORS = {"dense": -1.0, "sparse": 0.0}
+# §6.1 scoreFloor per arm: cosine >= -1, BM25 and SPLADE dot products >= 0; fused >= 0.
+SCORE_FLOORS = {"dense": -1.0, "sparse": 0.0, "splade": 0.0}
 MAX_QUERY_TERMS = 64  # a huge query is cut to its first terms (noted), not rejected
 
 
@@ -53,6 +53,13 @@ def recall(
         arms["dense"] = engine.dense.search(query_vector, candidate_k, allowed, pinned, tenant)
     if mode in ("sparse", "hybrid"):
         arms["sparse"] = _lexical(engine, query, candidate_k, where, arguments, pinned, ctx)
+        encoder = engine.sparse_encoder(ctx.check_cancelled)
+        if encoder is not None:  # §3.1: learned-sparse recall joins the sparse arm
+            (vector,) = encoder.encode([query], "query")
+            arms["splade"] = engine.store.learned_sparse(
+                vector.indices.tolist(), vector.values.tolist(), candidate_k,
+                where, arguments, pinned, tenant,
+            )  # fmt: skip
     ctx.check_cancelled()
     candidates = _combine(arms, params)
     count = len({key for ranked in arms.values() for key, _ in ranked})

@@ -46,6 +46,8 @@ class NewChunk:
     body_terms: str
     vector: npt.NDArray[np.float32]
     filter_meta: dict[str, Any]
+    # Learned-sparse term weights (SPLADE), when a sparse model is configured.
+    sparse: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,6 +58,10 @@ CREATE INDEX IF NOT EXISTS live_chunks ON chunks (tenant, doc_id) WHERE removed 
 CREATE INDEX IF NOT EXISTS removed_chunks ON chunks (removed) WHERE removed IS NOT NULL;
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts
     USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 0');
+CREATE TABLE IF NOT EXISTS splade (
+    key INTEGER NOT NULL, term INTEGER NOT NULL, weight REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS splade_terms ON splade (term, key);
 CREATE TABLE IF NOT EXISTS idempotency (key TEXT PRIMARY KEY, result TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vocabulary (
     tenant TEXT NOT NULL, word TEXT NOT NULL, df INTEGER NOT NULL, PRIMARY KEY (tenant, word)
@@ -285,6 +289,12 @@ class SQLiteStore:
                 "INSERT INTO chunks_fts (rowid, title, body) VALUES (?, ?, ?)",
                 (key, chunk.title_terms, chunk.body_terms),
             )
+            if chunk.sparse is not None:
+                terms, weights = chunk.sparse
+                connection.executemany(
+                    "INSERT INTO splade (key, term, weight) VALUES (?, ?, ?)",
+                    [(key, int(t), float(w)) for t, w in zip(terms, weights, strict=True)],
+                )
             added.append((key, vector.astype(np.float32)))
         return added
 
@@ -310,6 +320,7 @@ class SQLiteStore:
             for group in _groups(keys):
                 marks = ",".join("?" * len(group))
                 connection.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", group)
+                connection.execute(f"DELETE FROM splade WHERE key IN ({marks})", group)
                 connection.execute(f"DELETE FROM chunks WHERE key IN ({marks})", group)
             connection.execute(
                 "DELETE FROM documents WHERE removed IS NOT NULL AND removed <= ?", (floor,)
@@ -356,6 +367,37 @@ class SQLiteStore:
         arguments.append(limit)
         rows = self._reader.execute(sql, arguments).fetchall()
         return [(int(key), -float(rank)) for key, rank in rows]
+
+    def learned_sparse(
+        self,
+        terms: Sequence[int],
+        weights: Sequence[float],
+        limit: int,
+        where: str | None,
+        params: Sequence[object],
+        version: int | None = None,
+        tenant: str | None = None,
+    ) -> list[tuple[int, float]]:
+        """SPLADE recall: dot product of query and chunk term weights; higher is better."""
+        if not terms:
+            return []
+        visible, visible_params = self._visible(version, tenant)
+        query = ",".join("(?, ?)" for _ in terms)
+        sql = (
+            f"WITH q(term, weight) AS (VALUES {query})"
+            " SELECT s.key, sum(s.weight * q.weight) AS score FROM q"
+            " JOIN splade AS s ON s.term = q.term JOIN chunks ON chunks.key = s.key"
+            f" WHERE {visible}"
+        )
+        arguments: list[object] = [v for pair in zip(terms, weights, strict=True) for v in pair]
+        arguments.extend(visible_params)
+        if where:
+            sql += " AND " + where
+            arguments.extend(params)
+        sql += " GROUP BY s.key ORDER BY score DESC, s.key LIMIT ?"
+        arguments.append(limit)
+        rows = self._reader.execute(sql, arguments).fetchall()
+        return [(int(key), float(score)) for key, score in rows]
 
     def filtered_keys(
         self,
