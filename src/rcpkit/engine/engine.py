@@ -16,6 +16,7 @@ from rcpkit.engine.feedback import FeedbackLog
 from rcpkit.engine.memory import MemoryBank
 from rcpkit.engine.models import Embedder, SparseEncoder, load_embedder, load_sparse_encoder
 from rcpkit.engine.rerank import Reranker, load_reranker
+from rcpkit.engine.rewriting import Rewriter
 from rcpkit.engine.snapshots import cursor_secret
 from rcpkit.engine.store.sqlite import SQLiteStore
 from rcpkit.engine.trajectory import Trajectories
@@ -123,6 +124,7 @@ class Engine:
         self.trajectories = Trajectories(config.session_ttl_seconds)
         self.feedback = FeedbackLog(config.index / "feedback.sqlite3", config.quarantine_reports)
         self.memory = MemoryBank(config.index / "memory.sqlite3")
+        self.rewriter = Rewriter(self)
         self._rerankers: dict[str, Reranker] = {}
         self._rerankers_lock = threading.Lock()
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.packing import UNIT_KEYS, build_hits, merge_units
-from rcpkit.engine.recall import recall
+from rcpkit.engine.recall import Recalled, recall
 from rcpkit.engine.snapshots import (
     Cursor,
     decode_cursor,
@@ -25,6 +25,7 @@ from rcpkit.engine.snapshots import (
 )
 from rcpkit.engine.stages import Candidate, mmr, pack_to_budget, recency_decay
 from rcpkit.engine.store.base import ChunkRow
+from rcpkit.engine.transform import Transformed, merge_rankings
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.content import text_of
 from rcpkit.protocol.errors import RCPError
@@ -75,10 +76,17 @@ def retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m
     # Read once at the start, so concurrent feedback cannot change this result (§7.16).
     quarantined = engine.feedback.quarantined(tenant)
     seen = engine.trajectories.seen(tenant, params.session_id) if params.session_id else None
+    transformed = None
+    if isinstance(params.rewrite, str):
+        method = params.rewrite
+        transformed = stages.run(
+            "transform", 0.1, lambda: engine.rewriter.run(method, query, None, ctx)
+        )
+        ctx.notes.extend(transformed.notes)
     recalled = stages.run(
         "recall",
         0.4,
-        lambda: recall(engine, params, query, version, depth, ctx),
+        lambda: _recall(engine, params, query, transformed, version, depth, ctx),
         lambda found: _partial(engine, found.candidates, params.k),
     )
     candidates = recalled.candidates
@@ -136,8 +144,51 @@ def retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m
         stages=stages.timings,
     )
     return m.RetrieveResult(
-        hits=hits, next_cursor=next_cursor, index_version=str(version), usage=usage
+        hits=hits,
+        next_cursor=next_cursor,
+        index_version=str(version),
+        usage=usage,
+        rewritten_query=transformed.rewritten if transformed else None,
     )
+
+
+def _recall(
+    engine: Engine,
+    params: m.RetrieveParams,
+    query: str,
+    transformed: Transformed | None,
+    version: int,
+    depth: int,
+    ctx: RequestContext,
+) -> Recalled:
+    """Recall for the query, or for each transformed query merged into one ranking."""
+    if transformed is None:
+        return recall(engine, params, query, version, depth, ctx)
+    queries = list(transformed.queries)
+    merge = transformed.merge
+    if transformed.hypothetical:  # HyDE: the pseudo-document is searched beside the query
+        queries.append(transformed.hypothetical)
+        merge = "rrf"
+    results = [recall(engine, params, q, version, depth, ctx) for q in queries]
+    if len(results) == 1:
+        return results[0]
+    order = merge_rankings(
+        merge if merge != "single" else "rrf",
+        [[(c.key, c.score) for c in result.candidates] for result in results],
+    )
+    first = {c.key: c for result in reversed(results) for c in result.candidates}
+    merged = [
+        Candidate(key, 1.0 / (61 + rank), {**first[key].scores, "fused": 1.0 / (61 + rank)})
+        for rank, key in enumerate(order)
+    ]
+    vectors = {key: v for result in results for key, v in result.vectors.items()}
+    count = len({c.key for result in results for c in result.candidates})
+    original = (
+        results[0]
+        if transformed.queries[0] == query
+        else recall(engine, params, query, version, 0, ctx)
+    )
+    return Recalled(merged, count, 0.0, original.query_vector, vectors)
 
 
 def _withhold(

@@ -14,6 +14,7 @@ from rcpkit.engine.ingest import SourceDocument
 from rcpkit.engine.models import encode_f32_base64
 from rcpkit.engine.recall import SCORE_FLOORS
 from rcpkit.engine.retrieval import retrieve
+from rcpkit.engine.transform import TRANSFORM_METHODS
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.capabilities import FilterCapability
 from rcpkit.protocol.content import text_of
@@ -85,6 +86,11 @@ def build_engine_app(engine: Engine) -> App:
     _register_rerank(app, engine, rerank_methods)
 
     _register_memory(app, engine)
+
+    @app.query_transform(methods=list(TRANSFORM_METHODS))
+    def query_transform(params: m.TransformParams, ctx: RequestContext) -> m.TransformResult:
+        done = engine.rewriter.run(params.method, text_of(params.query), params.n, ctx)
+        return m.TransformResult(queries=done.queries, hypothetical=done.hypothetical)
 
     @app.feedback()
     def feedback(params: m.FeedbackParams, ctx: RequestContext) -> m.FeedbackResult:
