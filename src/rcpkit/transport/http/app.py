@@ -1,0 +1,207 @@
+"""The ASGI app: routing, admission (auth, origin, limits) and the lifespan.
+
+Order of checks, each before the next (§5.2, §15.6): the path is an RCP path
+(else 404), the verb is POST, the caller is authenticated (else 401, before
+``initialize``, ``info`` or capability gating can say anything), a browser
+origin is allowed, the body is JSON, the caller is within its rate and
+concurrency limits (else 429, or 503 when the whole server is full). Only
+then is the body read, under its size limit.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
+
+from starlette.middleware.cors import CORSMiddleware
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from rcpkit.protocol.errors import ErrorCode, RCPError
+from rcpkit.transport.http.auth import ANONYMOUS
+from rcpkit.transport.http.config import HttpConfig
+from rcpkit.transport.http.exchange import Caller, Exchanges
+from rcpkit.transport.http.limits import (
+    Clock,
+    ConcurrencyLimiter,
+    RateLimiter,
+    Refusal,
+)
+from rcpkit.transport.http.sessions import SessionStore
+from rcpkit.transport.http.wire import Reply, RequestHeaders, send_reply
+
+if TYPE_CHECKING:
+    from rcpkit.server.lowlevel import Server
+
+__all__ = ["HttpApp", "build_http_app"]
+
+log = logging.getLogger("rcpkit.http")
+
+_ALLOW = [(b"allow", b"OPTIONS, POST")]
+# What a browser may send and read across origins (CORS).
+_CORS_REQUEST_HEADERS = ["authorization", "content-type", "accept", "rcp-session", "x-api-key"]
+_CORS_RESPONSE_HEADERS = ["rcp-session", "retry-after"]
+
+
+def build_http_app(
+    server: Server, config: HttpConfig | None = None, *, clock: Clock = time.monotonic
+) -> ASGIApp:
+    """An ASGI app serving ``server`` per §5.2 (with CORS when origins are configured)."""
+    config = config or HttpConfig()
+    app: ASGIApp = HttpApp(server, config, clock=clock)
+    if config.cors_origins:
+        app = CORSMiddleware(
+            app,
+            allow_origins=list(config.cors_origins),
+            allow_methods=["POST", "OPTIONS"],
+            allow_headers=_CORS_REQUEST_HEADERS,
+            expose_headers=_CORS_RESPONSE_HEADERS,
+            max_age=600,
+        )
+    return app
+
+
+class HttpApp:
+    """RCP over HTTP for one Server."""
+
+    def __init__(
+        self, server: Server, config: HttpConfig, *, clock: Clock = time.monotonic
+    ) -> None:
+        self.config = config
+        self._prefix = "" if config.base == "/" else config.base
+        self._slashed = self._prefix + "/"
+        self._executor = ThreadPoolExecutor(config.workers, thread_name_prefix="rcpkit-http")
+        self._rates = RateLimiter(config.rate_limit, clock=clock) if config.rate_limit else None
+        self._slots = ConcurrencyLimiter(config.max_concurrent, config.max_inflight)
+        self.sessions = (
+            SessionStore(
+                ttl=config.session_ttl,
+                max_sessions=config.max_sessions,
+                max_per_caller=config.max_sessions_per_caller,
+                clock=clock,
+            )
+            if config.stateful
+            else None
+        )
+        self._exchanges = Exchanges(server, config, self._executor, self.sessions)
+        self._any_origin = "*" in config.cors_origins
+        self._origins = frozenset(config.cors_origins)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            if scope["type"] == "lifespan":
+                await self._lifespan(receive, send)
+            return
+        path_method = self._path_method(scope["path"])
+        if path_method is None:
+            await send_reply(send, Reply.error(404, _invalid("not an RCP endpoint")))
+            return
+        if scope["method"] != "POST":
+            await send_reply(send, _not_post(scope["method"]))
+            return
+        headers = RequestHeaders.of(scope["headers"])
+        admitted = self._admit(headers, scope)
+        if isinstance(admitted, Reply):
+            await send_reply(send, admitted)
+            return
+        shed = self._shed(admitted.key)
+        if shed is not None:
+            await send_reply(send, shed)
+            return
+        try:
+            await self._exchanges.run(path_method, headers, admitted, receive, send)
+        finally:
+            self._slots.release(admitted.key)
+
+    @property
+    def in_flight(self) -> int:
+        """HTTP exchanges admitted and not finished (SSE streams included)."""
+        return self._slots.in_flight
+
+    def _path_method(self, path: str) -> str | None:
+        """``<base>`` or ``<base>/`` → "" (batches, any method); ``<base>/<m>`` → m."""
+        if path.startswith(self._slashed):
+            return path[len(self._slashed) :]
+        return "" if path == self._prefix else None
+
+    def _admit(self, headers: RequestHeaders, scope: Scope) -> Caller | Reply:
+        credentials = self.config.credentials
+        principal = ANONYMOUS
+        if credentials is not None:
+            found = credentials.authenticate(headers.authorization, headers.api_key)
+            if found is None:
+                return Reply.error(401, _UNAUTHENTICATED, [(b"www-authenticate", b"Bearer")])
+            principal = found
+        if headers.origin is not None and not self._origin_allowed(headers.origin):
+            # A browser page we were not configured to serve (or DNS rebinding).
+            return Reply.error(403, RCPError(ErrorCode.UNAUTHORIZED, "origin not allowed"))
+        if not headers.is_json:
+            # Also keeps cross-origin pages from posting without a CORS preflight.
+            return Reply.error(400, _invalid("Content-Type must be application/json"))
+        if principal.name is not None:
+            return Caller(principal, f"credential:{principal.name}")
+        client = scope.get("client")
+        return Caller(principal, f"address:{client[0] if client else 'unknown'}")
+
+    def _origin_allowed(self, origin: str) -> bool:
+        return self._any_origin or origin in self._origins
+
+    def _shed(self, key: str) -> Reply | None:
+        """§15.5: refuse at the transport (429, 503) before reading the body."""
+        if self._rates is not None:
+            wait_ms = self._rates.acquire(key)
+            if wait_ms is not None:
+                return _rate_limited("rate limit exceeded", wait_ms)
+        refusal = self._slots.acquire(key)
+        if refusal is None:
+            return None
+        if refusal is Refusal.CALLER:
+            return _rate_limited("too many requests in flight", 1000)
+        if refusal is Refusal.SERVER:
+            error = RCPError(
+                ErrorCode.BACKEND_UNAVAILABLE,
+                "server at capacity",
+                retryable=True,
+                retry_after_ms=1000,
+            )
+            return Reply.error(503, error, [(b"retry-after", b"1")])
+        return None
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                self.close()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def close(self) -> None:
+        """After the drain (every exchange has ended or was cancelled): release threads."""
+        # Cancelled work in threads stops at its next checkpoint; do not wait on it.
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _not_post(verb: str) -> Reply:
+    if verb == "OPTIONS":  # a non-CORS OPTIONS: say what is allowed
+        return Reply(204, headers=list(_ALLOW))
+    return Reply.error(405, _invalid("RCP requests are POSTed"), list(_ALLOW))
+
+
+def _rate_limited(message: str, wait_ms: int) -> Reply:
+    # §5.2: 429 mirrors -32011 and carries Retry-After (whole seconds, rounded up).
+    error = RCPError(ErrorCode.RATE_LIMITED, message, retryable=True, retry_after_ms=wait_ms)
+    seconds = str(max(1, -(-wait_ms // 1000))).encode()
+    return Reply.error(429, error, [(b"retry-after", seconds)])
+
+
+def _invalid(message: str) -> RCPError:
+    return RCPError(ErrorCode.INVALID_REQUEST, message)
+
+
+_UNAUTHENTICATED = RCPError(
+    ErrorCode.UNAUTHORIZED,
+    "unauthorized: send Authorization: Bearer <token> or X-API-Key",
+)

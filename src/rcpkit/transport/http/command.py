@@ -1,0 +1,69 @@
+"""``rcpkit serve --http``: command-line options → HttpConfig + Listen → uvicorn."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import TYPE_CHECKING
+
+from rcpkit.transport.http.auth import TOKENS_ENV, Credentials
+from rcpkit.transport.http.config import HttpConfig, Listen, RateLimit, is_loopback, parse_bind
+
+if TYPE_CHECKING:
+    from rcpkit.server.lowlevel import Server
+
+__all__ = ["TENANT_AWARE_ENGINES", "config_from_args", "serve_command"]
+
+log = logging.getLogger("rcpkit.http")
+
+# Engines whose handlers honour ctx.tenant (the persistent engine keeps documents,
+# ids, cursors, sessions and memories per tenant). Tenant-scoped tokens are refused
+# for any other engine, so that a scoped caller can never see another tenant's data.
+TENANT_AWARE_ENGINES: frozenset[str] = frozenset({"index"})
+
+
+def config_from_args(args: argparse.Namespace) -> tuple[HttpConfig, Listen]:
+    if getattr(args, "stdio", False):
+        raise ValueError("--stdio and --http name two different transports; pick one")
+    host, port = parse_bind(args.http)
+    rate = None
+    if args.rate_limit is not None:
+        burst = args.rate_burst if args.rate_burst is not None else max(1, int(args.rate_limit))
+        rate = RateLimit(args.rate_limit, burst)
+    config = HttpConfig(
+        base=args.base,
+        stateful=args.stateful,
+        session_ttl=args.session_ttl,
+        credentials=Credentials.load(args.auth_file),
+        tenant_aware=getattr(args, "engine", None) in TENANT_AWARE_ENGINES,
+        cors_origins=tuple(args.cors_origin or ()),
+        rate_limit=rate,
+        max_concurrent=args.max_concurrent or None,
+        max_inflight=args.max_inflight or None,
+        max_body_bytes=args.max_body_bytes,
+        max_batch=args.max_batch,
+        deadline=args.deadline,
+        workers=args.workers,
+    )
+    listen = Listen(
+        host=host,
+        port=port,
+        keep_alive=args.keep_alive,
+        drain_timeout=args.drain_timeout,
+        trusted_proxies=args.trust_proxy,
+    )
+    return config, listen
+
+
+def serve_command(server: Server, args: argparse.Namespace) -> int:
+    """Serve ``server`` over HTTP until SIGTERM/SIGINT; 0 once drained."""
+    from rcpkit.transport.http.serve import run_http
+
+    config, listen = config_from_args(args)
+    if not is_loopback(listen.host) and config.credentials is None:
+        # §15.1: off loopback, put auth (and TLS in front) on it.
+        log.warning(
+            "serving %s without authentication (set --auth-file or $%s)", listen.host, TOKENS_ENV
+        )
+    run_http(server, config, listen)
+    return 0

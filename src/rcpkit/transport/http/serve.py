@@ -1,0 +1,141 @@
+"""Serving on uvicorn: bind, announce the address, drain on SIGTERM/SIGINT, exit 0.
+
+uvicorn (httptools parser, uvloop) gives keep-alive, pipelining, concurrent
+requests and a bounded graceful shutdown: on a signal it stops accepting,
+lets in-flight requests finish for up to ``Listen.drain_timeout`` seconds,
+then cancels what is left (each such request still answers -32006).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Literal
+
+import uvicorn
+from starlette.types import ASGIApp
+
+from rcpkit.transport.http.app import build_http_app
+from rcpkit.transport.http.config import HttpConfig, Listen
+
+if TYPE_CHECKING:
+    from rcpkit.server.lowlevel import Server
+
+__all__ = ["bind_socket", "run_http", "serve_asgi", "serve_http"]
+
+Announce = Callable[[str], None]
+
+
+def bind_socket(listen: Listen) -> socket.socket:
+    """A listening socket (port 0 picks a free one); connections queue from here on."""
+    family = socket.AF_INET6 if ":" in listen.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((listen.host, listen.port))
+        sock.listen(listen.backlog)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+def url_of(sock: socket.socket, base: str) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{'' if base == '/' else base}"
+
+
+async def serve_http(
+    server: Server,
+    config: HttpConfig | None = None,
+    listen: Listen | None = None,
+    *,
+    announce: Announce | None = None,
+    sock: socket.socket | None = None,
+) -> None:
+    """Serve until SIGTERM/SIGINT (or ``should_exit``), then drain and return."""
+    config = config or HttpConfig()
+    app = build_http_app(server, config)
+    await serve_asgi(app, listen, base=config.base, announce=announce, sock=sock)
+
+
+async def serve_asgi(
+    app: ASGIApp,
+    listen: Listen | None = None,
+    *,
+    base: str = "/",
+    announce: Announce | None = None,
+    sock: socket.socket | None = None,
+) -> None:
+    """Serve any ASGI app the way ``serve_http`` does (the benchmark's no-op floor)."""
+    listen = listen or Listen()
+    sock = sock or bind_socket(listen)
+    uvicorn_server = _Server(uvicorn_config(app, listen))
+    (announce or _to_stderr)(url_of(sock, base))
+    await uvicorn_server.serve(sockets=[sock])
+
+
+def uvicorn_config(app: ASGIApp, listen: Listen) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        http=_http_protocol(),
+        lifespan="on",
+        log_config=None,  # keep the process's own logging setup
+        access_log=False,  # §15.6: no request logs by default
+        server_header=False,
+        timeout_keep_alive=listen.keep_alive,
+        timeout_graceful_shutdown=listen.drain_timeout,
+        # X-Forwarded-For is believed only from configured proxies.
+        proxy_headers=listen.trusted_proxies is not None,
+        forwarded_allow_ips=listen.trusted_proxies,
+        backlog=listen.backlog,
+    )
+
+
+def run_http(
+    server: Server, config: HttpConfig | None = None, listen: Listen | None = None
+) -> None:
+    """Blocking entry point: serve, and return after a signal once drained."""
+    from rcpkit.server.runner import run_async
+
+    run_async(serve_http(server, config, listen))
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, except that a handled signal then ends the process normally.
+
+    uvicorn re-raises a captured SIGTERM after draining, which kills the
+    process with the signal's default action; a drained server exits 0.
+    """
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        handled = (signal.SIGINT, signal.SIGTERM)
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
+
+
+def _http_protocol() -> type[asyncio.Protocol] | Literal["auto"]:
+    try:
+        from rcpkit.transport.http.protocol import HttpProtocol
+    except ImportError:  # no httptools: uvicorn's pure-Python h11 protocol
+        return "auto"
+    return HttpProtocol
+
+
+def _to_stderr(url: str) -> None:
+    print(f"rcpkit: serving RCP over HTTP on {url}", file=sys.stderr, flush=True)

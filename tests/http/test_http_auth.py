@@ -1,0 +1,116 @@
+"""Auth before anything else (§5.2, §15.6): headers only, uniform -32012, writes scoped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from http_apps import Probe, probe_app
+from http_support import Serve, rpc
+
+from rcpkit.transport.http import Credential, Credentials, HttpConfig
+
+TOKENS = Credentials(
+    [Credential.of("writer", "w-secret"), Credential.of("reader", "r-secret", write=False)]
+)
+WRITER = {"authorization": "Bearer w-secret"}
+
+
+def test_nothing_answers_an_unauthenticated_caller_not_even_initialize_or_info(
+    serve: Serve, client: httpx.Client
+) -> None:
+    live = serve(probe_app(Probe()), HttpConfig(credentials=TOKENS))
+    bodies = [
+        rpc(1, "initialize", {"protocolVersion": 1}),
+        rpc(2, "info"),
+        rpc(3, "ping"),
+        rpc(4, "embed", {"inputs": ["x"]}),  # would be -32003 once authenticated
+        rpc(5, "frobnicate"),  # would be -32004 once authenticated
+    ]
+    answers = set()
+    for body in bodies:
+        response = client.post(f"{live.url}/{body['method']}", json=body)
+        assert response.status_code == 401
+        answers.add(response.content)
+    # §15.6: one uniform answer, so a probe learns nothing about capabilities.
+    assert len(answers) == 1
+    assert b"capabilities" not in answers.pop()
+    authorized = client.post(f"{live.url}/info", json=rpc(6, "info"), headers=WRITER)
+    assert "capabilities" in authorized.json()["result"]
+
+
+def test_bearer_tokens_and_api_keys_are_read_from_headers(
+    serve: Serve, client: httpx.Client
+) -> None:
+    live = serve(probe_app(Probe()), HttpConfig(credentials=TOKENS))
+    url = f"{live.url}/ping"
+    assert client.post(url, json=rpc(1, "ping"), headers=WRITER).status_code == 200
+    assert client.post(url, json=rpc(2, "ping"), headers={"x-api-key": "r-secret"}).status_code == (
+        200
+    )
+    for wrong in ({"authorization": "Bearer nope"}, {"authorization": "Basic w-secret"}):
+        assert client.post(url, json=rpc(3, "ping"), headers=wrong).status_code == 401
+
+
+def test_credentials_in_params_are_never_accepted(serve: Serve, client: httpx.Client) -> None:
+    live = serve(probe_app(Probe()), HttpConfig(credentials=TOKENS))
+    smuggled = [
+        {"token": "w-secret"},
+        {"apiKey": "w-secret"},
+        {"authorization": "Bearer w-secret"},
+        {"_meta": {"authorization": "Bearer w-secret", "token": "w-secret"}},
+    ]
+    for params in smuggled:
+        response = client.post(f"{live.url}/ping", json=rpc(1, "ping", params))
+        assert response.status_code == 401, params
+
+
+def test_a_read_only_credential_reads_but_cannot_write(serve: Serve, client: httpx.Client) -> None:
+    probe = Probe()
+    live = serve(probe_app(probe), HttpConfig(credentials=TOKENS))
+    reader = {"authorization": "Bearer r-secret"}
+    read = client.post(
+        f"{live.url}/retrieve", json=rpc(1, "retrieve", {"query": "q"}), headers=reader
+    )
+    assert "result" in read.json()
+    add = rpc(2, "index/add", {"documents": [{"text": "t"}]})
+    assert client.post(f"{live.url}/index/add", json=add, headers=reader).status_code == 403
+    batch = [rpc(3, "ping"), rpc(4, "index/delete", {"ids": ["a"]})]
+    assert client.post(live.url, json=batch, headers=reader).status_code == 403
+    assert probe.writes == 0  # refused before dispatch
+    assert "result" in client.post(f"{live.url}/index/add", json=add, headers=WRITER).json()
+    assert probe.writes == 1
+
+
+def test_credentials_load_from_the_environment_and_a_toml_file(tmp_path: Path) -> None:
+    file = tmp_path / "tokens.toml"
+    file.write_text(
+        '[[token]]\nname = "ci"\ntoken_env = "CI_TOKEN"\ntenant = "acme"\nwrite = false\n'
+        '[[token]]\nname = "admin"\ntoken = "admin-secret"\n'
+    )
+    environ = {"CI_TOKEN": "ci-secret", "RCPKIT_HTTP_TOKENS": "plain, scoped@globex"}
+    credentials = Credentials.load(file, environ)
+    assert credentials is not None
+    by_token = {
+        token: credentials.authenticate(f"Bearer {token}".encode(), None)
+        for token in ("ci-secret", "admin-secret", "plain", "scoped")
+    }
+    assert by_token["ci-secret"] is not None and by_token["ci-secret"].tenant == "acme"
+    assert not by_token["ci-secret"].write
+    assert by_token["admin-secret"] is not None and by_token["admin-secret"].tenant is None
+    assert by_token["scoped"] is not None and by_token["scoped"].tenant == "globex"
+    assert credentials.authenticate(b"Bearer scoped@globex", None) is None
+    assert Credentials.load(None, {}) is None
+
+
+def test_tenant_scoped_credentials_need_an_engine_that_honours_tenants() -> None:
+    scoped = Credentials([Credential.of("a", "t", tenant="acme")])
+    with pytest.raises(ValueError, match=r"honours ctx\.tenant"):
+        HttpConfig(credentials=scoped)
+    assert HttpConfig(credentials=scoped, tenant_aware=True).credentials is scoped
+
+
+def test_two_credentials_may_not_share_a_token() -> None:
+    with pytest.raises(ValueError, match="repeats"):
+        Credentials([Credential.of("a", "same"), Credential.of("b", "same")])

@@ -1,0 +1,119 @@
+"""End to end: `rcpkit serve --http` as a real process; the reference client; graceful drain."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from http_support import rpc
+
+HERE = Path(__file__).parent
+
+
+class Spawned:
+    """A child that announces its URL on stderr; every read of that pipe is bounded."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self._buffer = b""
+        self.url = self.wait_for_line(rb"serving RCP over HTTP on (\S+)").decode()
+
+    def wait_for_line(self, pattern: bytes, timeout: float = 15.0) -> bytes:
+        assert self.process.stderr is not None
+        fd = self.process.stderr.fileno()
+        deadline = time.monotonic() + timeout
+        while True:
+            match = re.search(pattern, self._buffer)
+            if match:
+                self._buffer = self._buffer[match.end() :]
+                return match.group(1) if match.groups() else match.group(0)
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise TimeoutError(f"no {pattern!r} on stderr")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise EOFError(f"exited before {pattern!r}: {self._buffer.decode()}")
+            self._buffer += chunk
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(10)
+        assert self.process.stderr is not None
+        self.process.stderr.close()
+
+
+@pytest.fixture
+def spawn() -> Iterator[Any]:
+    children: list[Spawned] = []
+
+    def start(*command: str) -> Spawned:
+        child = Spawned(list(command))
+        children.append(child)
+        return child
+
+    yield start
+    for child in children:
+        child.stop()
+
+
+def test_the_reference_client_completes_a_session_against_rcpkit_serve_http(spawn: Any) -> None:
+    rcp = pytest.importorskip("rcp")
+    server = spawn(
+        sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0", "--engine", "keyword"
+    )
+    assert server.url.startswith("http://127.0.0.1:") and server.url.endswith("/rcp")
+    client = rcp.connect_http(server.url)
+    try:
+        assert client.protocol_version == 1
+        assert client.server["name"] == "rcpkit-keyword"
+        assert client.supports(rcp.Capability.Retrieve)
+        assert client.ping(nonce=5) == {"nonce": 5}
+        client.call("index/add", {"documents": [{"id": "d1", "text": "learned sparse SPLADE"}]})
+        assert client.search("SPLADE", k=2)["hits"][0]["id"] == "d1"
+        with pytest.raises(rcp.RcpError) as caught:
+            client.call("embed", {"inputs": ["x"]})
+        assert "-32003" in str(caught.value)
+    finally:
+        client.shutdown()
+    # A remote shutdown ends nothing but that caller's session: the server goes on.
+    assert httpx.post(f"{server.url}/ping", json=rpc(1, "ping"), timeout=5).status_code == 200
+
+
+def test_sigterm_drains_in_flight_requests_then_exits_zero(spawn: Any) -> None:
+    server = spawn(sys.executable, str(HERE / "http_slow_server.py"), "0.5")
+    answers: list[httpx.Response] = []
+
+    def in_flight() -> None:
+        body = rpc(1, "retrieve", {"query": "drained"})
+        answers.append(httpx.post(f"{server.url}/retrieve", json=body, timeout=10))
+
+    worker = threading.Thread(target=in_flight)
+    worker.start()
+    server.wait_for_line(rb"handler started")
+    server.process.send_signal(signal.SIGTERM)
+    worker.join(10)
+    assert answers and answers[0].status_code == 200
+    assert answers[0].json()["result"]["hits"][0]["id"] == "drained"
+    assert server.process.wait(10) == 0
+    with pytest.raises(httpx.ConnectError):
+        httpx.post(f"{server.url}/ping", json=rpc(2, "ping"), timeout=5)
+
+
+def test_the_command_refuses_tenant_tokens_for_an_engine_that_ignores_tenants() -> None:
+    environment = {**os.environ, "RCPKIT_HTTP_TOKENS": "secret@acme"}
+    command = [sys.executable, "-m", "rcpkit", "serve", "--http", "0", "--engine", "keyword"]
+    finished = subprocess.run(command, env=environment, capture_output=True, timeout=30)
+    assert finished.returncode == 2
+    assert b"honours ctx.tenant" in finished.stderr

@@ -1,0 +1,140 @@
+"""POST <base>/<method>, batches at the base, the compact envelope, keep-alive, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from urllib.parse import urlsplit
+
+import httpx
+from http_apps import Probe, probe_app
+from http_support import Serve, rpc
+
+from rcpkit.transport.http import HttpConfig
+
+
+def test_a_path_that_names_another_method_is_invalid_request(
+    serve: Serve, client: httpx.Client
+) -> None:
+    probe = Probe()
+    live = serve(probe_app(probe))
+    body = rpc(7, "retrieve", {"query": "q"})
+    response = client.post(f"{live.url}/ping", json=body)
+    assert response.status_code == 200
+    reply = response.json()
+    assert reply["id"] == 7
+    assert reply["error"]["code"] == -32600
+    assert probe.tenants == []  # the handler never ran
+
+
+def test_a_notification_on_the_wrong_path_is_400(serve: Serve, client: httpx.Client) -> None:
+    live = serve(probe_app(Probe()))
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancel", "params": {"id": 1}}
+    response = client.post(f"{live.url}/retrieve", json=cancel)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32600
+
+
+def test_a_batch_is_posted_to_the_base_path_and_answered_as_an_array(
+    serve: Serve, client: httpx.Client
+) -> None:
+    live = serve(probe_app(Probe()))
+    batch = [rpc(1, "ping"), rpc(2, "retrieve", {"query": "q"}), {"jsonrpc": "2.0", "id": 3}]
+    response = client.post(live.url, json=batch)
+    assert response.status_code == 200
+    replies = {reply["id"]: reply for reply in response.json()}
+    assert replies[1]["result"] == {}
+    assert replies[2]["result"]["hits"][0]["id"] == "q"
+    assert replies[3]["error"]["code"] == -32600
+    on_method = client.post(f"{live.url}/ping", json=[rpc(1, "ping")])
+    assert on_method.status_code == 400
+
+
+def test_a_single_request_may_also_go_to_the_base_path(serve: Serve, client: httpx.Client) -> None:
+    live = serve(probe_app(Probe()), HttpConfig(base="/api/rcp"))
+    assert live.url.endswith("/api/rcp")
+    for url in (live.url, live.url + "/"):
+        assert client.post(url, json=rpc(1, "ping")).json()["result"] == {}
+
+
+def test_the_compact_envelope_is_accepted(serve: Serve, client: httpx.Client) -> None:
+    live = serve(probe_app(Probe()))
+    compact = client.post(
+        f"{live.url}/retrieve", json={"method": "retrieve", "params": {"query": "c"}}
+    )
+    assert compact.status_code == 200
+    assert compact.json() == {"result": {"hits": [{"id": "c", "score": 1.0}]}}
+    with_id = client.post(f"{live.url}/ping", json={"id": 4, "method": "ping"})
+    assert with_id.json() == {"jsonrpc": "2.0", "id": 4, "result": {}}
+    failed = client.post(f"{live.url}/embed", json={"method": "embed", "params": {"inputs": ["x"]}})
+    assert failed.json()["error"]["code"] == -32003
+    assert set(failed.json()) == {"error"}
+
+
+def test_a_connection_is_kept_alive_across_requests(serve: Serve) -> None:
+    live = serve(probe_app(Probe()))
+    parts = urlsplit(live.url)
+    body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    request = (
+        f"POST {parts.path}/ping HTTP/1.1\r\nHost: {parts.netloc}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    with socket.create_connection((parts.hostname, parts.port), timeout=5) as sock:
+        for _ in range(3):  # three requests, one connection
+            sock.sendall(request)
+            head, reply = _read_response(sock)
+            assert head.startswith(b"HTTP/1.1 200")
+            assert b"connection: close" not in head.lower()
+            assert reply == b'{"jsonrpc":"2.0","id":1,"result":{}}'
+
+
+async def test_a_slow_request_does_not_hold_up_other_requests(serve: Serve) -> None:
+    probe = Probe()
+    live = serve(probe_app(probe))
+    async with httpx.AsyncClient(timeout=5.0) as http:
+        slow = asyncio.create_task(
+            http.post(f"{live.url}/retrieve", json=rpc(1, "retrieve", {"query": "block"}))
+        )
+        assert await asyncio.to_thread(probe.gate.entered.wait, 5)
+        quick = await asyncio.gather(
+            *(http.post(f"{live.url}/ping", json=rpc(i, "ping")) for i in range(8))
+        )
+        assert [response.json()["id"] for response in quick] == list(range(8))
+        assert not slow.done()
+        probe.gate.open()
+        assert (await asyncio.wait_for(slow, 5)).json()["result"]["hits"][0]["id"] == "block"
+
+
+async def test_two_callers_may_use_the_same_id_at_once(serve: Serve) -> None:
+    probe = Probe()
+    live = serve(probe_app(probe))
+    async with httpx.AsyncClient(timeout=5.0) as first, httpx.AsyncClient(timeout=5.0) as second:
+        blocked = asyncio.create_task(
+            first.post(f"{live.url}/retrieve", json=rpc(1, "retrieve", {"query": "block"}))
+        )
+        assert await asyncio.to_thread(probe.gate.entered.wait, 5)
+        other = await second.post(f"{live.url}/retrieve", json=rpc(1, "retrieve", {"query": "x"}))
+        assert other.json()["result"]["hits"][0]["id"] == "x"  # not "id already in flight"
+        probe.gate.open()
+        assert "result" in (await asyncio.wait_for(blocked, 5)).json()
+
+
+def _read_response(sock: socket.socket) -> tuple[bytes, bytes]:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += _recv(sock)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += _recv(sock)
+    return head, body
+
+
+def _recv(sock: socket.socket) -> bytes:
+    chunk = sock.recv(65536)
+    assert chunk, "the server closed the connection"
+    return chunk
