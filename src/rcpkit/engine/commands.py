@@ -26,6 +26,7 @@ _COMMIT_EVERY = 64  # documents per transaction while indexing folders
 
 def open_from_args(args: argparse.Namespace, **overrides: Any) -> Engine:
     overrides.setdefault("sparse", getattr(args, "sparse", None))
+    overrides.setdefault("graph", getattr(args, "graph", None))
     config = load_config(args.config, index=args.index, embedder=args.embedder, **overrides)
     return open_engine(config)
 

@@ -13,6 +13,7 @@ from typing import Any
 from rcpkit.engine.confidence import Calibration
 from rcpkit.engine.dense import DenseIndex, DensePolicy
 from rcpkit.engine.feedback import FeedbackLog
+from rcpkit.engine.graphs import Graphs
 from rcpkit.engine.memory import MemoryBank
 from rcpkit.engine.models import Embedder, SparseEncoder, load_embedder, load_sparse_encoder
 from rcpkit.engine.rerank import Reranker, load_reranker
@@ -59,6 +60,7 @@ class EngineConfig:
     trusted_sources: list[str] = field(default_factory=list)
     session_ttl_seconds: int = 3600  # §7.7.3 trajectory state lifetime
     quarantine_reports: int = 3  # distinct sessions reporting a document before it is withheld
+    graph: str | None = None  # "spacy" (NER + noun phrases) or "regex"; None: no graph
     threads: int = 2
     dense_policy: DensePolicy = field(default_factory=DensePolicy)
 
@@ -125,6 +127,7 @@ class Engine:
         self.feedback = FeedbackLog(config.index / "feedback.sqlite3", config.quarantine_reports)
         self.memory = MemoryBank(config.index / "memory.sqlite3")
         self.rewriter = Rewriter(self)
+        self.graphs = Graphs(self, config.graph) if config.graph else None
         self._rerankers: dict[str, Reranker] = {}
         self._rerankers_lock = threading.Lock()
 
@@ -182,6 +185,8 @@ class Engine:
         self.store.close()
         self.feedback.close()
         self.memory.close()
+        if self.graphs is not None:
+            self.graphs.close()
 
 
 def open_engine(config: EngineConfig) -> Engine:

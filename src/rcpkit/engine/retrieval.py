@@ -27,7 +27,7 @@ from rcpkit.engine.stages import Candidate, mmr, pack_to_budget, recency_decay
 from rcpkit.engine.store.base import ChunkRow
 from rcpkit.engine.transform import Transformed, merge_rankings
 from rcpkit.protocol import messages as m
-from rcpkit.protocol.content import text_of
+from rcpkit.protocol.content import Hit, text_of
 from rcpkit.protocol.errors import RCPError
 from rcpkit.server.context import RequestContext
 
@@ -67,6 +67,8 @@ def retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m
     query = text_of(params.query)
     if not query.strip():
         raise RCPError.invalid_params("query", "the query has no text")
+    if params.unit in GRAPH_UNITS and engine.graphs is not None:
+        return _through_graph(engine, params, query, ctx, started)
     cursor = _cursor(engine, params, ctx.tenant)
     version = cursor.version if cursor else resolve_version(engine.store, params.index_version)
     offset = cursor.offset if cursor else 0
@@ -150,6 +152,34 @@ def retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m
         usage=usage,
         rewritten_query=transformed.rewritten if transformed else None,
     )
+
+
+GRAPH_UNITS = ("node", "triplet", "path", "subgraph", "community")
+
+
+def _through_graph(
+    engine: Engine, params: m.RetrieveParams, query: str, ctx: RequestContext, started: float
+) -> m.RetrieveResult:
+    """§7.7.2 graph granularities: answered by the knowledge graph at the latest version."""
+    from rcpkit.engine.graph_service import graph_hits
+
+    assert engine.graphs is not None
+    graph = engine.graphs.of(ctx.tenant)
+    embed = engine.embedder(ctx.check_cancelled).embed
+    if params.unit == "community":
+        found = graph.global_search(query, params.k, params.level or 0, embed)
+        hits = [
+            Hit(id=s.community.id, score=s.score, text=s.community.summary, unit="community",
+                level=s.community.level, meta={"title": s.community.title})
+            for s in found.communities
+        ]  # fmt: skip
+    else:
+        local = graph.local(query, params.k, 2, params.unit, embed)  # type: ignore[arg-type]
+        hits = graph_hits(engine, local.hits)
+    usage = m.Usage(latency_ms=round((time.perf_counter() - started) * 1000, 3),
+                    notes=ctx.notes or None)  # fmt: skip
+    return m.RetrieveResult(hits=hits[: params.k], usage=usage,
+                            index_version=str(engine.store.version))  # fmt: skip
 
 
 def _recall(

@@ -49,7 +49,8 @@ def build_engine_app(engine: Engine) -> App:
         rerank_builtin=True,
         deterministic=True,
         snapshots=True,
-        units=["chunk", "passage", "document", "page"],
+        units=["chunk", "passage", "document", "page"]
+        + (["node", "triplet", "path", "subgraph", "community"] if engine.graphs else []),
         token_budget=True,
         confidence=True,
         recency=True,
@@ -86,6 +87,8 @@ def build_engine_app(engine: Engine) -> App:
     _register_rerank(app, engine, rerank_methods)
 
     _register_memory(app, engine)
+    if engine.graphs is not None:
+        _register_graph(app, engine)
 
     @app.query_transform(methods=list(TRANSFORM_METHODS))
     def query_transform(params: m.TransformParams, ctx: RequestContext) -> m.TransformResult:
@@ -256,3 +259,11 @@ def _register_memory(app: App, engine: Engine) -> None:
             clues=[m.Clue(query=clue.query, weight=clue.weight) for clue in clues],
             hits=draft.hits,
         )
+
+
+def _register_graph(app: App, engine: Engine) -> None:
+    from rcpkit.engine.graph_service import graph_handler
+
+    @app.graph(ops=["local", "global", "drift", "communities", "neighbors"], max_hops=3)
+    def graph(params: m.GraphParams, ctx: RequestContext) -> m.GraphResult:
+        return graph_handler(engine, params, ctx)

@@ -1,0 +1,173 @@
+"""The ``graph`` method (§7.9): local, global, drift, communities, neighbors → wire types."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from collections.abc import Callable, Sequence
+
+from rcpkit.engine.engine import Engine
+from rcpkit.engine.graph import LOCAL_UNITS, GraphHit, KnowledgeGraph
+from rcpkit.engine.graphs import provenance_of
+from rcpkit.engine.models import EmbedKind, Vectors
+from rcpkit.protocol import messages as m
+from rcpkit.protocol.content import Chunk, Citation, Hit, text_of
+from rcpkit.protocol.errors import ErrorCode, RCPError
+from rcpkit.server.context import RequestContext
+
+__all__ = ["graph_handler", "graph_hits"]
+
+Embed = Callable[[Sequence[str], EmbedKind], Vectors]
+
+
+def graph_handler(engine: Engine, params: m.GraphParams, ctx: RequestContext) -> m.GraphResult:
+    assert engine.graphs is not None
+    graph = engine.graphs.of(ctx.tenant)
+    embed = engine.embedder(ctx.check_cancelled).embed
+    k = params.k or 10
+    try:
+        return _OPS[params.op](engine, graph, params, k, embed, ctx)
+    except ValueError as error:  # the graph library's bounds (hops, k)
+        raise RCPError.invalid_params("hops", str(error)) from None
+
+
+def _query(params: m.GraphParams) -> str:
+    query = text_of(params.query) if params.query is not None else ""
+    if not query.strip():
+        raise RCPError.invalid_params("query", f"op `{params.op}` needs a query")
+    return query
+
+
+def _unit(params: m.GraphParams) -> str:
+    return params.unit if params.unit in LOCAL_UNITS else "chunk"
+
+
+def _local(engine: Engine, graph: KnowledgeGraph, params: m.GraphParams, k: int, embed: Embed,
+           ctx: RequestContext) -> m.GraphResult:  # fmt: skip
+    found = graph.local(_query(params), k, params.hops or 2, _unit(params), embed)  # type: ignore[arg-type]
+    return m.GraphResult(hits=graph_hits(engine, found.hits))
+
+
+def _global(engine: Engine, graph: KnowledgeGraph, params: m.GraphParams, k: int, embed: Embed,
+            ctx: RequestContext) -> m.GraphResult:  # fmt: skip
+    found = graph.global_search(_query(params), k, params.level or 0, embed)
+    return m.GraphResult(
+        summary=found.summary,
+        communities=[
+            m.Community(id=s.community.id, summary=s.community.summary, score=s.score,
+                        level=s.community.level, title=s.community.title)
+            for s in found.communities
+        ],
+    )  # fmt: skip
+
+
+def _drift(engine: Engine, graph: KnowledgeGraph, params: m.GraphParams, k: int, embed: Embed,
+           ctx: RequestContext) -> m.GraphResult:  # fmt: skip
+    # §7.7.3: with a sessionId the entities already covered are threaded through.
+    state = engine.trajectories.state(ctx.tenant, params.session_id) if params.session_id else {}
+    previous = state.get("drift", ())
+    covered: tuple[str, ...] = tuple(previous) if isinstance(previous, tuple | list) else ()
+    found = graph.drift(_query(params), k, covered, embed, params.hops or 2, _unit(params))  # type: ignore[arg-type]
+    followups = list(found.followups)
+    if params.session_id:
+        # A trajectory is never offered the same follow-up twice.
+        suggested = state.get("followups")
+        asked = set(suggested) if isinstance(suggested, set) else set()
+        followups = [followup for followup in followups if followup not in asked]
+        state["drift"] = found.covered
+        state["followups"] = asked | set(followups)
+    return m.GraphResult(hits=graph_hits(engine, found.hits), followups=followups)
+
+
+def _communities(engine: Engine, graph: KnowledgeGraph, params: m.GraphParams, k: int,
+                 embed: Embed, ctx: RequestContext) -> m.GraphResult:  # fmt: skip
+    offset = _offset(engine, graph, params)
+    page = graph.communities(params.level, offset, min(k, 100))
+    token = None
+    if page.next_offset is not None:
+        token = _cursor(engine, graph.version, page.next_offset, params.level)
+    return m.GraphResult(
+        communities=[
+            m.Community(id=c.id, level=c.level, summary=c.summary, title=c.title)
+            for c in page.communities
+        ],
+        next_cursor=token,
+    )
+
+
+def _neighbors(engine: Engine, graph: KnowledgeGraph, params: m.GraphParams, k: int,
+               embed: Embed, ctx: RequestContext) -> m.GraphResult:  # fmt: skip
+    if not params.seed_ids:
+        raise RCPError.invalid_params("seedIds", "op `neighbors` needs seedIds")
+    found = graph.neighbors(params.seed_ids, params.hops or 1, min(k, 100))
+    return m.GraphResult(
+        nodes=[m.GraphNode(id=node.id, score=node.score) for node in found.nodes],
+        edges=[m.GraphEdge(src=e.src, dst=e.dst, weight=e.weight) for e in found.edges],
+    )
+
+
+_OPS = {
+    "local": _local,
+    "global": _global,
+    "drift": _drift,
+    "communities": _communities,
+    "neighbors": _neighbors,
+}
+
+
+def graph_hits(engine: Engine, hits: Sequence[GraphHit]) -> list[Hit]:
+    """Graph results as Hits; chunk hits carry the chunk's citation like any retrieve hit."""
+    rows = engine.store.fetch([h.chunk_keys[0] for h in hits if h.unit == "chunk" and h.chunk_keys])
+    out = []
+    for hit in hits:
+        row = rows.get(hit.chunk_keys[0]) if hit.unit == "chunk" and hit.chunk_keys else None
+        out.append(
+            Hit(
+                id=hit.id,
+                score=hit.score,
+                text=row.text if row is not None else hit.text,
+                unit=hit.unit,
+                provenance=provenance_of(hit),
+                citation=Citation(
+                    source=row.source,
+                    uri=row.uri or None,
+                    title=row.title,
+                    start=row.start,
+                    end=row.end,
+                    page=row.page,
+                )
+                if row is not None
+                else None,
+                chunk=Chunk(doc_id=row.doc_id, index=row.index) if row is not None else None,
+            )
+        )
+    return out
+
+
+def _signature(engine: Engine, body: str) -> str:
+    return hmac.new(engine.cursor_secret, body.encode(), hashlib.sha256).hexdigest()[:24]
+
+
+def _cursor(engine: Engine, version: int, offset: int, level: int | None) -> str:
+    body = f"{version}:{offset}:{'' if level is None else level}"
+    token = f"{body}:{_signature(engine, body)}"
+    return base64.urlsafe_b64encode(token.encode()).decode().rstrip("=")
+
+
+def _offset(engine: Engine, graph: KnowledgeGraph, params: m.GraphParams) -> int:
+    """§10: a communities cursor is bound to the graph version and the level."""
+    if params.cursor is None:
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(params.cursor + "=" * (-len(params.cursor) % 4)).decode()
+        version, offset, level, signature = text.split(":")
+    except (ValueError, UnicodeDecodeError):
+        raise RCPError.invalid_params("cursor", "malformed cursor") from None
+    body = f"{version}:{offset}:{level}"
+    wanted = "" if params.level is None else str(params.level)
+    if not hmac.compare_digest(signature, _signature(engine, body)) or level != wanted:
+        raise RCPError.invalid_params("cursor", "this cursor was not issued for this request")
+    if int(version) != graph.version:
+        raise RCPError(ErrorCode.NOT_FOUND, "the graph changed since; restart pagination")
+    return int(offset)

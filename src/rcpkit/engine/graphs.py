@@ -1,0 +1,74 @@
+"""GraphRAG in the engine (§7.9, §7.7.2 graph units): one knowledge graph per tenant.
+
+The graph is derived data, kept in step with the index: every committed write
+adds the new chunks' entities and removes the retired chunks' (under the
+engine's write lock, after the commit). Graphs are per tenant, so entities,
+communities and summaries never mix tenants' text. The graph follows the
+latest version only; a retrieve pinned to an older version does not route
+through it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rcpkit.engine.graph import (
+    GraphHit,
+    KnowledgeGraph,
+    RegexExtractor,
+    SpacyExtractor,
+)
+from rcpkit.protocol.content import Edge, Provenance
+
+if TYPE_CHECKING:
+    from rcpkit.engine.engine import Engine
+
+__all__ = ["EXTRACTORS", "Graphs", "provenance_of"]
+
+EXTRACTORS = {"spacy": SpacyExtractor, "regex": RegexExtractor}
+
+
+class Graphs:
+    def __init__(self, engine: Engine, extractor: str) -> None:
+        self._engine = engine
+        self._extractor = EXTRACTORS[extractor]()
+        self._lock = threading.Lock()
+        self._graphs: dict[str, KnowledgeGraph] = {}
+        (engine.config.index / "graph").mkdir(parents=True, exist_ok=True)
+
+    def of(self, tenant: str | None) -> KnowledgeGraph:
+        name = hashlib.sha256((tenant or "").encode()).hexdigest()[:16]
+        with self._lock:
+            if name not in self._graphs:
+                path = self._engine.config.index / "graph" / f"{name}.sqlite3"
+                self._graphs[name] = KnowledgeGraph(path, self._extractor)
+            return self._graphs[name]
+
+    def apply(self, tenant: str | None, added: Sequence[int], removed: Sequence[int]) -> None:
+        """Bring the tenant's graph in step with one commit."""
+        graph = self.of(tenant)
+        if removed:
+            graph.remove_chunks(list(removed))
+        if added:
+            rows = self._engine.store.fetch(list(added))
+            graph.add_chunks([(key, rows[key].chunk_id, rows[key].text) for key in added
+                              if key in rows])  # fmt: skip
+
+    def close(self) -> None:
+        with self._lock:
+            for graph in self._graphs.values():
+                graph.close()
+            self._graphs.clear()
+
+
+def provenance_of(hit: GraphHit) -> Provenance:
+    """§7.7.2 provenance on the wire: the nodes, edges and path behind a graph hit."""
+    lineage = hit.provenance
+    return Provenance(
+        nodes=list(lineage.nodes) or None,
+        edges=[Edge(src=e.src, dst=e.dst, weight=e.weight) for e in lineage.edges] or None,
+        path=list(lineage.path) or None,
+    )
