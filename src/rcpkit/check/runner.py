@@ -1,0 +1,116 @@
+"""Running every check against one server, restarting it if a probe killed it (§14.5)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from rcpkit.check.checks_batch import BATCH, FINAL
+from rcpkit.check.checks_handshake import HANDSHAKE, initialize
+from rcpkit.check.checks_retrieve import RETRIEVE
+from rcpkit.check.checks_session import SESSION
+from rcpkit.check.checks_sota import SOTA
+from rcpkit.check.context import Context
+from rcpkit.check.levels import requirements
+from rcpkit.check.model import Check, Failed, Outcome, Report, Skipped
+from rcpkit.check.peer import Peer
+
+__all__ = ["ALL_CHECKS", "run_checks"]
+
+log = logging.getLogger("rcpkit.check")
+
+# A server that dies this often is unavailable; the remaining checks fail without it.
+MAX_RESTARTS = 3
+
+ALL_CHECKS: list[Check] = [*HANDSHAKE, *SESSION, *BATCH, *RETRIEVE, *SOTA, *FINAL]
+
+PeerFactory = Callable[[], Awaitable[Peer]]
+
+
+async def run_checks(
+    open_peer: PeerFactory, *, query: str = "retrieval", timeout: float = 10.0
+) -> Report:
+    """Every check, in order, on one session; a fresh session after a crash."""
+    peer = await open_peer()
+    report = Report(peer.target, peer.transport)
+    ctx = Context(peer, query=query, timeout=timeout)
+    restarts = 0
+    try:
+        for check in ALL_CHECKS:
+            if restarts > MAX_RESTARTS:
+                report.outcomes.append(_unavailable(check))
+                continue
+            report.outcomes.append(await _run(check, ctx))
+            if check.id != "shutdown" and not await _alive(ctx):
+                restarts += 1
+                if restarts <= MAX_RESTARTS:
+                    await _restart(ctx, open_peer, report)
+    finally:
+        await ctx.peer.close()
+    report.declared = ctx.declared
+    report.requirements = requirements(ctx.capabilities)
+    if ctx.init is not None:
+        report.server = dict(ctx.init.get("server") or {})
+    return report
+
+
+async def _run(check: Check, ctx: Context) -> Outcome:
+    def outcome(status: str, detail: str | None) -> Outcome:
+        return Outcome(check.id, check.level, check.title, check.section, status, detail or "")  # type: ignore[arg-type]
+
+    if check.needs_init and ctx.init is None:
+        return outcome("FAIL", "initialize did not succeed")
+    try:
+        if check.applies is not None:
+            check.applies(ctx)
+        async with asyncio.timeout(ctx.timeout * 3):
+            detail = await check.run(ctx)
+    except Skipped as skip:
+        return outcome("SKIP", str(skip))
+    except Failed as failure:
+        return outcome("FAIL", str(failure))
+    except TimeoutError:
+        return outcome("FAIL", "the check did not finish in time")
+    except Exception as error:  # a reply shaped so oddly that the check itself tripped
+        log.debug("check %s raised", check.id, exc_info=True)
+        return outcome("FAIL", f"unexpected reply ({type(error).__name__}: {error})")
+    return outcome("PASS", detail)
+
+
+def _unavailable(check: Check) -> Outcome:
+    detail = f"not run: the server stopped answering {MAX_RESTARTS + 1} times"
+    return Outcome(check.id, check.level, check.title, check.section, "FAIL", detail)
+
+
+async def _alive(ctx: Context) -> bool:
+    try:
+        await ctx.peer.send(
+            {"jsonrpc": "2.0", "id": "rcpcheck-alive", "method": "ping"}, timeout=ctx.timeout
+        )
+    except Failed:
+        return False
+    return True
+
+
+async def _restart(ctx: Context, open_peer: PeerFactory, report: Report) -> None:
+    """The last probe killed the server (that check already failed): start a new session."""
+    violations = ctx.peer.violations
+    await ctx.peer.close()
+    ctx.peer = await open_peer()
+    ctx.peer.violations.extend(violations)
+    if ctx.init is not None:
+        try:
+            await initialize(ctx)
+        except Failed:
+            ctx.init = None
+    report.outcomes.append(
+        Outcome(
+            "restart",
+            "L0",
+            "the server stopped answering; restarted",
+            "§14.1",
+            "FAIL",
+            "a probe left the server unable to answer ping",
+        )
+    )

@@ -1,0 +1,280 @@
+"""One typed method per RCP method (§7), built from the protocol's own params/result types.
+
+Wire fields are keyword arguments in snake_case (``candidate_k``, ``top_n``);
+each call is validated client-side (-32602 naming the field) and gated on
+the advertised capabilities before any I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+import msgspec
+
+from rcpkit.client.connection import ProgressCallback
+from rcpkit.client.options import CallOptions
+from rcpkit.client.streaming import StreamingCall
+from rcpkit.client.wire import BY_PARAMS
+from rcpkit.protocol import messages as m
+from rcpkit.protocol.base import Wire
+from rcpkit.protocol.content import QueryInput, TextInput
+from rcpkit.protocol.errors import RCPError
+
+__all__ = ["TypedMethods", "build_params"]
+
+R = TypeVar("R", bound=Wire)
+
+
+class TypedMethods:
+    """The typed surface; the client supplies ``_typed`` and ``_stream_typed``."""
+
+    async def _typed(self, method: str, params: Wire, result: type[R], options: CallOptions) -> R:
+        raise NotImplementedError
+
+    def _stream_typed(
+        self, method: str, params: Wire, result: type[R], options: CallOptions
+    ) -> StreamingCall[R]:
+        raise NotImplementedError
+
+    async def _run(
+        self,
+        method: str,
+        params: Wire,
+        result: type[R],
+        timeout: float | None,
+        options: CallOptions | None,
+        on_progress: ProgressCallback | None = None,
+    ) -> R:
+        return await self._typed(
+            method, params, result, (options or CallOptions()).merged(timeout, on_progress)
+        )
+
+    # --- lifecycle (§7.2, §7.15) ---
+
+    async def info(
+        self, *, timeout: float | None = None, options: CallOptions | None = None
+    ) -> m.InitializeResult:
+        return await self._run("info", m.InfoParams(), m.InitializeResult, timeout, options)
+
+    async def ping(
+        self,
+        nonce: str | int | float | None = None,
+        *,
+        timeout: float | None = None,
+        options: CallOptions | None = None,
+    ) -> m.PingResult:
+        return await self._run("ping", m.PingParams(nonce=nonce), m.PingResult, timeout, options)
+
+    # --- embeddings (§7.3–§7.5) ---
+
+    async def embed(
+        self,
+        inputs: Sequence[TextInput],
+        *,
+        kind: Any = None,
+        encoding: Any = None,
+        timeout: float | None = None,
+        options: CallOptions | None = None,
+    ) -> m.EmbedResult:
+        params = m.EmbedParams(inputs=list(inputs), kind=kind, encoding=encoding)
+        return await self._run("embed", params, m.EmbedResult, timeout, options)
+
+    async def embed_sparse(
+        self,
+        texts: Sequence[TextInput],
+        *,
+        kind: Any = None,
+        timeout: float | None = None,
+        options: CallOptions | None = None,
+    ) -> m.SparseEmbedResult:
+        params = m.SparseEmbedParams(texts=list(texts), kind=kind)
+        return await self._run("embed/sparse", params, m.SparseEmbedResult, timeout, options)
+
+    async def embed_multi(
+        self,
+        inputs: Sequence[TextInput],
+        *,
+        kind: Any = None,
+        encoding: Any = None,
+        timeout: float | None = None,
+        options: CallOptions | None = None,
+    ) -> m.MultiEmbedResult:
+        params = m.MultiEmbedParams(inputs=list(inputs), kind=kind, encoding=encoding)
+        return await self._run("embed/multi", params, m.MultiEmbedResult, timeout, options)
+
+    # --- rerank (§7.6), retrieve (§7.7), transform (§7.8), graph (§7.9) ---
+
+    async def rerank(
+        self,
+        query: QueryInput,
+        passages: Sequence[TextInput],
+        *,
+        method: Any = None,
+        top_n: int | None = None,
+        model: str | None = None,
+        timeout: float | None = None,
+        options: CallOptions | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.RerankResult:
+        params = m.RerankParams(
+            query=query, passages=list(passages), method=method, top_n=top_n, model=model
+        )
+        return await self._run("rerank", params, m.RerankResult, timeout, options, on_progress)
+
+    async def retrieve(
+        self,
+        query: QueryInput,
+        *,
+        k: int = 10,
+        timeout: float | None = None,
+        options: CallOptions | None = None,
+        on_progress: ProgressCallback | None = None,
+        **fields: Any,
+    ) -> m.RetrieveResult:
+        """§7.7; ``fields`` are the optional RetrieveParams fields (``mode``, ``filter``, …)."""
+        params = build_params(m.RetrieveParams, query=query, k=k, **fields)
+        return await self._run("retrieve", params, m.RetrieveResult, timeout, options, on_progress)
+
+    def stream_retrieve(
+        self,
+        query: QueryInput,
+        *,
+        k: int = 10,
+        timeout: float | None = None,
+        options: CallOptions | None = None,
+        **fields: Any,
+    ) -> StreamingCall[m.RetrieveResult]:
+        """``retrieve`` as a :class:`StreamingCall`: iterate its progress, await its result."""
+        params = build_params(m.RetrieveParams, query=query, k=k, **fields)
+        merged = (options or CallOptions()).merged(timeout, None)
+        return self._stream_typed("retrieve", params, m.RetrieveResult, merged)
+
+    def stream(
+        self, params: Wire, *, timeout: float | None = None, options: CallOptions | None = None
+    ) -> StreamingCall[Any]:
+        """Any method as a :class:`StreamingCall`, from its typed params struct."""
+        spec = BY_PARAMS.get(type(params))
+        if spec is None:
+            raise TypeError(f"{type(params).__name__} is not the params type of an RCP method")
+        merged = (options or CallOptions()).merged(timeout, None)
+        return self._stream_typed(spec.name, params, spec.result, merged)
+
+    async def query_transform(
+        self,
+        query: QueryInput,
+        method: Any,
+        *,
+        n: int | None = None,
+        timeout: float | None = None,
+        options: CallOptions | None = None,
+    ) -> m.TransformResult:
+        params = m.TransformParams(query=query, method=method, n=n)
+        return await self._run("query/transform", params, m.TransformResult, timeout, options)
+
+    async def graph(
+        self,
+        op: Any,
+        *,
+        timeout: float | None = None,
+        options: CallOptions | None = None,
+        on_progress: ProgressCallback | None = None,
+        **fields: Any,
+    ) -> m.GraphResult:
+        """§7.9; ``fields`` are ``query``, ``k``, ``seed_ids``, ``hops``, ``level``, …"""
+        params = build_params(m.GraphParams, op=op, **fields)
+        return await self._run("graph", params, m.GraphResult, timeout, options, on_progress)
+
+    # --- index (§7.10, §7.11), catalog (§7.13) ---
+
+    async def index_add(
+        self,
+        documents: Sequence[m.Document | Mapping[str, Any]],
+        *,
+        chunk: bool | None = None,
+        contextual: bool | None = None,
+        timeout: float | None = None,
+        options: CallOptions | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.IndexAddResult:
+        """§7.10. Give documents stable ``id``s so that a retry is a safe upsert."""
+        params = m.IndexAddParams(
+            documents=[_document(item) for item in documents], chunk=chunk, contextual=contextual
+        )
+        return await self._run("index/add", params, m.IndexAddResult, timeout, options, on_progress)
+
+    async def index_delete(
+        self,
+        ids: Sequence[str],
+        *,
+        timeout: float | None = None,
+        options: CallOptions | None = None,
+    ) -> m.IndexDeleteResult:
+        params = m.IndexDeleteParams(ids=list(ids))
+        return await self._run("index/delete", params, m.IndexDeleteResult, timeout, options)
+
+    async def catalog_list(
+        self, *, timeout: float | None = None, options: CallOptions | None = None
+    ) -> m.CatalogListResult:
+        params = m.CatalogListParams()
+        return await self._run("catalog/list", params, m.CatalogListResult, timeout, options)
+
+    # --- feedback (§7.16), memory (§7.17) ---
+
+    async def feedback(
+        self,
+        signals: Sequence[m.FeedbackSignal | Mapping[str, Any]],
+        *,
+        session_id: str | None = None,
+        query: str | None = None,
+        timeout: float | None = None,
+        options: CallOptions | None = None,
+    ) -> m.FeedbackResult:
+        typed = [_convert(m.FeedbackSignal, signal, "signals") for signal in signals]
+        params = m.FeedbackParams(signals=typed, session_id=session_id, query=query)
+        return await self._run("feedback", params, m.FeedbackResult, timeout, options)
+
+    async def memory_build(
+        self,
+        *,
+        timeout: float | None = None,
+        options: CallOptions | None = None,
+        **fields: Any,
+    ) -> m.MemoryBuildResult:
+        params = build_params(m.MemoryBuildParams, **fields)
+        return await self._run("memory/build", params, m.MemoryBuildResult, timeout, options)
+
+    async def memory_recall(
+        self,
+        query: QueryInput,
+        *,
+        timeout: float | None = None,
+        options: CallOptions | None = None,
+        **fields: Any,
+    ) -> m.MemoryRecallResult:
+        params = build_params(m.MemoryRecallParams, query=query, **fields)
+        return await self._run("memory/recall", params, m.MemoryRecallResult, timeout, options)
+
+
+W = TypeVar("W", bound=Wire)
+
+
+def build_params(kind: type[W], **fields: Any) -> W:
+    """A params struct from snake_case keyword arguments (an unknown name is -32602)."""
+    try:
+        return kind(**fields)
+    except (TypeError, ValueError) as error:
+        raise RCPError.invalid_params("params", f"invalid parameters: {error}") from None
+
+
+def _convert(kind: type[W], value: W | Mapping[str, Any], field: str) -> W:
+    if isinstance(value, kind):
+        return value
+    try:
+        return msgspec.convert(value, kind, strict=False)
+    except msgspec.ValidationError as error:
+        raise RCPError.invalid_params(field, f"invalid `{field}` entry: {error}") from None
+
+
+def _document(value: m.Document | Mapping[str, Any]) -> m.Document:
+    return _convert(m.Document, value, "documents")

@@ -1,0 +1,189 @@
+"""``rcpkit gateway rcp.json [--http [HOST:]PORT]``: serve a registry's engines as one.
+
+For the CLI: ``add_arguments(parser)`` declares the options, ``run(args)``
+returns the exit status (0 after an orderly shutdown, 1 when a required
+engine is unavailable at start-up, 2 for a bad registry or options).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from rcpkit.federation.federation import Federation
+from rcpkit.federation.fusion import DEDUP_KEYS, FUSION_STRATEGIES, RRF_K_DEFAULT, FusionConfig
+from rcpkit.federation.hops import inherited_path
+from rcpkit.federation.registry import Registry, RegistryError, load_registry
+from rcpkit.protocol.errors import RCPError
+
+__all__ = ["add_arguments", "default_identity", "run"]
+
+log = logging.getLogger("rcpkit.gateway")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("registry", type=Path, help="the rcp.json registry (§16.1) to federate")
+    gateway = parser.add_argument_group("federation (§16)")
+    gateway.add_argument("--name", default="rcpkit-gateway", help="server name in initialize")
+    gateway.add_argument(
+        "--identity",
+        default=None,
+        help="identity in _meta.federation.path (default: NAME@<registry path digest>)",
+    )
+    gateway.add_argument(
+        "--hide-endpoints", action="store_true", help="catalog/list omits engine endpoints"
+    )
+    gateway.add_argument("--fusion", choices=sorted(FUSION_STRATEGIES), default="rrf")
+    gateway.add_argument("--rrf-k", type=int, default=RRF_K_DEFAULT)
+    gateway.add_argument("--dedup", choices=sorted(DEDUP_KEYS), default="id")
+    gateway.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS")
+    gateway.add_argument("--engine-timeout", type=float, default=10.0, metavar="SECONDS")
+    gateway.add_argument(
+        "--deadline",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="per-request deadline when the caller sends no _meta.deadlineMs (§13.1)",
+    )
+    gateway.add_argument("--max-batch", type=int, default=1024)
+    gateway.add_argument("--max-line-bytes", type=int, default=16 * 1024 * 1024)
+    gateway.add_argument(
+        "--log-level", default=os.environ.get("RCPKIT_LOG_LEVEL", "WARNING"), help="stderr level"
+    )
+    _http_arguments(parser)
+
+
+def _http_arguments(parser: argparse.ArgumentParser) -> None:
+    http = parser.add_argument_group("HTTP (§5.2; needs the `http` extra)")
+    http.add_argument("--http", default=None, metavar="[HOST:]PORT", help="serve over HTTP")
+    http.add_argument("--base", default="/rcp")
+    http.add_argument("--stateful", action="store_true", help="sessions via RCP-Session")
+    http.add_argument("--session-ttl", type=float, default=1800.0, metavar="SECONDS")
+    http.add_argument(
+        "--auth-file",
+        type=Path,
+        default=None,
+        help="TOML [[token]] tables (or $RCPKIT_HTTP_TOKENS)",
+    )
+    http.add_argument("--cors-origin", action="append", metavar="ORIGIN")
+    http.add_argument("--rate-limit", type=float, default=None, metavar="PER_SECOND")
+    http.add_argument("--rate-burst", type=int, default=None, metavar="REQUESTS")
+    http.add_argument("--max-concurrent", type=int, default=64)
+    http.add_argument("--max-inflight", type=int, default=1024)
+    http.add_argument("--max-body-bytes", type=int, default=16 * 1024 * 1024)
+    http.add_argument("--workers", type=int, default=4)
+    http.add_argument("--keep-alive", type=int, default=75, metavar="SECONDS")
+    http.add_argument("--drain-timeout", type=int, default=30, metavar="SECONDS")
+    http.add_argument("--trust-proxy", default=None, metavar="IPS")
+
+
+def default_identity(name: str, registry: Registry) -> str:
+    """``name@digest``: two processes serving the same registry file share it, so a
+    registry that lists its own gateway is recognised as a cycle (§16.2)."""
+    digest = hashlib.sha256(registry.source.encode("utf-8")).hexdigest()[:12]
+    return f"{name}@{digest}"
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=str(args.log_level).upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    try:
+        registry = load_registry(args.registry)
+        fusion = FusionConfig(method=args.fusion, rrf_k=args.rrf_k, dedup=args.dedup)
+        http = _http_config(args) if args.http is not None else None
+    except (RegistryError, ValueError, OSError) as error:
+        print(f"rcpkit gateway: {error}", file=sys.stderr)
+        return 2
+    from rcpkit.server.runner import run_async
+
+    status: list[int] = [0]
+    run_async(_serve(args, registry, fusion, http, status))
+    return status[0]
+
+
+async def _serve(
+    args: argparse.Namespace,
+    registry: Registry,
+    fusion: FusionConfig,
+    http: tuple[Any, Any] | None,
+    status: list[int],
+) -> None:
+    from rcpkit.gateway.server import build_gateway
+
+    identity = args.identity or default_identity(args.name, registry)
+    spawned_by = inherited_path()
+    federation = Federation(
+        registry,
+        identity=identity,
+        inherited_path=spawned_by,
+        connect_timeout=args.connect_timeout,
+        engine_timeout=args.engine_timeout,
+        query_timeout=args.deadline,
+        fusion=fusion,
+    )
+    try:
+        if identity in spawned_by:
+            # Started by ourselves, through the registry: connecting would spawn us
+            # again, forever. Serve an empty catalog; the parent sees our identity
+            # and skips us (§16.2).
+            log.warning("federation cycle: %s is already in the path; not federating", identity)
+        else:
+            for failure in await federation.connect():
+                print(f"rcpkit gateway: {failure.note()} (skipped)", file=sys.stderr, flush=True)
+        server = build_gateway(federation, name=args.name, hide_endpoints=args.hide_endpoints)
+        if http is None:
+            await server.serve_stdio(
+                deadline=args.deadline,
+                max_batch=args.max_batch,
+                max_line_bytes=args.max_line_bytes,
+            )
+        else:
+            from rcpkit.transport.http.serve import serve_http
+
+            await serve_http(server, *http)
+    except RCPError as error:
+        print(f"rcpkit gateway: {error.message}", file=sys.stderr, flush=True)
+        status[0] = 1
+    finally:
+        await federation.close()
+
+
+def _http_config(args: argparse.Namespace) -> tuple[Any, Any]:
+    from rcpkit.transport.http.auth import Credentials
+    from rcpkit.transport.http.config import HttpConfig, Listen, RateLimit, parse_bind
+
+    host, port = parse_bind(args.http)
+    rate = None
+    if args.rate_limit is not None:
+        burst = args.rate_burst if args.rate_burst is not None else max(1, int(args.rate_limit))
+        rate = RateLimit(args.rate_limit, burst)
+    config = HttpConfig(
+        base=args.base,
+        stateful=args.stateful,
+        session_ttl=args.session_ttl,
+        credentials=Credentials.load(args.auth_file),
+        cors_origins=tuple(args.cors_origin or ()),
+        rate_limit=rate,
+        max_concurrent=args.max_concurrent or None,
+        max_inflight=args.max_inflight or None,
+        max_body_bytes=args.max_body_bytes,
+        max_batch=args.max_batch,
+        deadline=args.deadline,
+        workers=args.workers,
+    )
+    listen = Listen(
+        host=host,
+        port=port,
+        keep_alive=args.keep_alive,
+        drain_timeout=args.drain_timeout,
+        trusted_proxies=args.trust_proxy,
+    )
+    return config, listen

@@ -1,0 +1,109 @@
+"""The client against real ``rcpkit serve`` subprocesses over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import pytest
+from client_support import KEYWORD, PYTHON
+
+from rcpkit.client import (
+    CapabilityMissing,
+    Client,
+    OptionUnsupported,
+    StdioChannel,
+    StdioEndpoint,
+    TransportClosed,
+)
+from rcpkit.client.stdio import child_environment
+
+
+async def test_a_full_typed_session_with_the_keyword_engine() -> None:
+    async with await Client.connect_stdio([*KEYWORD, "--sample"]) as client:
+        assert client.server.name == "rcpkit-keyword"
+        assert (await client.ping("n")).nonce == "n"
+        info = await client.info()
+        assert info.capabilities.retrieve is not None
+        result = await client.retrieve("learned sparse SPLADE", k=2)
+        assert result.hits[0].id == "learned-sparse"
+        assert result.hits[0].citation is not None
+        assert len(result.hits) <= 2
+
+
+async def test_gating_refuses_what_the_keyword_engine_does_not_advertise() -> None:
+    async with await Client.connect_stdio(KEYWORD) as client:
+        with pytest.raises(CapabilityMissing):
+            await client.embed(["x"])
+        with pytest.raises(OptionUnsupported):
+            await client.retrieve("x", mode="dense")
+        assert client.connection.in_flight == 0
+
+
+async def test_index_writes_then_retrieve_then_delete() -> None:
+    async with await Client.connect_stdio(KEYWORD) as client:
+        added = await client.index_add(
+            [{"id": "n1", "text": "pelicans fly over the harbour"}, {"id": "n2", "text": "gulls"}]
+        )
+        assert added.ids == ["n1", "n2"]
+        assert (await client.retrieve("pelicans", k=3)).hits[0].id == "n1"
+        assert (await client.index_delete(["n1", "gone"])).deleted == 1
+
+
+async def test_many_pipelined_calls_are_each_answered_with_their_own_result() -> None:
+    async with await Client.connect_stdio([*KEYWORD, "--sample"]) as client:
+        queries = ["bm25", "chunking", "reranking", "prompt injection"] * 5
+        results = await asyncio.gather(*(client.retrieve(q, k=1) for q in queries))
+        expected = {"bm25": "bm25", "chunking": "chunking", "reranking": "reranking"}
+        for query, result in zip(queries, results, strict=True):
+            if query in expected:
+                assert result.hits[0].id == expected[query]
+
+
+async def test_streaming_progress_from_a_real_server() -> None:
+    async with await Client.connect_stdio([*KEYWORD, "--sample"]) as client:
+        async with client.stream_retrieve("bm25", k=2) as call:
+            stages = [getattr(event, "stage", None) async for event in call]
+            result = await call.result()
+        assert stages == ["recall", "pack"]
+        assert result.hits[0].id == "bm25"
+
+
+async def test_a_killed_server_fails_the_next_call_with_transport_closed() -> None:
+    channel = StdioChannel(StdioEndpoint([*KEYWORD, "--sample"]))
+    client = await Client.connect(channel)
+    assert channel.pid is not None
+    os.kill(channel.pid, signal.SIGKILL)
+    reason = await asyncio.wait_for(client.connection.wait_lost(), 5)
+    assert "exited with code -9" in reason
+    with pytest.raises(TransportClosed) as caught:
+        await client.ping(timeout=2)
+    assert "-9" in str(caught.value)
+    await client.close()
+
+
+async def test_a_spawned_server_gets_a_least_privilege_environment(tmp_path) -> None:
+    script = tmp_path / "env_server.py"
+    script.write_text(
+        "import json, os, sys\n"
+        "for line in sys.stdin:\n"
+        "    request = json.loads(line)\n"
+        "    result = {'protocolVersion': 1, 'server': {'name': 'env', 'version': '1'},\n"
+        "              'capabilities': {'x-env': dict(os.environ)}, 'cwd': os.getcwd()}\n"
+        "    print(json.dumps({'jsonrpc': '2.0', 'id': request['id'], 'result': result}),\n"
+        "          flush=True)\n"
+        "    break\n"
+    )
+    os.environ["RCPKIT_TEST_SECRET"] = "do-not-leak"
+    try:
+        client = await Client.connect_stdio(
+            [PYTHON, str(script)], cwd=tmp_path, env={"GIVEN": "yes"}, pass_env=["LANG"]
+        )
+    finally:
+        del os.environ["RCPKIT_TEST_SECRET"]
+    seen = client.raw_capabilities["x-env"]
+    assert "RCPKIT_TEST_SECRET" not in seen
+    assert seen["GIVEN"] == "yes"
+    await client.close()
+    assert "RCPKIT_TEST_SECRET" not in child_environment(StdioEndpoint(["x"]))

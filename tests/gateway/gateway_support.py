@@ -1,0 +1,59 @@
+"""Helpers for the gateway tests (reusing the client and federation test helpers)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+for _sibling in ("client", "federation"):
+    _folder = str(Path(__file__).parent.parent / _sibling)
+    if _folder not in sys.path:
+        sys.path.append(_folder)
+
+from client_support import PYTHON, announced_http  # noqa: E402
+from federation_support import KEYWORD, Engine, connector, registry  # noqa: E402
+
+__all__ = [
+    "GATEWAY",
+    "KEYWORD",
+    "PYTHON",
+    "Engine",
+    "announced_http",
+    "build_index",
+    "connector",
+    "registry",
+    "write_registry",
+]
+
+GATEWAY = [PYTHON, "-m", "rcpkit.gateway"]
+
+NOTES = {
+    "fusion-notes.md": "# Fusion notes\n\nReciprocal rank fusion merges the rankings of many "
+    "engines into one list; its constant k is sixty.\n",
+    "fruit.md": "# Fruit\n\nApples and bananas are fruit grown in orchards and plantations.\n",
+}
+
+
+def build_index(folder: Path) -> list[str]:
+    """Index NOTES into ``folder``; the persistent-engine serve command over it."""
+    documents = folder / "docs"
+    documents.mkdir(parents=True)
+    for name, text in NOTES.items():
+        (documents / name).write_text(text)
+    index = folder / "index"
+    embedder = ["--index", str(index), "--embedder", "hashing:64"]
+    subprocess.run(
+        [PYTHON, "-m", "rcpkit", "index", str(documents), *embedder],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return [PYTHON, "-m", "rcpkit", "serve", "--stdio", *embedder]
+
+
+def write_registry(path: Path, engines: list[dict[str, Any]]) -> Path:
+    path.write_text(json.dumps({"engines": engines}))
+    return path
