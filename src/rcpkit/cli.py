@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rcpkit", description="Retrieval Context Protocol toolkit"
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="subcommand", required=True)
 
     index = commands.add_parser("index", help="index files and folders")
     index.add_argument("paths", nargs="+", type=Path)
@@ -100,6 +100,14 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="index the samples and query them over stdio")
     demo.add_argument("query", nargs="?", default=None)
+
+    from rcpkit.check import command as check_command
+    from rcpkit.gateway import command as gateway_command
+
+    gateway = commands.add_parser("gateway", help="federate the engines of an rcp.json registry")
+    gateway_command.add_arguments(gateway)
+    check = commands.add_parser("check", help="certify an RCP server's conformance level (§14)")
+    check_command.add_arguments(check)
 
     bench = commands.add_parser("bench", help="run a benchmark")
     bench.add_argument("suite", choices=["protocol", "engine", "http"])
@@ -160,21 +168,29 @@ def _http_options(serve: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.command == "serve":
+        if args.subcommand == "serve":
             return _serve(args)
-        if args.command == "index":
+        if args.subcommand == "index":
             from rcpkit.engine.commands import index_command
 
             return index_command(args)
-        if args.command == "query":
+        if args.subcommand == "query":
             from rcpkit.engine.commands import query_command
 
             return query_command(args)
-        if args.command == "eval":
+        if args.subcommand == "gateway":
+            from rcpkit.gateway.command import run as run_gateway
+
+            return run_gateway(args)
+        if args.subcommand == "check":
+            from rcpkit.check.command import run as run_check
+
+            return run_check(args)
+        if args.subcommand == "eval":
             from rcpkit.engine.commands import eval_command
 
             return eval_command(args)
-        if args.command == "demo":
+        if args.subcommand == "demo":
             from rcpkit.demo import DEFAULT_QUERY, run_demo
 
             return asyncio.run(run_demo(args.query or DEFAULT_QUERY))

@@ -120,3 +120,20 @@ def test_writes_are_visible_to_later_reads(spawn) -> None:
     assert server.request(5, "index/delete", {"ids": ["a", "a"]})["result"]["deleted"] == 1
     assert server.request(6, "index/delete", {"ids": ["a"]})["result"]["deleted"] == 0
     assert server.request(7, "retrieve", {"query": "zebra"})["result"]["hits"] == []
+
+
+def test_plain_files_work_as_stdin_and_stdout(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    requests = tmp_path / "in.jsonl"
+    requests.write_text(
+        '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n'
+        '{"jsonrpc":"2.0","id":2,"method":"ping","params":{"nonce":"f"}}\n'
+    )
+    replies = tmp_path / "out.jsonl"
+    with requests.open("rb") as stdin, replies.open("wb") as stdout:
+        done = subprocess.run(
+            [sys.executable, "-m", "rcpkit", "serve", "--stdio", "--engine", "keyword"],
+            stdin=stdin, stdout=stdout, timeout=30, check=False,
+        )  # fmt: skip
+    assert done.returncode == 0
+    answers = [json.loads(line) for line in replies.read_text().splitlines()]
+    assert [answer["id"] for answer in answers] == [1, 2]

@@ -178,3 +178,15 @@ async def test_logs_go_only_to_clients_that_opted_in_at_their_level() -> None:
         assert (await peer.recv())["id"] == 1
     async with running(probe_app(Probe())) as peer:
         assert (await peer.request(1, "retrieve", {"query": "log"}))["id"] == 1
+
+
+async def test_a_cancel_arriving_with_its_request_still_gets_exactly_one_answer() -> None:
+    probe = Probe()
+    async with running(probe_app(probe)) as peer:
+        request_line = b'{"jsonrpc":"2.0","id":2,"method":"retrieve","params":{"query":"block"}}'
+        cancel_line = b'{"jsonrpc":"2.0","method":"notifications/cancel","params":{"id":2}}'
+        peer.write(request_line + b"\n" + cancel_line + b"\n")  # one read
+        reply = await peer.recv()
+        assert reply["id"] == 2
+        assert reply["error"]["code"] == -32006
+        assert (await peer.request(2, "ping"))["result"] == {}  # the id is free again

@@ -171,7 +171,10 @@ class Dispatcher:
         if entry is None:
             return False
         entry.context.stop(ErrorCode.CANCELLED)
-        entry.task.cancel()
+        # Not task.cancel() directly: a task cancelled before its first step never
+        # runs _run, so it would never answer. Scheduled, the cancel lands after
+        # that first step, inside _run, which answers -32006 (or the result).
+        asyncio.get_running_loop().call_soon(entry.task.cancel)
         return True
 
     # --- requests ---

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import BinaryIO
 
@@ -119,20 +120,18 @@ async def open_stdio(
         return loop.run_in_executor(None, os.read, fd, size)
 
     read: Callable[[int], Awaitable[bytes]] = reader.read
-    try:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
-    except ValueError:
-        # Regular files cannot be watched by the event loop; read them in a thread.
+    if _is_regular_file(fd):
+        # Regular files cannot be watched by the event loop (uvloop aborts on
+        # them rather than raising): read them in a thread.
         read = read_file
-    try:
-        transport, protocol = await loop.connect_write_pipe(
-            lambda: _DrainableProtocol(loop), stdout
-        )
-    except ValueError:
-        fd_out = stdout.fileno()
+    else:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    fd_out = stdout.fileno()
+    if _is_regular_file(fd_out):
         return StreamTransport(
             read, lambda data: _write_all(fd_out, data), max_line_bytes=max_line_bytes
         )
+    transport, protocol = await loop.connect_write_pipe(lambda: _DrainableProtocol(loop), stdout)
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     return StreamTransport(
         read,
@@ -141,6 +140,10 @@ async def open_stdio(
         max_line_bytes=max_line_bytes,
         close=transport.close,
     )
+
+
+def _is_regular_file(fd: int) -> bool:
+    return stat.S_ISREG(os.fstat(fd).st_mode)
 
 
 def _write_all(fd: int, data: bytes) -> None:
