@@ -58,7 +58,9 @@ class _Stages:
         self.timings[name] = round((time.perf_counter() - started) * 1000, 3)
         self.ctx.check_cancelled()
         if self.ctx.streaming:
-            self.ctx.progress(progress, name, partial=partial(result) if partial else None)
+            message = f"{name} done in {self.timings[name]:.1f} ms"
+            extra = partial(result) if partial else None
+            self.ctx.progress(progress, name, message, extra)
         return result
 
 
