@@ -45,7 +45,7 @@ def _texts(count: int, seed: int, words: int = 40) -> list[str]:
     return [" ".join(rng.choices(_VOCABULARY, _WEIGHTS, k=words)) for _ in range(count)]
 
 
-def _documents(texts: list[str]) -> list[SourceDocument]:
+def _documents(texts: list[str], first: int = 0) -> list[SourceDocument]:
     return [
         SourceDocument(
             id=f"d{i}",
@@ -57,7 +57,7 @@ def _documents(texts: list[str]) -> list[SourceDocument]:
             pages=None,
             content_hash=content_hash_of(text, i, None),
         )
-        for i, text in enumerate(texts)
+        for i, text in enumerate(texts, first)
     ]
 
 
@@ -100,7 +100,8 @@ def _retrieval(folder: Path, count: int, queries: int, minilm: Any) -> None:
     engine = _engine(folder / f"h{count}", "hashing:384")
     texts = _texts(count, seed=2)
     for start in range(0, count, 5000):
-        index_documents(engine, _documents(texts[start : start + 5000]), chunk=False)
+        # Distinct ids per batch: re-used ids would be upserts, not a larger corpus.
+        index_documents(engine, _documents(texts[start : start + 5000], start), chunk=False)
     questions = [" ".join(text.split()[:6]) for text in _texts(queries, seed=3)]
     context = RequestContext(0, "retrieve", {}, deadline=None)
     for mode in ("dense", "sparse", "hybrid"):

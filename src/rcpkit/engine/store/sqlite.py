@@ -418,17 +418,22 @@ class SQLiteStore:
             " FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?",
             (match, want),
         ).fetchall()
-        visible, visible_params = self._visible(version, tenant)
+        # Checked in Python on primary-key lookups: given the visibility terms,
+        # SQLite would pick the partial tenant index and scan every live chunk.
+        scope = tenant or ""
         seen: set[int] = set()
         for group in _groups([row[0] for row in rows]):
             marks = ",".join("?" * len(group))
-            seen.update(
-                key
-                for (key,) in self._reader.execute(
-                    f"SELECT key FROM chunks WHERE key IN ({marks}) AND {visible}",
-                    [*group, *visible_params],
+            for key, owner, added, removed in self._reader.execute(
+                f"SELECT key, tenant, added, removed FROM chunks WHERE key IN ({marks})", group
+            ):
+                live = (
+                    removed is None
+                    if version is None
+                    else (added <= version and (removed is None or removed > version))
                 )
-            )
+                if owner == scope and live:
+                    seen.add(key)
         kept = [(int(key), -float(rank)) for key, rank in rows if key in seen]
         if len(kept) >= limit or len(rows) < want:
             return kept[:limit]
