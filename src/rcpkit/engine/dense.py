@@ -23,7 +23,9 @@ Keys = npt.NDArray[np.int64]
 
 @dataclass(frozen=True, slots=True)
 class DensePolicy:
-    ann_min_size: int = 50_000  # below this, exact search is fast enough and perfect
+    # Below this, exact search is fast enough (~10 ms at 100k × 384 on 2 cores) and
+    # perfect; measured: HNSW with a post-filter lost recall at 100k (0.35 at 50 %).
+    ann_min_size: int = 250_000
     ann_min_selectivity: float = 0.2  # a filter keeping less than this goes exact
     oversample: int = 4
 
@@ -177,7 +179,16 @@ class DenseIndex:
                 from usearch.index import Index
             except ImportError:
                 return None
-            index = Index(ndim=self.dimension, metric="cos", dtype="f32")
+            # Higher connectivity and search expansion than usearch's defaults:
+            # recall matters more than the last millisecond here.
+            index = Index(
+                ndim=self.dimension,
+                metric="cos",
+                dtype="f32",
+                connectivity=32,
+                expansion_add=128,
+                expansion_search=256,
+            )
             if len(self._keys):
                 index.add(self._keys, self._matrix)
             self._ann = index
