@@ -150,7 +150,12 @@ class DenseIndex:
             found = self._search_ann(query, k, keys[visible])
             if found is not None:
                 return found
-        return _top_k(keys[visible], matrix[visible] @ query, k)
+        # Score every row, then drop the invisible ones: boolean-indexing the matrix
+        # would copy it (150 MB at 100k x 384) on every query.
+        scores = matrix @ query
+        if visible.all():
+            return _top_k(keys, scores, k)
+        return _top_k(keys[visible], scores[visible], k)
 
     # --- ANN (usearch) ---
 
