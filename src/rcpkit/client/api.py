@@ -7,6 +7,7 @@ the advertised capabilities before any I/O.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -26,16 +27,18 @@ __all__ = ["TypedMethods", "build_params"]
 R = TypeVar("R", bound=Wire)
 
 
-class TypedMethods:
+class TypedMethods(ABC):
     """The typed surface; the client supplies ``_typed`` and ``_stream_typed``."""
 
-    async def _typed(self, method: str, params: Wire, result: type[R], options: CallOptions) -> R:
-        raise NotImplementedError
+    @abstractmethod
+    async def _typed(
+        self, method: str, params: Wire, result: type[R], options: CallOptions
+    ) -> R: ...
 
+    @abstractmethod
     def _stream_typed(
         self, method: str, params: Wire, result: type[R], options: CallOptions
-    ) -> StreamingCall[R]:
-        raise NotImplementedError
+    ) -> StreamingCall[R]: ...
 
     async def _run(
         self,
