@@ -157,33 +157,7 @@ async def _serve(
 
 
 def _http_config(args: argparse.Namespace) -> tuple[Any, Any]:
-    from rcpkit.transport.http.auth import Credentials
-    from rcpkit.transport.http.config import HttpConfig, Listen, RateLimit, parse_bind
+    # The same options, parsed the same way, as `rcpkit serve --http`.
+    from rcpkit.transport.http.command import config_from_args
 
-    host, port = parse_bind(args.http)
-    rate = None
-    if args.rate_limit is not None:
-        burst = args.rate_burst if args.rate_burst is not None else max(1, int(args.rate_limit))
-        rate = RateLimit(args.rate_limit, burst)
-    config = HttpConfig(
-        base=args.base,
-        stateful=args.stateful,
-        session_ttl=args.session_ttl,
-        credentials=Credentials.load(args.auth_file),
-        cors_origins=tuple(args.cors_origin or ()),
-        rate_limit=rate,
-        max_concurrent=args.max_concurrent or None,
-        max_inflight=args.max_inflight or None,
-        max_body_bytes=args.max_body_bytes,
-        max_batch=args.max_batch,
-        deadline=args.deadline,
-        workers=args.workers,
-    )
-    listen = Listen(
-        host=host,
-        port=port,
-        keep_alive=args.keep_alive,
-        drain_timeout=args.drain_timeout,
-        trusted_proxies=args.trust_proxy,
-    )
-    return config, listen
+    return config_from_args(args)
