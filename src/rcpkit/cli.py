@@ -92,10 +92,12 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--json", action="store_true", help="print the raw RCP result")
     _engine_options(query)
 
-    evaluate = commands.add_parser("eval", help="nDCG/Recall/MRR on a BEIR-layout collection")
-    evaluate.add_argument(
-        "dataset", type=Path, help="folder with corpus.jsonl, queries.jsonl, qrels/"
+    from rcpkit.evaluation import command as eval_command
+
+    evaluate = commands.add_parser(
+        "eval", help="retrieval quality of an RCP server on a BEIR-layout collection"
     )
+    eval_command.add_arguments(evaluate)
     _engine_options(evaluate)
 
     demo = commands.add_parser("demo", help="index the samples and query them over stdio")
@@ -166,7 +168,14 @@ def _http_options(serve: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    server: list[str] = []
+    if words[:1] == ["eval"] and "--" in words:  # `rcpkit eval DATASET [options] -- <command>`
+        cut = words.index("--")
+        words, server = words[:cut], words[cut + 1 :]
+    args = _parser().parse_args(words)
+    if args.subcommand == "eval":
+        args.command = server
     try:
         if args.subcommand == "serve":
             return _serve(args)
@@ -187,9 +196,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_check(args)
         if args.subcommand == "eval":
-            from rcpkit.engine.commands import eval_command
+            from rcpkit.evaluation.command import run as run_eval
 
-            return eval_command(args)
+            return run_eval(args)
         if args.subcommand == "demo":
             from rcpkit.demo import DEFAULT_QUERY, run_demo
 

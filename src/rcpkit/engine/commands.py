@@ -1,4 +1,7 @@
-"""``rcpkit index`` and ``rcpkit query``: the engine from the command line."""
+"""``rcpkit index`` and ``rcpkit query``: the engine from the command line.
+
+``rcpkit eval`` lives in ``rcpkit.evaluation``: it measures any server over the wire.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,6 @@ import json
 import sys
 import textwrap
 import time
-from pathlib import Path
 from typing import Any
 
 from rcpkit.codec import Request
@@ -133,111 +135,3 @@ def _print_table(result: Any) -> None:
         print(f"    {citation.title or ''} — {where}")
         body = " ".join((hit.text or "").split())
         print(textwrap.indent(textwrap.shorten(body, 220), "    "))
-
-
-_EVAL_RUNS: dict[str, dict[str, Any]] = {
-    "bm25 (sparse)": {"mode": "sparse"},
-    "dense": {"mode": "dense"},
-    "hybrid rrf": {"mode": "hybrid", "fusion": {"method": "rrf"}},
-    "hybrid convex": {"mode": "hybrid", "fusion": {"method": "convex", "alpha": 0.5}},
-    "hybrid rrf + rewrite (spelling)": {"mode": "hybrid", "rewrite": "rewrite"},
-    "hybrid rrf + multi-query (RM3)": {"mode": "hybrid", "rewrite": "multi-query"},
-    "hybrid rrf + MaxSim rerank top 30": {
-        "mode": "hybrid",
-        "rerank": {"method": "colbert", "topN": 30},
-    },
-}
-
-
-def eval_command(args: argparse.Namespace) -> int:
-    """Index a BEIR collection and report nDCG@10 / Recall@50 / MRR@10 per mode."""
-    from statistics import mean
-
-    from rcpkit.engine.evaluation import load_qrels, load_queries, mrr_at, ndcg_at, recall_at
-    from rcpkit.engine.retrieval import retrieve
-    from rcpkit.protocol.messages import RetrieveParams
-
-    folder: Path = args.dataset
-    engine = open_from_args(args)
-    documents = [
-        item
-        for item in iter_documents([folder / "corpus.jsonl"])
-        if isinstance(item, SourceDocument)
-    ]
-    started = time.perf_counter()
-    for start in range(0, len(documents), 256):
-        index_documents(engine, documents[start : start + 256], skip_unchanged=True)
-    print(f"(indexed in {time.perf_counter() - started:.1f} s)")
-    queries, qrels = load_queries(folder), load_qrels(folder)
-    judged = {qid: qrels[qid] for qid in queries if qid in qrels}
-    context = RequestContext(0, "retrieve", {}, deadline=None)
-    print(f"{folder.name}: {len(documents)} documents, {len(judged)} judged queries\n")
-    print("| run | nDCG@10 | Recall@50 | MRR@10 | nDCG@10 ÷ BM25 |")
-    print("|---|---|---|---|---|")
-    baseline = None
-    for name, options in _EVAL_RUNS.items():
-        scores: list[tuple[float, float, float]] = []
-        for qid, relevance in judged.items():
-            params = RetrieveParams(
-                query=queries[qid],
-                k=50,
-                candidate_k=200,
-                unit="document",
-                include_text=False,
-                **_typed(options),
-            )
-            ranked = [
-                str(hit.chunk.doc_id) if hit.chunk else str(hit.id)
-                for hit in retrieve(engine, params, context).hits
-            ]
-            scores.append(
-                (
-                    ndcg_at(ranked, relevance),
-                    recall_at(ranked, relevance),
-                    mrr_at(ranked, relevance),
-                )
-            )
-        ndcg, recall, mrr = (mean(column) for column in zip(*scores, strict=True))
-        baseline = baseline or ndcg
-        print(f"| {name} | {ndcg:.4f} | {recall:.4f} | {mrr:.4f} | {ndcg / baseline:.3f}× |")
-    if engine.graphs is not None:
-        _eval_graph(engine, queries, judged, baseline or 1.0)
-    engine.close()
-    return 0
-
-
-def _eval_graph(
-    engine: Engine, queries: dict[str, str], judged: dict[str, dict[str, int]], baseline: float
-) -> None:
-    """The graph alone (local search, chunk unit), ranked by document as the other runs."""
-    from statistics import mean
-
-    from rcpkit.engine.evaluation import mrr_at, ndcg_at, recall_at
-
-    graph = engine.graphs.of(None) if engine.graphs else None
-    assert graph is not None
-    started = time.perf_counter()
-    graph.embed_entities(engine.embedder().embed)
-    print(f"\n(graph: entity vectors in {time.perf_counter() - started:.1f} s)")
-    scores = []
-    for qid, relevance in judged.items():
-        found = graph.local(queries[qid], 50, 2, "chunk", engine.embedder().embed)
-        ranked = list(dict.fromkeys(hit.id.rpartition("#")[0] for hit in found.hits))
-        scores.append((ndcg_at(ranked, relevance), recall_at(ranked, relevance),
-                       mrr_at(ranked, relevance)))  # fmt: skip
-    ndcg, recall, mrr = (mean(column) for column in zip(*scores, strict=True))
-    print(f"| graph local (chunks, PPR) | {ndcg:.4f} | {recall:.4f} | {mrr:.4f} | "
-          f"{ndcg / baseline:.3f}× |")  # fmt: skip
-
-
-def _typed(options: dict[str, Any]) -> dict[str, Any]:
-    import msgspec
-
-    from rcpkit.protocol.messages import Fusion, RerankOption
-
-    typed = dict(options)
-    if "fusion" in typed:
-        typed["fusion"] = msgspec.convert(typed["fusion"], Fusion)
-    if "rerank" in typed:
-        typed["rerank"] = msgspec.convert(typed["rerank"], RerankOption)
-    return typed

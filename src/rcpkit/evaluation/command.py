@@ -1,0 +1,248 @@
+"""``rcpkit eval``: measure a server's retrieval quality over the wire (Appendix F).
+
+    rcpkit eval DATASET                      # rcpkit's engine, spawned over stdio
+    rcpkit eval DATASET --http URL           # any RCP server over HTTP
+    rcpkit eval DATASET -- <server command>  # any RCP server over stdio (the CLI cuts at --)
+    rcpkit eval --compare A.json B.json      # which queries a change helped or hurt
+
+For the CLI: ``add_arguments(parser)`` declares the options (the engine
+options --index/--embedder/… come from the CLI and shape the spawned
+engine), ``run(args)`` returns the exit status: 0, 1 when ``--min-ratio`` is
+not met, 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from rcpkit.client import Client
+from rcpkit.evaluation.baseline import BM25_BASELINE, bm25_baseline
+from rcpkit.evaluation.dataset import Dataset, load_dataset
+from rcpkit.evaluation.harness import Loaded, Pinning, StageResult, load_corpus, run_stage
+from rcpkit.evaluation.metrics import MEASURES, PRIMARY, ranked_run, score_run
+from rcpkit.evaluation.report import (
+    Evaluation,
+    Row,
+    compare,
+    load_evaluation,
+    plot,
+    render_comparison,
+    render_table,
+    to_json,
+)
+from rcpkit.evaluation.stages import DEFAULT_STAGE, available_stages, select_stages
+
+__all__ = ["add_arguments", "evaluate", "run"]
+
+# What a spawned engine may inherit beyond the base set (§15.1): its own settings
+# and the BLAS settings this machine needs for correct numerics.
+_PASS_ENV_PREFIXES = ("RCPKIT_", "OPENBLAS_", "OMP_")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "dataset", type=Path, nargs="?", help="folder with corpus.jsonl, queries.jsonl, qrels/"
+    )
+    parser.add_argument("--http", default=None, metavar="URL", help="evaluate an HTTP server")
+    parser.add_argument("--token-env", default=None, metavar="NAME", help="bearer token variable")
+    parser.add_argument(
+        "--load",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="load the corpus through index/add: auto = when the server is writable and "
+        "--index does not name an existing index",
+    )
+    parser.add_argument(
+        "--stages", default=None, help="comma-separated stage keys (default: all the server has)"
+    )
+    parser.add_argument("--queries", type=int, default=None, metavar="N", help="first N queries")
+    parser.add_argument("--split", default="test", help="qrels split (default: test)")
+    parser.add_argument("--depth", type=int, default=100, help="documents ranked per query")
+    parser.add_argument("--seed", type=int, default=0, help="retrieve.seed (§7.7.1)")
+    parser.add_argument("--concurrency", type=int, default=4, help="queries in flight")
+    parser.add_argument("--json", type=Path, default=None, metavar="FILE", help="write results")
+    parser.add_argument("--plot", type=Path, default=None, metavar="FILE.png", help="bar chart")
+    parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    parser.add_argument(
+        "--min-ratio",
+        type=float,
+        default=None,
+        metavar="X",
+        help="exit 1 unless the default run's nDCG@10 is at least X times the BM25 baseline's",
+    )
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        default=None,
+        metavar=("A", "B"),
+        help="two eval JSON files, each FILE or FILE:RUN (default run: 'default')",
+    )
+    parser.add_argument("--measure", default=PRIMARY, choices=MEASURES, help="for --compare")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.compare:
+            return _compare(args)
+        if args.dataset is None:
+            raise ValueError("name a dataset folder (or --compare A B)")
+        command = list(getattr(args, "command", None) or [])  # what followed `--`
+        if command and args.http:
+            raise ValueError("evaluate either an HTTP URL or a command, not both")
+        dataset = load_dataset(args.dataset, args.split).subset(args.queries)
+        evaluation = asyncio.run(_evaluate(args, dataset, command))
+    except ValueError as error:
+        print(f"rcpkit eval: {error}", file=sys.stderr)
+        return 2
+    print(render_table(evaluation, markdown=args.markdown))
+    if args.json is not None:
+        args.json.write_text(json.dumps(to_json(evaluation), indent=1) + "\n", encoding="utf-8")
+        print(f"\nwrote {args.json}")
+    if args.plot is not None:
+        plot(evaluation, args.plot)
+        print(f"wrote {args.plot}")
+    if args.min_ratio is not None:
+        default = next((row for row in evaluation.rows if row.key == DEFAULT_STAGE), None)
+        if default is None or evaluation.ratio(default) < args.min_ratio:
+            got = "no default run" if default is None else f"{evaluation.ratio(default):.3f}×"
+            print(f"rcpkit eval: default nDCG@10 is {got}, not {args.min_ratio}×", file=sys.stderr)
+            return 1
+    return 0
+
+
+async def _evaluate(args: argparse.Namespace, dataset: Dataset, command: list[str]) -> Evaluation:
+    with _server(args, command) as (connect, fresh):
+        client = await connect()
+        try:
+            return await evaluate(
+                client,
+                dataset,
+                load=args.load == "always" or (args.load == "auto" and fresh),
+                stages=args.stages.split(",") if args.stages else None,
+                depth=args.depth,
+                seed=args.seed,
+                concurrency=args.concurrency,
+                progress=not args.no_progress,
+            )
+        finally:
+            await client.close()
+
+
+async def evaluate(
+    client: Client,
+    dataset: Dataset,
+    *,
+    load: bool = True,
+    stages: list[str] | None = None,
+    depth: int = 100,
+    seed: int = 0,
+    concurrency: int = 4,
+    progress: bool = False,
+) -> Evaluation:
+    """Load (when asked and writable), run the chosen stages and the BM25 baseline."""
+    chosen = select_stages(available_stages(client.raw_capabilities), stages)
+    loaded: Loaded | None = None
+    if load and _writable(client):
+        with _bar(len(dataset.corpus), "index/add", progress) as tick:
+            loaded = await load_corpus(client, dataset, tick=tick)
+    pinning = await _pinning(client, dataset, loaded, depth, seed)
+    results: list[StageResult] = []
+    for stage in chosen:
+        with _bar(len(dataset.queries), stage.key, progress) as tick:
+            results.append(
+                await run_stage(client, stage, dataset, pinning, concurrency=concurrency, tick=tick)
+            )
+    baseline = bm25_baseline(dataset, depth)
+    base_ranking = {q: list(docs) for q, docs in baseline.items()}
+    base_row = Row("bm25-baseline", "BM25 baseline (bm25s)", score_run(dataset.qrels, ranked_run(
+        base_ranking)), {}, ranking=base_ranking)  # fmt: skip
+    rows = [
+        Row(r.stage.key, r.stage.label, r.scores, r.stage.params, r.latency_ms, len(r.errors),
+            r.ranking)
+        for r in results
+    ]  # fmt: skip
+    server = f"{client.server.name} {client.server.version}".strip() or "server"
+    return Evaluation(
+        dataset.name, len(dataset.corpus), len(dataset.queries), server,
+        pinning.index_version, seed, base_row, rows, BM25_BASELINE.name,
+    )  # fmt: skip
+
+
+def _writable(client: Client) -> bool:
+    index = client.raw_capabilities.get("index")
+    return isinstance(index, dict) and index.get("writable") is True
+
+
+async def _pinning(
+    client: Client, dataset: Dataset, loaded: Loaded | None, depth: int, seed: int
+) -> Pinning:
+    retrieve = client.raw_capabilities.get("retrieve")
+    retrieve = retrieve if isinstance(retrieve, dict) else {}
+    if not retrieve:
+        raise ValueError(f"{client.server.name or 'the server'} does not offer retrieve")
+    max_k = retrieve.get("maxK") if isinstance(retrieve.get("maxK"), int) else None
+    whole = "document" in (retrieve.get("units") or [])
+    wanted = depth if whole else depth * 2  # chunks collapse into fewer documents
+    k = min(wanted, max_k) if max_k else wanted
+    version = loaded.index_version if loaded else None
+    if version is None and retrieve.get("snapshots"):
+        probe = await client.retrieve(next(iter(dataset.queries.values()), "a"), k=1)
+        version = probe.index_version
+    return Pinning(version, seed, depth, k, "document" if whole else None)
+
+
+@contextlib.contextmanager
+def _server(args: argparse.Namespace, command: list[str]) -> Iterator[tuple[Any, bool]]:
+    """How to connect, and whether the target starts without the corpus (``fresh``)."""
+    token = os.environ.get(args.token_env) if args.token_env else None
+    pass_env = [name for name in os.environ if name.startswith(_PASS_ENV_PREFIXES)]
+    if args.http:
+        yield (lambda: Client.connect_http(args.http, token=token, timeout=600.0)), True
+        return
+    if command:
+        yield (lambda: Client.connect_stdio(command, pass_env=pass_env, timeout=600.0)), True
+        return
+    with contextlib.ExitStack() as stack:
+        folder: Path | None = args.index
+        fresh = folder is None or not (folder / "index.sqlite3").exists()
+        if folder is None:
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rcpkit-eval-")))
+        spawn = [sys.executable, "-m", "rcpkit", "serve", "--stdio", "--index", str(folder)]
+        for option in ("config", "embedder", "sparse", "graph"):
+            value = getattr(args, option, None)
+            if value is not None:
+                spawn += [f"--{option}", str(value)]
+        yield (lambda: Client.connect_stdio(
+            spawn, pass_env=pass_env, timeout=600.0, connect_timeout=120.0)), fresh  # fmt: skip
+
+
+@contextlib.contextmanager
+def _bar(total: int, label: str, enabled: bool) -> Iterator[Any]:
+    if not enabled:
+        yield None
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=total, desc=f"{label:>18}", unit="q" if label != "index/add" else "doc",
+              file=sys.stderr, leave=False, dynamic_ncols=True, disable=None) as bar:  # fmt: skip
+        yield bar.update
+
+
+def _compare(args: argparse.Namespace) -> int:
+    sides = []
+    for spec in args.compare:
+        path, _, key = spec.partition(":") if not Path(spec).exists() else (spec, "", "")
+        sides.append((load_evaluation(Path(path)), key or None))
+    labels_a, labels_b, changes = compare(sides[0], sides[1], args.measure)
+    print(render_comparison((labels_a, labels_b), changes, args.measure))
+    return 0

@@ -1,0 +1,86 @@
+"""A BEIR-layout collection: ``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CorpusDocument", "Dataset", "Qrels", "load_dataset"]
+
+Qrels = dict[str, dict[str, int]]  # query id → document id → graded relevance
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusDocument:
+    id: str
+    title: str
+    text: str
+    meta: dict[str, Any]
+
+    @property
+    def empty(self) -> bool:
+        return not (self.title.strip() or self.text.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class Dataset:
+    name: str
+    corpus: list[CorpusDocument]
+    queries: dict[str, str]  # only the judged ones, in file order
+    qrels: Qrels
+
+    def subset(self, limit: int | None) -> Dataset:
+        """The first ``limit`` judged queries (the whole corpus stays: it is the haystack)."""
+        if limit is None or limit >= len(self.queries):
+            return self
+        kept = dict(list(self.queries.items())[:limit])
+        return Dataset(self.name, self.corpus, kept, {q: self.qrels[q] for q in kept})
+
+
+def load_dataset(folder: Path, split: str = "test") -> Dataset:
+    """Load ``folder``; queries without a judgement in ``split`` are left out."""
+    for name in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
+        if not (folder / name).is_file():
+            raise ValueError(f"{folder} is not a BEIR-layout dataset: {name} is missing")
+    qrels = _qrels(folder / "qrels" / f"{split}.tsv")
+    queries = {
+        str(row["_id"]): str(row["text"])
+        for row in _rows(folder / "queries.jsonl")
+        if str(row["_id"]) in qrels
+    }
+    corpus = [
+        CorpusDocument(
+            str(row["_id"]),
+            str(row.get("title") or ""),
+            str(row.get("text") or ""),
+            dict(row.get("metadata") or {}),
+        )
+        for row in _rows(folder / "corpus.jsonl")
+    ]
+    return Dataset(folder.resolve().name, corpus, queries, {q: qrels[q] for q in queries})
+
+
+def _rows(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from None
+            if not isinstance(row, dict) or "_id" not in row:
+                raise ValueError(f"{path}:{number}: a row needs an _id")
+            yield row
+
+
+def _qrels(path: Path) -> Qrels:
+    qrels: Qrels = {}
+    with path.open(encoding="utf-8") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            qrels.setdefault(row["query-id"], {})[row["corpus-id"]] = int(row["score"])
+    return qrels

@@ -1,0 +1,172 @@
+"""Run a dataset through a server over the wire: load it, then every query of every stage.
+
+Everything goes through the public RCP surface of a connected ``Client``:
+``index/add`` to load the corpus when the server is writable (§7.10, stable ids
+so a retry is an upsert), then ``retrieve`` (or ``graph``) per query, pinned to
+one ``indexVersion`` and one ``seed`` so the run is repeatable (§7.7.1,
+Appendix F). Queries run a few at a time; each answer is mapped to document ids.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rcpkit.client import Client
+from rcpkit.evaluation.dataset import Dataset
+from rcpkit.evaluation.metrics import Scores, ranked_run, score_run
+from rcpkit.evaluation.stages import Stage
+from rcpkit.protocol.content import Hit
+from rcpkit.protocol.errors import RCPError
+
+__all__ = ["Loaded", "Pinning", "StageResult", "document_ids", "load_corpus", "run_stage"]
+
+Tick = Callable[[int], None]  # advance a progress bar by n
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    documents: int
+    skipped: int  # documents with neither title nor text: nothing to index
+    index_version: str | None
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Pinning:
+    """What every query of a run shares: the snapshot, the seed, the depth, the unit."""
+
+    index_version: str | None
+    seed: int
+    depth: int  # documents ranked per query (Recall@100 needs 100)
+    k: int  # hits asked for: more than depth when hits are chunks of documents
+    unit: str | None  # "document" when the server can return whole documents (§7.7.2)
+
+
+@dataclass(slots=True)
+class StageResult:
+    stage: Stage
+    ranking: dict[str, list[str]]  # query id → document ids, best first
+    scores: Scores
+    latency_ms: list[float]
+    errors: dict[str, str] = field(default_factory=dict)  # query id → the server's error
+    candidates: list[int] = field(default_factory=list)  # usage.candidates (Appendix F)
+
+
+async def load_corpus(
+    client: Client, dataset: Dataset, *, batch: int = 64, tick: Tick | None = None
+) -> Loaded:
+    """Add every non-empty document of the corpus, ``batch`` per ``index/add``."""
+    started = time.perf_counter()
+    documents = [document for document in dataset.corpus if not document.empty]
+    version: str | None = None
+    for start in range(0, len(documents), batch):
+        part = documents[start : start + batch]
+        result = await client.index_add(
+            [
+                {"id": d.id, "title": d.title or None, "text": d.text, "meta": d.meta or None}
+                for d in part
+            ],
+            timeout=600.0,
+        )
+        version = result.index_version or version
+        if tick is not None:
+            tick(len(part))
+    skipped = len(dataset.corpus) - len(documents)
+    return Loaded(len(documents), skipped, version, time.perf_counter() - started)
+
+
+async def run_stage(
+    client: Client,
+    stage: Stage,
+    dataset: Dataset,
+    pinning: Pinning,
+    *,
+    concurrency: int = 4,
+    tick: Tick | None = None,
+) -> StageResult:
+    """Every query of ``dataset`` through ``stage``; failures are kept per query."""
+    ranking: dict[str, list[str]] = {}
+    latency: dict[str, float] = {}
+    errors: dict[str, str] = {}
+    candidates: list[int] = []
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(query_id: str, text: str) -> None:
+        async with gate:
+            started = time.perf_counter()
+            try:
+                hits, used = await _ask(client, stage, text, pinning)
+            except RCPError as error:
+                errors[query_id] = f"{error.code}: {error}"
+                hits, used = [], None
+            latency[query_id] = (time.perf_counter() - started) * 1000
+            ranking[query_id] = document_ids(hits)[: pinning.depth]
+            if used is not None:
+                candidates.append(used)
+            if tick is not None:
+                tick(1)
+
+    async with asyncio.TaskGroup() as group:
+        for query_id, text in dataset.queries.items():
+            group.create_task(one(query_id, text))
+    ordered = {query: ranking[query] for query in dataset.queries}
+    return StageResult(
+        stage,
+        ordered,
+        score_run(dataset.qrels, ranked_run(ordered)),
+        [latency[query] for query in dataset.queries],
+        errors,
+        candidates,
+    )
+
+
+async def _ask(
+    client: Client, stage: Stage, text: str, pinning: Pinning
+) -> tuple[Sequence[Hit], int | None]:
+    if stage.method == "graph":
+        found = await client.graph(query=text, k=pinning.k, unit="chunk", **_typed(stage.params))
+        return found.hits or [], None
+    fields: dict[str, Any] = {"seed": pinning.seed, "include_text": False}
+    if pinning.index_version is not None:
+        fields["index_version"] = pinning.index_version
+    if pinning.unit is not None:
+        fields["unit"] = pinning.unit
+    result = await client.retrieve(text, k=pinning.k, **fields, **_typed(stage.params))
+    used = result.usage.candidates if result.usage else None
+    return result.hits, used
+
+
+def _typed(params: dict[str, Any]) -> dict[str, Any]:
+    """Wire names (``topN``) to the typed fields ``Client`` builds params from."""
+    import msgspec
+
+    from rcpkit.protocol import messages as m
+
+    typed: dict[str, Any] = {}
+    for name, value in params.items():
+        if name == "fusion":
+            typed[name] = msgspec.convert(value, m.Fusion)
+        elif name == "rerank":
+            typed[name] = msgspec.convert(value, m.RerankOption)
+        elif name == "mmr":
+            typed[name] = msgspec.convert(value, m.Mmr)
+        else:
+            typed[name] = value
+    return typed
+
+
+def document_ids(hits: Sequence[Hit]) -> list[str]:
+    """The documents of ranked hits, first occurrence kept (chunks of one document collapse)."""
+    ids: dict[str, None] = {}
+    for hit in hits:
+        if hit.chunk is not None:
+            ids.setdefault(hit.chunk.doc_id)
+        elif hit.unit in (None, "document") or "#" not in str(hit.id):
+            ids.setdefault(str(hit.id))
+        else:
+            ids.setdefault(str(hit.id).rpartition("#")[0])
+    return list(ids)

@@ -1,0 +1,217 @@
+"""What ``rcpkit eval`` prints and writes: a table, JSON, a bar chart, a per-query diff.
+
+The JSON file is the record a later ``--compare`` reads: per stage, the
+aggregate and per-query values of every measure and the ranked document ids.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from rcpkit.evaluation.metrics import MEASURES, PRIMARY, Scores
+
+__all__ = [
+    "Evaluation",
+    "Row",
+    "compare",
+    "load_evaluation",
+    "plot",
+    "render_comparison",
+    "render_table",
+    "to_json",
+]
+
+_LABELS = {"nDCG@10": "nDCG@10", "R@50": "Recall@50", "R@100": "Recall@100",
+           "RR@10": "MRR@10", "AP": "MAP"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One measured configuration: a server stage, or the baseline."""
+
+    key: str
+    label: str
+    scores: Scores
+    params: dict[str, Any]
+    latency_ms: Sequence[float] = ()
+    errors: int = 0
+    ranking: dict[str, list[str]] | None = None
+
+    def latency(self, quantile: float) -> float | None:
+        if not self.latency_ms:
+            return None
+        ordered = sorted(self.latency_ms)
+        return ordered[min(len(ordered) - 1, math.ceil(quantile * len(ordered)) - 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    dataset: str
+    documents: int
+    queries: int
+    server: str
+    index_version: str | None
+    seed: int
+    baseline: Row
+    rows: list[Row]
+    baseline_name: str = "BM25"
+
+    def ratio(self, row: Row, measure: str = PRIMARY) -> float:
+        base = self.baseline.scores[measure]
+        return row.scores[measure] / base if base else math.nan
+
+
+def render_table(evaluation: Evaluation, *, markdown: bool = True) -> str:
+    """Every row's measures and its nDCG@10 as a ratio to the in-run BM25 baseline."""
+    heads = ["run", *(_LABELS.get(m, m) for m in MEASURES), "nDCG@10 ÷ BM25", "p50 ms"]
+    lines = []
+    for row in [evaluation.baseline, *evaluation.rows]:
+        p50 = row.latency(0.5)
+        cells = [row.label + (f" ({row.errors} failed)" if row.errors else "")]
+        cells += [f"{row.scores[m]:.4f}" for m in MEASURES]
+        cells += [f"{evaluation.ratio(row):.3f}×", "—" if p50 is None else f"{p50:.1f}"]
+        lines.append(cells)
+    title = (
+        f"{evaluation.dataset}: {evaluation.documents} documents, {evaluation.queries} judged "
+        f"queries; {evaluation.server}; indexVersion {evaluation.index_version}, "
+        f"seed {evaluation.seed}; baseline: {evaluation.baseline_name}"
+    )
+    if markdown:
+        table = [f"| {' | '.join(heads)} |", f"|{'---|' * len(heads)}"]
+        table += [f"| {' | '.join(cells)} |" for cells in lines]
+        return "\n".join([title, "", *table])
+    widths = [max(len(row[i]) for row in [heads, *lines]) for i in range(len(heads))]
+    text = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+            for row in [heads, *lines]]  # fmt: skip
+    return "\n".join([title, "", *text])
+
+
+def to_json(evaluation: Evaluation) -> dict[str, Any]:
+    return {
+        "dataset": evaluation.dataset,
+        "documents": evaluation.documents,
+        "queries": evaluation.queries,
+        "server": evaluation.server,
+        "indexVersion": evaluation.index_version,
+        "seed": evaluation.seed,
+        "measures": list(MEASURES),
+        "baselineName": evaluation.baseline_name,
+        "baseline": _row_json(evaluation.baseline, evaluation),
+        "runs": [_row_json(row, evaluation) for row in evaluation.rows],
+    }
+
+
+def _row_json(row: Row, evaluation: Evaluation) -> dict[str, Any]:
+    return {
+        "key": row.key,
+        "label": row.label,
+        "params": row.params,
+        "aggregate": row.scores.aggregate,
+        "ratioToBaseline": evaluation.ratio(row),
+        "latencyMs": {"p50": row.latency(0.5), "p95": row.latency(0.95),
+                      "median": median(row.latency_ms) if row.latency_ms else None},
+        "failedQueries": row.errors,
+        "perQuery": row.scores.per_query,
+        "ranking": row.ranking,
+    }  # fmt: skip
+
+
+def load_evaluation(path: Path) -> dict[str, Any]:
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: not an rcpkit eval JSON file ({error})") from None
+    if not isinstance(record, dict) or "runs" not in record or "baseline" not in record:
+        raise ValueError(f"{path}: not an rcpkit eval JSON file (no runs)")
+    return record
+
+
+def _pick(record: dict[str, Any], key: str | None, where: str) -> dict[str, Any]:
+    rows = {row["key"]: row for row in [record["baseline"], *record["runs"]]}
+    chosen = key or "default"
+    if chosen not in rows:
+        raise ValueError(f"{where} has no run {chosen!r}; it has: {', '.join(rows)}")
+    return dict(rows[chosen])
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    query: str
+    before: float
+    after: float
+
+    @property
+    def delta(self) -> float:
+        return self.after - self.before
+
+
+def compare(
+    before: tuple[dict[str, Any], str | None],
+    after: tuple[dict[str, Any], str | None],
+    measure: str = PRIMARY,
+) -> tuple[str, str, list[Change]]:
+    """Per-query ``measure`` of two runs (``(record, run key)``), largest change first."""
+    first, second = _pick(before[0], before[1], "A"), _pick(after[0], after[1], "B")
+    common = [q for q in first["perQuery"] if q in second["perQuery"]]
+    if not common:
+        raise ValueError("the two runs share no query")
+    changes = [
+        Change(q, first["perQuery"][q][measure], second["perQuery"][q][measure]) for q in common
+    ]
+    changes.sort(key=lambda change: (-abs(change.delta), change.query))
+    return first["label"], second["label"], changes
+
+
+def render_comparison(
+    labels: tuple[str, str], changes: Sequence[Change], measure: str = PRIMARY, limit: int = 20
+) -> str:
+    helped = [c for c in changes if c.delta > 1e-9]
+    hurt = [c for c in changes if c.delta < -1e-9]
+    mean_a = sum(c.before for c in changes) / len(changes)
+    mean_b = sum(c.after for c in changes) / len(changes)
+    lines = [
+        f"A = {labels[0]}, B = {labels[1]}; {measure} over {len(changes)} queries: "
+        f"{mean_a:.4f} → {mean_b:.4f} ({mean_b - mean_a:+.4f})",
+        f"B helped {len(helped)}, hurt {len(hurt)}, left {len(changes) - len(helped) - len(hurt)}"
+        " unchanged",
+    ]
+    for title, group in (("helped", helped), ("hurt", hurt)):
+        if group:
+            lines += ["", f"{title} (largest first):"]
+            lines += [
+                f"  query {c.query:>6}  {c.before:.4f} → {c.after:.4f}  ({c.delta:+.4f})"
+                for c in group[:limit]
+            ]
+    return "\n".join(lines)
+
+
+def plot(evaluation: Evaluation, path: Path, measure: str = PRIMARY) -> None:
+    """A bar chart of ``measure`` per run, the baseline first and marked by a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [evaluation.baseline, *evaluation.rows]
+    values = [row.scores[measure] for row in rows]
+    figure, axes = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.6))
+    colours = ["#999999", *["#3b75af"] * len(evaluation.rows)]
+    bars = axes.barh([row.label for row in rows], values, color=colours)
+    axes.axvline(evaluation.baseline.scores[measure], color="#c44e52", linestyle="--", linewidth=1)
+    for bar, row in zip(bars, rows, strict=True):
+        axes.text(bar.get_width(), bar.get_y() + bar.get_height() / 2,
+                  f" {row.scores[measure]:.3f} ({evaluation.ratio(row, measure):.2f}×)",
+                  va="center", fontsize=8)  # fmt: skip
+    axes.invert_yaxis()
+    axes.set_xlabel(f"{_LABELS.get(measure, measure)} (dashed: the BM25 baseline)")
+    axes.set_xlim(0, max(values) * 1.25 if max(values) > 0 else 1)
+    axes.set_title(f"{evaluation.dataset}: {evaluation.queries} queries, {evaluation.server}")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)

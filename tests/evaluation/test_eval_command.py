@@ -1,0 +1,116 @@
+"""``rcpkit eval`` as a real process: spawned engine, a stdio command, HTTP, and --compare."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from eval_support import write_dataset
+
+FAST = ["--embedder", "hashing:64", "--no-progress"]
+
+
+def rcpkit(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rcpkit", *args],
+        capture_output=True, text=True, timeout=timeout, check=False,
+    )  # fmt: skip
+
+
+def test_the_spawned_engine_is_loaded_over_the_wire_and_every_stage_is_measured(
+    tmp_path: Path,
+) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    record = tmp_path / "run.json"
+    chart = tmp_path / "p.png"
+    done = rcpkit("eval", str(data), *FAST, "--json", str(record), "--plot", str(chart))
+    assert done.returncode == 0, done.stderr
+    assert "tiny: 25 documents, 6 judged queries; rcpkit" in done.stdout
+    result = json.loads(record.read_text())
+    keys = [run["key"] for run in result["runs"]]
+    assert keys[:6] == ["default", "lexical", "dense", "hybrid-rrf", "hybrid-weighted",
+                        "hybrid-convex"]  # fmt: skip
+    assert {"rerank-colbert", "mmr", "rewrite-multi-query"} <= set(keys)
+    assert all(run["failedQueries"] == 0 for run in result["runs"])
+    assert result["indexVersion"] is not None  # every query was pinned to one snapshot
+    by_key = {run["key"]: run for run in result["runs"]}
+    # The topics share no words, so lexical recall finds each query's documents.
+    assert by_key["lexical"]["aggregate"]["R@50"] == 1.0
+    assert by_key["lexical"]["aggregate"]["nDCG@10"] > 0.8
+    assert result["baseline"]["aggregate"]["nDCG@10"] > 0.8
+    assert by_key["lexical"]["ranking"]["q3"][0].startswith("shell")
+    assert chart.read_bytes()[:4] == b"\x89PNG"
+
+    again = rcpkit("eval", str(data), "--stages", "lexical,default", "--markdown", "--json",
+                   str(tmp_path / "two.json"), *FAST)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert [r["key"] for r in json.loads((tmp_path / "two.json").read_text())["runs"]] == [
+        "lexical",
+        "default",
+    ]
+    diff = rcpkit("eval", "--compare", f"{record}:lexical", f"{record}:dense")
+    assert diff.returncode == 0, diff.stderr
+    assert re.search(r"A = lexical only, B = dense only; nDCG@10 over 6 queries", diff.stdout)
+
+
+def test_any_stdio_server_is_evaluated_with_the_stages_it_offers(tmp_path: Path) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    server = [sys.executable, "-m", "rcpkit", "serve", "--engine", "keyword"]
+    done = rcpkit("eval", str(data), "--no-progress", "--json", str(tmp_path / "k.json"),
+                  "--", *server)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads((tmp_path / "k.json").read_text())
+    assert [run["key"] for run in result["runs"]] == ["default", "lexical"]
+    assert result["server"].startswith("rcpkit-keyword")
+    assert result["runs"][1]["aggregate"]["R@50"] > 0.9  # no stemmer: "wings" misses "wing"
+
+
+def test_the_min_ratio_gate_fails_the_command_when_it_is_not_met(tmp_path: Path) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    done = rcpkit("eval", str(data), *FAST, "--stages", "dense", "--min-ratio", "1.0")
+    assert done.returncode == 1
+    assert "no default run" in done.stderr
+    wrong = rcpkit("eval", str(tmp_path), *FAST)
+    assert wrong.returncode == 2
+    assert "is not a BEIR-layout dataset" in wrong.stderr
+    unknown = rcpkit("eval", str(data), *FAST, "--stages", "nope")
+    assert unknown.returncode == 2
+    assert "the server offers no stage nope" in unknown.stderr
+
+
+def test_an_http_server_is_evaluated_over_http(tmp_path: Path) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    command = [sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0",
+               "--index", str(tmp_path / "idx"), "--embedder", "hashing:64"]  # fmt: skip
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        url = _announced_url(server)
+        done = rcpkit("eval", str(data), "--http", url, "--stages", "default,lexical",
+                      "--no-progress", "--json", str(tmp_path / "h.json"))  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        result = json.loads((tmp_path / "h.json").read_text())
+        assert result["runs"][1]["aggregate"]["R@50"] == 1.0
+    finally:
+        server.kill()
+        server.wait(10)
+        assert server.stderr is not None
+        server.stderr.close()
+
+
+def _announced_url(server: subprocess.Popen[bytes], timeout: float = 30.0) -> str:
+    assert server.stderr is not None
+    fd, seen = server.stderr.fileno(), b""
+    deadline = time.monotonic() + timeout
+    while not (match := re.search(rb"serving RCP over HTTP on (\S+)", seen)):
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        chunk = os.read(fd, 65536) if ready else b""
+        if not chunk:
+            raise AssertionError(f"the server did not start: {seen.decode()}")
+        seen += chunk
+    return match.group(1).decode()

@@ -1,0 +1,63 @@
+"""The measures against values computed by hand on a tiny run, through ir-measures."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from eval_support import write_dataset
+
+from rcpkit.evaluation import load_dataset, score_run
+from rcpkit.evaluation.metrics import ranked_run
+
+QRELS = {"q": {"a": 2, "b": 1, "c": 0, "d": 1}, "r": {"z": 3}}
+
+
+def test_ndcg_recall_mrr_and_map_match_hand_computed_values() -> None:
+    run = ranked_run({"q": ["x", "a", "c", "b"], "r": ["y", "z"]})
+    scores = score_run(QRELS, run)
+    # q: DCG = 2/log2(3) + 1/log2(5); ideal = 2/log2(2) + 1/log2(3) + 1/log2(4).
+    ndcg_q = (2 / math.log2(3) + 1 / math.log2(5)) / (2 + 1 / math.log2(3) + 1 / math.log2(4))
+    ndcg_r = (3 / math.log2(3)) / 3
+    assert scores.per_query["q"]["nDCG@10"] == pytest.approx(ndcg_q)
+    assert scores.per_query["r"]["nDCG@10"] == pytest.approx(ndcg_r)
+    assert scores["nDCG@10"] == pytest.approx((ndcg_q + ndcg_r) / 2)
+    assert scores.per_query["q"]["R@50"] == pytest.approx(2 / 3)  # a, b of a, b, d
+    assert scores.per_query["q"]["RR@10"] == pytest.approx(1 / 2)
+    # AP(q) = (1/2 + 2/4) / 3 relevant; AP(r) = 1/2.
+    assert scores.per_query["q"]["AP"] == pytest.approx((1 / 2 + 2 / 4) / 3)
+    assert scores["AP"] == pytest.approx(((1 / 2 + 2 / 4) / 3 + 1 / 2) / 2)
+
+
+def test_a_query_the_run_misses_counts_as_zero_not_as_absent() -> None:
+    scores = score_run(QRELS, ranked_run({"r": ["z"]}))
+    assert scores.per_query["q"] == dict.fromkeys(scores.aggregate, 0.0)
+    assert scores["nDCG@10"] == pytest.approx(0.5)  # (0 + 1) / 2 queries
+
+
+def test_ranked_runs_keep_the_servers_order_and_drop_repeats() -> None:
+    run = ranked_run({"q": ["b", "a", "b", "d"]})
+    assert sorted(run["q"], key=run["q"].__getitem__, reverse=True) == ["b", "a", "d"]
+    # Ties in the servers' own scores would let trec_eval reorder by id; ranks cannot tie.
+    assert score_run(QRELS, ranked_run({"q": ["d", "a"]})).per_query["q"]["RR@10"] == 1.0
+
+
+def test_the_loader_keeps_judged_queries_only_and_reads_graded_qrels(tmp_path: Path) -> None:
+    dataset = load_dataset(write_dataset(tmp_path / "tiny"))
+    assert dataset.name == "tiny"
+    assert "unjudged" not in dataset.queries
+    assert len(dataset.queries) == 6
+    assert dataset.qrels["q1"]["wing0"] == 2
+    assert [d.id for d in dataset.corpus if d.empty] == ["empty"]
+    assert list(dataset.subset(2).queries) == ["q1", "q2"]
+    assert len(dataset.subset(2).corpus) == len(dataset.corpus)
+
+
+def test_a_folder_that_is_not_beir_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"not a BEIR-layout dataset: corpus.jsonl is missing"):
+        load_dataset(tmp_path)
+    write_dataset(tmp_path / "bad")
+    (tmp_path / "bad" / "corpus.jsonl").write_text('{"_id": "a"}\nnot json\n')
+    with pytest.raises(ValueError, match=r"corpus.jsonl:2: not JSON"):
+        load_dataset(tmp_path / "bad")
