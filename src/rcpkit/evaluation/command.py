@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -158,10 +159,14 @@ async def evaluate(
     pinning = await _pinning(client, dataset, loaded, depth, seed)
     results: list[StageResult] = []
     for stage in chosen:
+        started = time.perf_counter()
         with _bar(len(dataset.queries), stage.key, progress) as tick:
-            results.append(
-                await run_stage(client, stage, dataset, pinning, concurrency=concurrency, tick=tick)
-            )
+            done = await run_stage(client, stage, dataset, pinning, concurrency=concurrency,
+                                   tick=tick)  # fmt: skip
+        results.append(done)
+        if progress:  # one line per stage, for logs where no bar is drawn
+            print(f"{stage.key}: {PRIMARY} {done.scores[PRIMARY]:.4f} "
+                  f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)  # fmt: skip
     baseline = bm25_baseline(dataset, depth)
     base_ranking = {q: list(docs) for q, docs in baseline.items()}
     base_row = Row("bm25-baseline", "BM25 baseline (bm25s)", score_run(dataset.qrels, ranked_run(
