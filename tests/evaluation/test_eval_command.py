@@ -114,3 +114,15 @@ def _announced_url(server: subprocess.Popen[bytes], timeout: float = 30.0) -> st
             raise AssertionError(f"the server did not start: {seen.decode()}")
         seen += chunk
     return match.group(1).decode()
+
+
+def test_an_engine_with_a_graph_is_also_measured_through_the_graph_method(tmp_path: Path) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    record = tmp_path / "g.json"
+    done = rcpkit("eval", str(data), *FAST, "--graph", "regex", "--stages", "graph-local",
+                  "--json", str(record))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (graph,) = json.loads(record.read_text())["runs"]
+    assert graph["key"] == "graph-local"
+    assert graph["failedQueries"] == 0
+    assert graph["aggregate"]["nDCG@10"] > 0  # entity seeds reach some judged documents
