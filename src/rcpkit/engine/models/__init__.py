@@ -18,7 +18,9 @@ Deterministic implementations for fast tests: `HashingEmbedder`, `HashingSparseE
 
 Scoring and wire helpers: `maxsim`/`maxsim_many` (§7.5 MaxSim) and
 `encode_f32_base64`/`decode_f32_base64` (§7.3.1). `load_embedder(spec)` and
-`load_sparse_encoder(spec)` pick a model from a configuration string.
+`load_sparse_encoder(spec)` pick a model from a configuration string. The
+building blocks other model families (the cross-encoder rerankers) reuse:
+`open_tokenizer`, `read_max_tokens`, `session_options`, `verify_sha256`.
 """
 
 from rcpkit.engine.models._bundled import (
@@ -28,7 +30,7 @@ from rcpkit.engine.models._bundled import (
     load_splade_tiny,
 )
 from rcpkit.engine.models._hashing import HashingEmbedder, HashingSparseEncoder
-from rcpkit.engine.models._integrity import ModelIntegrityError, ModelLoadError
+from rcpkit.engine.models._integrity import ModelIntegrityError, ModelLoadError, verify_sha256
 from rcpkit.engine.models._interfaces import (
     EMBED_KINDS,
     Embedder,
@@ -40,7 +42,9 @@ from rcpkit.engine.models._interfaces import (
 )
 from rcpkit.engine.models._loader import load_embedder, load_sparse_encoder
 from rcpkit.engine.models._maxsim import maxsim, maxsim_many
+from rcpkit.engine.models._onnx_session import session_options
 from rcpkit.engine.models._splade import SpladeEncoder
+from rcpkit.engine.models._tokenizer import open_tokenizer, read_max_tokens
 from rcpkit.engine.models._transformer_embedder import TransformerEmbedder
 from rcpkit.engine.models._vectors import decode_f32_base64, encode_f32_base64, l2_normalize
 
@@ -69,4 +73,8 @@ __all__ = [
     "load_splade_tiny",
     "maxsim",
     "maxsim_many",
+    "open_tokenizer",
+    "read_max_tokens",
+    "session_options",
+    "verify_sha256",
 ]

@@ -17,7 +17,7 @@ __all__ = ["OnnxTokenEncoder"]
 _TOKEN_OUTPUTS = ("last_hidden_state", "token_embeddings")
 
 
-def _session_options(ort: Any, threads: int) -> Any:
+def session_options(ort: Any, threads: int) -> Any:
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
@@ -41,7 +41,7 @@ class OnnxTokenEncoder:
         except ImportError as error:
             raise ModelLoadError("ONNX models need `pip install onnxruntime`") from error
         self._session: Any = ort.InferenceSession(
-            str(model_path), _session_options(ort, threads), providers=["CPUExecutionProvider"]
+            str(model_path), session_options(ort, threads), providers=["CPUExecutionProvider"]
         )
         self._inputs = {node.name for node in self._session.get_inputs()}
         if not {"input_ids", "attention_mask"} <= self._inputs:

@@ -34,7 +34,7 @@ class TokenBatch:
     content_mask: npt.NDArray[np.bool_]
 
 
-def _open(path: Path) -> Tokenizer:
+def open_tokenizer(path: Path) -> Tokenizer:
     try:
         from tokenizers import Tokenizer
     except ImportError as error:
@@ -66,11 +66,11 @@ class ModelTokenizer:
 
     def __init__(self, tokenizer_path: Path, max_tokens: int) -> None:
         self.max_tokens = max_tokens
-        self._model_input = _open(tokenizer_path)
+        self._model_input = open_tokenizer(tokenizer_path)
         # tokenizer.json files often pin fixed padding (128 for MiniLM); pad per batch instead.
         self._model_input.no_padding()
         self._model_input.enable_truncation(max_length=max_tokens)
-        self._counting = _open(tokenizer_path)
+        self._counting = open_tokenizer(tokenizer_path)
         self._counting.no_padding()
         self._counting.no_truncation()
         self._lock = threading.Lock()

@@ -9,10 +9,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from rcpkit.engine.models import ModelLoadError
-from rcpkit.engine.models._integrity import verify_sha256
-from rcpkit.engine.models._onnx_session import _session_options
-from rcpkit.engine.models._tokenizer import read_max_tokens
+from rcpkit.engine.models import ModelLoadError, read_max_tokens, session_options, verify_sha256
 from rcpkit.engine.rerank._interfaces import Scores
 from rcpkit.engine.rerank._pair_tokenizer import PairBatch, PairTokenizer
 from rcpkit.engine.rerank._relevance import relevance_scores
@@ -35,7 +32,7 @@ def _open_session(model_path: Path, threads: int) -> Any:
         raise ModelLoadError("ONNX cross-encoders need `pip install onnxruntime`") from error
     try:
         return ort.InferenceSession(
-            str(model_path), _session_options(ort, threads), providers=["CPUExecutionProvider"]
+            str(model_path), session_options(ort, threads), providers=["CPUExecutionProvider"]
         )
     except Exception as error:  # onnxruntime raises its own untyped pybind errors
         raise ModelLoadError(f"{model_path}: onnxruntime cannot load it: {error}") from error

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.models._tokenizer import _open
+from rcpkit.engine.models import open_tokenizer
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -50,7 +50,7 @@ class PairTokenizer:
         if max_tokens < 4:
             raise ValueError("max_tokens must be >= 4: a pair needs room for its special tokens")
         self.max_tokens = max_tokens
-        self._tokenizer = _open(tokenizer_path)
+        self._tokenizer = open_tokenizer(tokenizer_path)
         self._pad = _pad_id(self._tokenizer)
         # Files often pin fixed-length padding; pad per batch instead, to the batch's longest.
         self._tokenizer.no_padding()
