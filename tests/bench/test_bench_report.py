@@ -66,6 +66,14 @@ def test_the_table_shows_each_row_with_its_direction_and_target() -> None:
     assert "ratio = rcpkit ÷ baseline" in text
 
 
+@pytest.mark.parametrize(
+    ("value", "shown"), [(0.17 / 2001, "0.000085×"), (0.5, "0.50×"), (14.87, "14.87×")]
+)
+def test_a_ratio_is_printed_as_a_plain_decimal(value: float, shown: str) -> None:
+    figure = Figure("protocol", "p99", value, "ms", "reference", 1.0, higher_is_better=False)
+    assert f"{shown} ↓ better" in render_table([figure])
+
+
 def test_markdown_has_one_column_per_header_and_escapes_pipes() -> None:
     piped = Figure("http", "a | b", 1.0, "s")
     text = render_markdown([THROUGHPUT, piped])

@@ -138,9 +138,10 @@ def _number(value: float, unit: str) -> str:
 def _times(ratio: float) -> str:
     if ratio >= 100:
         return f"{ratio:,.0f}×"
-    if ratio >= 0.01:
+    if ratio >= 0.01 or ratio <= 0:
         return f"{ratio:.2f}×"
-    return f"{ratio:.2g}×"
+    # Two significant digits without an exponent: 0.000084×, not 8.4e-05×.
+    return f"{ratio:.{1 - math.floor(math.log10(ratio))}f}×"
 
 
 def _cells(figure: Figure) -> tuple[str, ...]:
