@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest bench bench-readme clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,8 +32,14 @@ pytest: $(STAMP)
 
 test: lint typecheck pytest
 
+# Every benchmark suite, one table (`make bench BENCH=--quick` for a few minutes);
+# bench-readme also rewrites README's generated block from the same run.
+BENCH ?=
 bench: $(STAMP)
-	$(BIN)/python benchmarks/protocol.py
+	$(BIN)/rcpkit bench $(BENCH)
+
+bench-readme: $(STAMP)
+	$(BIN)/rcpkit bench $(BENCH) --markdown --update-readme README.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage

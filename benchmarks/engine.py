@@ -1,13 +1,13 @@
 """Engine benchmark: indexing throughput, retrieve latency per mode, filtered recall, memory.
 
-.venv/bin/python benchmarks/engine.py [--quick]     (same as `rcpkit bench engine`)
+.venv/bin/python benchmarks/engine.py [--quick] [--json FILE]     (= `rcpkit bench engine`)
 """
 
 from __future__ import annotations
 
 import sys
 
-from rcpkit.bench.engine import run
+from rcpkit.cli import main
 
 if __name__ == "__main__":
-    raise SystemExit(run(quick="--quick" in sys.argv))
+    raise SystemExit(main(["bench", "engine", *sys.argv[1:]]))

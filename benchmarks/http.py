@@ -1,6 +1,6 @@
 """HTTP benchmark: rcpkit serve --http vs the reference SDK's serve_http, driven by wrk.
 
-.venv/bin/python benchmarks/http.py [--quick]        (needs `apt-get install wrk`)
+.venv/bin/python benchmarks/http.py [--quick] [--json FILE]   (= `rcpkit bench http`; needs wrk)
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 _here = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [entry for entry in sys.path if os.path.abspath(entry or ".") != _here]
 
-from rcpkit.bench.http import run  # noqa: E402
+from rcpkit.cli import main  # noqa: E402
 
 if __name__ == "__main__":
-    raise SystemExit(run(quick="--quick" in sys.argv))
+    raise SystemExit(main(["bench", "http", *sys.argv[1:]]))

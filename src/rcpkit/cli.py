@@ -111,9 +111,10 @@ def _parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="certify an RCP server's conformance level (§14)")
     check_command.add_arguments(check)
 
-    bench = commands.add_parser("bench", help="run a benchmark")
-    bench.add_argument("suite", choices=["protocol", "engine", "http"])
-    bench.add_argument("--quick", action="store_true", help="fewer iterations")
+    from rcpkit.bench import command as bench_command
+
+    bench = commands.add_parser("bench", help="run the benchmarks and print one report")
+    bench_command.add_arguments(bench)
     return parser
 
 
@@ -203,20 +204,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from rcpkit.demo import DEFAULT_QUERY, run_demo
 
             return asyncio.run(run_demo(args.query or DEFAULT_QUERY))
+        from rcpkit.bench.command import run as run_bench
+
+        return run_bench(args)
     except (ValueError, OSError) as error:
         print(f"rcpkit: {error}", file=sys.stderr)
         return 2
-    if args.suite == "http":
-        from rcpkit.bench.http import run as run_http_bench
-
-        return run_http_bench(quick=args.quick)
-    if args.suite == "engine":
-        from rcpkit.bench.engine import run as run_engine_bench
-
-        return run_engine_bench(quick=args.quick)
-    from rcpkit.bench.protocol import run as run_protocol_bench
-
-    return run_protocol_bench(quick=args.quick)
 
 
 def _serve(args: argparse.Namespace) -> int:

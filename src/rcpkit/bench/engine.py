@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from rcpkit.bench.report import Figure, Scale, collecting, record
 from rcpkit.engine.analysis import analyze, fts_query
 from rcpkit.engine.config import load_config
 from rcpkit.engine.engine import Engine, open_engine
@@ -88,9 +89,16 @@ def _indexing(folder: Path, count: int) -> Any:
     embedder.embed(texts[:32])  # warm up
     raw = min(_timed(lambda: embedder.embed(texts), 1))
     full = min(_timed(lambda: index_documents(engine, _documents(texts), chunk=False), 1))
-    print(
-        f"| index/add {count} chunks, MiniLM | {count / full * 1000:,.0f} chunks/s "
-        f"| raw embedder {count / raw * 1000:,.0f}/s | **{raw / full:.2f}×** (target ≥ 0.8) |"
+    record(
+        Figure(
+            "engine",
+            f"index/add {count:,} chunks, MiniLM",
+            count / full * 1000,
+            "chunks/s",
+            "raw MiniLM embedder, same texts",
+            count / raw * 1000,
+            target=0.8,
+        )
     )
     engine.close()
     return embedder
@@ -110,7 +118,8 @@ def _retrieval(folder: Path, count: int, queries: int, minilm: Any) -> None:
             params = m.RetrieveParams(query=q, k=10, mode=mode)
             samples.append(_timed(partial(retrieve, engine, params, context), 1)[0])
         p50, p95 = _percentiles(samples)
-        print(f"| retrieve {mode}, {count:,} chunks | p50 {p50:.2f} ms | p95 {p95:.2f} ms | |")
+        name = f"retrieve {mode} p50, {count:,} chunks"
+        record(Figure("engine", name, p50, "ms", higher_is_better=False, note=f"p95 {p95:.2f} ms"))
     embedder = engine.embedder()
     raw_samples, hybrid_samples = [], []
     for q in questions:
@@ -124,19 +133,30 @@ def _retrieval(folder: Path, count: int, queries: int, minilm: Any) -> None:
         raw_samples.append(_timed(raw, 1)[0])
         hybrid = m.RetrieveParams(query=q, k=10, mode="hybrid")
         hybrid_samples.append(_timed(partial(retrieve, engine, hybrid, context), 1)[0])
-    ratio = statistics.median(hybrid_samples) / statistics.median(raw_samples)
-    print(
-        f"| hybrid p50 ÷ (raw lexical + raw dense calls), {count:,} | "
-        f"{statistics.median(hybrid_samples):.2f} ms | {statistics.median(raw_samples):.2f} ms "
-        f"| **{ratio:.2f}×** (target ≤ 1.5) |"
+    record(
+        Figure(
+            "engine",
+            f"retrieve hybrid p50 against its raw index calls, {count:,} chunks",
+            statistics.median(hybrid_samples),
+            "ms",
+            "the raw lexical + dense index calls it makes",
+            statistics.median(raw_samples),
+            higher_is_better=False,
+            target=1.5,
+        )
     )
     _filtered_recall(engine, embedder, questions, count)
     _rerank_retrieve(engine, minilm, questions, count)
     engine.close()
-    print(
-        f"| resident memory of a server process holding {count:,} chunks | "
-        f"{_resident_after_open(folder / f'h{count}'):,.0f} MB | | "
-        f"vectors alone: {count * 384 * 4 / 2**20:,.0f} MB |"
+    record(
+        Figure(
+            "engine",
+            f"resident memory of a server process holding {count:,} chunks",
+            _resident_after_open(folder / f"h{count}"),
+            "MB",
+            higher_is_better=False,
+            note=f"vectors alone: {count * 384 * 4 / 2**20:,.0f} MB",
+        )
     )
 
 
@@ -160,9 +180,16 @@ def _filtered_recall(engine: Engine, embedder: Any, questions: list[str], count:
             scores = matrix[mask] @ vector
             exact = set(keys[mask][np.argsort(-scores)[:10]].tolist())
             recalls.append(len(found & exact) / max(1, len(exact)))
-        print(
-            f"| filtered dense recall@10 vs exact, {label} selectivity, {count:,} | "
-            f"{statistics.mean(recalls):.3f} | | (target 1.0) |"
+        record(
+            Figure(
+                "engine",
+                f"filtered dense recall@10, {label} selectivity, {count:,} chunks",
+                statistics.mean(recalls),
+                "recall",
+                "exact search (recall 1.0 by definition)",
+                1.0,
+                target=1.0,
+            )
         )
 
 
@@ -176,9 +203,16 @@ def _rerank(folder: Path, minilm: Any) -> None:
         score = partial(reranker.score, "w1 w2 w3 w5 w8", passages[:top_n])
         cold = _timed(score, 1)[0]
         warm = _timed(score, 1)[0]
-        print(
-            f"| rerank topN {top_n} (MaxSim, MiniLM, 120-word passages) | cold {cold:.0f} ms "
-            f"| warm {warm:.0f} ms | {top_n / cold * 1000:.0f} pairs/s cold |"
+        record(
+            Figure(
+                "engine",
+                f"rerank top {top_n} cold (MaxSim, MiniLM, 120-word passages)",
+                cold,
+                "ms",
+                higher_is_better=False,
+                note=f"warm (cached token matrices) {warm:.0f} ms; "
+                f"{top_n / cold * 1000:.0f} pairs/s cold",
+            )
         )
 
 
@@ -199,9 +233,15 @@ def _rerank_retrieve(engine: Engine, minilm: Any, questions: list[str], count: i
     p50, p95 = _percentiles(samples)
     where = {name: statistics.median(s.get(name, 0.0) for s in stages) for name in stages[0]}
     split = ", ".join(f"{name} {ms:.1f}" for name, ms in where.items())
-    print(
-        f"| retrieve hybrid + rerank top 20, {count:,} chunks | p50 {p50:.0f} ms "
-        f"| p95 {p95:.0f} ms | median ms per stage: {split} |"
+    record(
+        Figure(
+            "engine",
+            f"retrieve hybrid + rerank top 20 p50, {count:,} chunks",
+            p50,
+            "ms",
+            higher_is_better=False,
+            note=f"p95 {p95:.0f} ms; median ms per stage: {split}",
+        )
     )
 
 
@@ -226,14 +266,19 @@ def _resident_after_open(folder: Path) -> float:
     return float(done.stdout.strip())
 
 
-def run(quick: bool = False) -> int:
-    sizes = [2_000] if quick else [10_000, 100_000]
-    print("# rcpkit bench engine\n")
-    print("| measure | value | baseline | ratio |")
-    print("|---|---|---|---|")
-    with tempfile.TemporaryDirectory(prefix="rcpkit-bench-") as folder:
-        minilm = _indexing(Path(folder), 200 if quick else 1_000)
+# Per scale: corpus sizes, chunks indexed with MiniLM, queries per corpus.
+_SCALES: dict[Scale, tuple[list[int], int, int]] = {
+    "full": ([10_000, 100_000], 1_000, 200),
+    "quick": ([2_000], 200, 50),
+    "smoke": ([300], 16, 10),
+}
+
+
+def run(scale: Scale = "full") -> list[Figure]:
+    sizes, indexed, queries = _SCALES[scale]
+    with tempfile.TemporaryDirectory(prefix="rcpkit-bench-") as folder, collecting() as figures:
+        minilm = _indexing(Path(folder), indexed)
         _rerank(Path(folder), minilm)
         for size in sizes:
-            _retrieval(Path(folder), size, 50 if quick else 200, minilm)
-    return 0
+            _retrieval(Path(folder), size, queries, minilm)
+    return figures

@@ -10,7 +10,7 @@ server's core. Scenarios, one run:
 3. p50/p99 latency for each (from wrk's histogram);
 4. SSE streams held open at once, plus ``ping`` latency while they are open.
 
-    python benchmarks/http.py [--quick]
+    rcpkit bench http [--quick]       (or: python benchmarks/http.py [--quick])
     python -m rcpkit.bench.http serve rcpkit|reference     (the servers it spawns)
 """
 
@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from rcpkit.bench.report import BenchUnavailable, Figure, Scale
 
 __all__ = ["run"]
 
@@ -324,13 +326,14 @@ class _Scenario:
     connections: int
     ours: str  # which rcpkit server runs it
     floor: bool  # also measured against the no-op ASGI floor
+    target: float | None = None  # the issue's bound on rcpkit ÷ reference
 
 
 _SCENARIOS = (
     # (1) a trivial call against the real `rcpkit serve --http`
-    _Scenario("ping, 16 connections", "ping", "{}", 16, "rcpkit", True),
+    _Scenario("ping, 16 connections", "ping", "{}", 16, "rcpkit", True, target=1.0),
     _Scenario("info, 16 connections", "info", "{}", 16, "rcpkit", True),
-    _Scenario("ping, 1 connection", "ping", "{}", 1, "rcpkit", True),
+    _Scenario("ping, 1 connection", "ping", "{}", 1, "rcpkit", True, target=1.0),
     # (2) a handler that waits 20 ms on I/O
     _Scenario(
         "20 ms I/O handler, 16 connections", "retrieve", '{"query":"slow"}', 16, "bench", False
@@ -340,15 +343,23 @@ _SCENARIOS = (
 
 @dataclass
 class _Row:
+    scenario: _Scenario
     ours: _Load
     reference: _Load
     floor: _Load | None
 
 
-def _loads(quick: bool) -> dict[str, _Row]:
+# Per scale: seconds per wrk run, rounds, SSE streams held open, seconds of load meanwhile.
+_SCALES: dict[Scale, tuple[float, int, int, float]] = {
+    "full": (3.0, 3, 2000, 3.0),
+    "quick": (2.0, 1, 500, 2.0),
+    "smoke": (1.0, 1, 50, 1.0),
+}
+
+
+def _loads(seconds: float, rounds: int) -> dict[str, _Row]:
     """Every server stays up; each round runs every scenario on each in turn, so the
     machine's background noise falls on all of them alike. The median round counts."""
-    seconds, rounds = (2.0, 1) if quick else (3.0, 3)
     commands = {
         "rcpkit": _rcpkit_cli(),
         "bench": _bench_server("rcpkit"),
@@ -384,6 +395,7 @@ def _loads(quick: bool) -> dict[str, _Row]:
 
     return {
         s.label: _Row(
+            s,
             median(s.label, s.ours),
             median(s.label, "reference"),
             median(s.label, "floor") if s.floor else None,
@@ -396,60 +408,89 @@ def _servers_of(scenario: _Scenario) -> list[str]:
     return [scenario.ours, "reference", *(["floor"] if scenario.floor else [])]
 
 
-def _table(results: dict[str, _Row]) -> list[str]:
-    lines = [
-        "| scenario | rcpkit req/s | reference req/s | ratio | rcpkit p50 / p99 ms "
-        "| reference p50 / p99 ms | no-op ASGI floor req/s | errors (rcpkit/ref) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for scenario, row in results.items():
+def _figures(results: dict[str, _Row]) -> list[Figure]:
+    figures = []
+    for label, row in results.items():
         ours, theirs = row.ours, row.reference
-        floor = f"{row.floor.rate:,.0f}" if row.floor is not None else "—"
-        lines.append(
-            f"| {scenario} | {ours.rate:,.0f} | {theirs.rate:,.0f} | "
-            f"{ours.rate / theirs.rate:.2f}× | {ours.p50_ms:.2f} / {ours.p99_ms:.2f} | "
-            f"{theirs.p50_ms:.2f} / {theirs.p99_ms:.2f} | {floor} | "
-            f"{ours.errors}/{theirs.errors} |"
+        figures.append(
+            Figure(
+                "http",
+                f"HTTP {label}",
+                ours.rate,
+                "req/s",
+                "reference SDK serve_http",
+                theirs.rate,
+                target=row.scenario.target,
+                note=f"p50 / p99 {ours.p50_ms:.2f} / {ours.p99_ms:.2f} ms "
+                f"vs {theirs.p50_ms:.2f} / {theirs.p99_ms:.2f} ms; "
+                f"errors {ours.errors} / {theirs.errors}",
+            )
         )
-    return lines
+        if row.floor is not None:
+            floor = "no-op ASGI app on the same uvicorn (floor)"
+            figures.append(
+                Figure("http", f"HTTP {label}", ours.rate, "req/s", floor, row.floor.rate)
+            )
+    return figures
 
 
-def _stream_lines(count: int, quick: bool) -> list[str]:
+def _stream_figures(count: int, load_seconds: float) -> list[Figure]:
     child = _Child.spawn(_bench_server("rcpkit"))
     try:
         idle = child.rss_mib()
-        streams, during = asyncio.run(_hold_streams(child, count, 2.0 if quick else 3.0))
+        streams, during = asyncio.run(_hold_streams(child, count, load_seconds))
         held = child.rss_mib()
     finally:
         child.stop()
+    held_open = f"while {streams.opened:,} SSE streams are held open"
     return [
-        "",
-        "| SSE streams held open (rcpkit) | value |",
-        "|---|---:|",
-        f"| streams opened / answered | {streams.opened} / {streams.finished} |",
-        f"| time to open all | {streams.open_seconds:.2f} s |",
-        f"| first progress frame p50 / p99 | {streams.first_frame_p50_ms:.1f} / "
-        f"{streams.first_frame_p99_ms:.1f} ms |",
-        f"| ping on 16 connections meanwhile | {during.rate:,.0f} req/s, p50 {during.p50_ms:.2f} "
-        f"/ p99 {during.p99_ms:.2f} ms, {during.errors} errors |",
-        f"| server RSS idle → holding | {idle:.0f} → {held:.0f} MiB |",
-        "",
-        "The reference server holds one connection at a time, so it can hold one stream.",
+        Figure(
+            "http",
+            "SSE streams held open at once, answered",
+            streams.finished,
+            "streams",
+            note=f"{streams.opened:,} opened in {streams.open_seconds:.2f} s; "
+            "the reference serves one connection at a time, so it holds one",
+        ),
+        Figure(
+            "http",
+            "SSE first progress frame p50",
+            streams.first_frame_p50_ms,
+            "ms",
+            higher_is_better=False,
+            note=f"p99 {streams.first_frame_p99_ms:.1f} ms",
+        ),
+        Figure(
+            "http",
+            f"HTTP ping, 16 connections, {held_open}",
+            during.rate,
+            "req/s",
+            note=f"p50 / p99 {during.p50_ms:.2f} / {during.p99_ms:.2f} ms; {during.errors} errors",
+        ),
+        Figure(
+            "http",
+            f"server RSS {held_open}",
+            held,
+            "MiB",
+            "the same server idle",
+            idle,
+            higher_is_better=False,
+        ),
     ]
 
 
-def run(quick: bool = False) -> int:
+def run(scale: Scale = "full") -> list[Figure]:
+    """Run the suite (server on CPU 0, every client on CPU 1); one row per measure."""
     if shutil.which("wrk") is None or shutil.which("taskset") is None:
-        print("needs `wrk` and `taskset` (apt-get install wrk util-linux)", file=sys.stderr)
-        return 2
+        raise BenchUnavailable("needs `wrk` and `taskset` (apt-get install wrk util-linux)")
+    seconds, rounds, streams, load_seconds = _SCALES[scale]
     _raise_file_limit()
+    affinity = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {_CLIENT_CPU})
-    results = _loads(quick)
-    lines = [f"## HTTP transport ({os.cpu_count()} cores; server on CPU 0, clients on CPU 1)", ""]
-    lines += _table(results)
-    lines += _stream_lines(500 if quick else 2000, quick)
-    print("\n".join(lines))
-    return 0
+    try:
+        return _figures(_loads(seconds, rounds)) + _stream_figures(streams, load_seconds)
+    finally:
+        os.sched_setaffinity(0, affinity)  # the next suite gets every core back
 
 
 def _raise_file_limit() -> None:
@@ -462,4 +503,6 @@ if __name__ == "__main__":
         servers = {"rcpkit": _serve_rcpkit_bench, "reference": _serve_reference}
         {**servers, "floor": _serve_floor}[sys.argv[2]]()
     else:
-        raise SystemExit(run(quick="--quick" in sys.argv))
+        from rcpkit.cli import main
+
+        raise SystemExit(main(["bench", "http", *sys.argv[1:]]))

@@ -17,6 +17,8 @@ import sys
 import time
 from dataclasses import dataclass
 
+from rcpkit.bench.report import Figure, Scale
+
 __all__ = ["run"]
 
 _SERVERS = ("rcpkit", "reference", "echo")
@@ -147,58 +149,90 @@ def _cold_start(command: list[str], runs: int) -> float:
     return statistics.median(times)
 
 
-def run(quick: bool = False) -> int:
-    """Run the suite and print a Markdown report; returns a process exit code."""
+# Per scale: requests per throughput cell, the slow request's seconds, pings
+# while it runs, cold starts.
+_SCALES: dict[Scale, tuple[int, float, int, int]] = {
+    "full": (40_000, 2.0, 1000, 7),
+    "quick": (5_000, 1.0, 200, 3),
+    "smoke": (400, 0.2, 20, 1),
+}
+_CELLS = (
+    ("ping", "{}", 1),
+    ("ping", "{}", 64),
+    ("retrieve", '{"query":"q","k":1}', 1),
+    ("retrieve", '{"query":"q","k":1}', 64),
+)
+_BASELINES = {"reference": "reference SDK rcp.Server", "echo": "bare asyncio echo loop"}
+
+
+def run(scale: Scale = "full") -> list[Figure]:
+    """Run the suite; one row per measure against each baseline measured in the same run."""
     servers = [
         kind
         for kind in _SERVERS
         if kind != "reference" or importlib.util.find_spec("rcp") is not None
     ]
-    total = 5_000 if quick else 40_000
-    print(f"# rcpkit bench protocol ({total} requests per cell, Python {sys.version.split()[0]})\n")
-    print("| server | ping ×1 | ping ×64 | retrieve ×1 | retrieve ×64 |")
-    print("|---|---|---|---|---|")
+    total, slow, pings, runs = _SCALES[scale]
     rates: dict[str, list[float]] = {}
     for kind in servers:
         child = _Child.spawn(kind)
         cells = []
-        for method, params in (("ping", "{}"), ("retrieve", '{"query":"q","k":1}')):
-            for window in (1, 64):
-                count = total // 8 if window == 1 else total
-                cells.append(_throughput(child, method, params, window, count))
+        for method, params, window in _CELLS:
+            count = total // 8 if window == 1 else total
+            cells.append(_throughput(child, method, params, window, count))
         child.close()
         rates[kind] = cells
-        print(f"| {kind} | " + " | ".join(f"{rate:,.0f}/s" for rate in cells) + " |")
-    if "reference" in rates:
-        ratios = [
-            mine / theirs for mine, theirs in zip(rates["rcpkit"], rates["reference"], strict=True)
-        ]
-        print("| **rcpkit ÷ reference** | " + " | ".join(f"{r:.2f}×" for r in ratios) + " |")
-    ratios = [mine / base for mine, base in zip(rates["rcpkit"], rates["echo"], strict=True)]
-    print("| **rcpkit ÷ echo loop** | " + " | ".join(f"{r:.2f}×" for r in ratios) + " |")
+    figures = [
+        Figure(
+            "protocol",
+            f"stdio {method}, {window} in flight",
+            rates["rcpkit"][cell],
+            "req/s",
+            _BASELINES[kind],
+            rates[kind][cell],
+        )
+        for cell, (method, _, window) in enumerate(_CELLS)
+        for kind in ("reference", "echo")
+        if kind in rates
+    ]
 
-    slow = 1.0 if quick else 2.0
-    print(f"\n## ping latency while one {slow:.0f} s request is in flight\n")
-    print("| server | p50 | p99 |")
-    print("|---|---|---|")
+    latency: dict[str, tuple[float, float]] = {}
     for kind in servers:
         if kind == "echo":
             continue
         child = _Child.spawn(kind)
-        p50, p99 = _head_of_line(child, slow, 200 if quick else 1000)
+        latency[kind] = _head_of_line(child, slow, pings)
         child.close()
-        print(f"| {kind} | {p50:.2f} ms | {p99:.2f} ms |")
+    p50, p99 = latency["rcpkit"]
+    theirs = latency.get("reference")
+    figures.append(
+        Figure(
+            "protocol",
+            f"stdio ping p99 while one {slow:g} s request is in flight",
+            p99,
+            "ms",
+            _BASELINES["reference"] if theirs else "",
+            theirs[1] if theirs else None,
+            higher_is_better=False,
+            note=f"p50 {p50:.2f} ms" + (f" vs {theirs[0]:.2f} ms" if theirs else ""),
+        )
+    )
 
-    runs = 3 if quick else 7
     python = _cold_start([sys.executable, "-m", "rcpkit.bench.stdio_servers", "echo"], runs)
     rcpkit = _cold_start(
         [sys.executable, "-m", "rcpkit", "serve", "--stdio", "--engine", "keyword", "--sample"],
         runs,
     )
-    print("\n## cold start to the first initialize answer (median)\n")
-    print("| command | ms |")
-    print("|---|---|")
-    print(f"| bare asyncio echo loop (interpreter floor) | {python:.0f} |")
-    command = "`rcpkit serve --stdio --engine keyword --sample`"
-    print(f"| {command} | {rcpkit:.0f} ({rcpkit / python:.2f}× floor) |")
-    return 0
+    figures.append(
+        Figure(
+            "protocol",
+            "stdio cold start to the first initialize answer (median)",
+            rcpkit,
+            "ms",
+            "bare asyncio echo loop (interpreter floor)",
+            python,
+            higher_is_better=False,
+            note=f"`rcpkit serve --stdio --engine keyword --sample`, {runs} run(s)",
+        )
+    )
+    return figures

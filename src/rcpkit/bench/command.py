@@ -1,0 +1,117 @@
+"""``rcpkit bench [all|protocol|engine|http]``: run the suites, print one table.
+
+For the CLI: ``add_arguments(parser)`` declares the options, ``run(args)``
+runs the chosen suites in order and returns the exit status: 0 when every
+suite ran, 2 when one could not run here (a missing tool; the others still
+report) or a file to update has no generated block.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from rcpkit.bench.report import (
+    BenchUnavailable,
+    Figure,
+    Scale,
+    machine,
+    provenance,
+    render_json,
+    render_markdown,
+    render_table,
+    replace_block,
+    today,
+    update_file,
+)
+
+__all__ = ["SUITES", "add_arguments", "run"]
+
+SUITES = ("protocol", "engine", "http")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "suite",
+        nargs="?",
+        choices=["all", *SUITES],
+        default="all",
+        help="which suite to run (default: all three, one table)",
+    )
+    scale = parser.add_mutually_exclusive_group()
+    scale.add_argument(
+        "--quick", action="store_true", help="fewer iterations: a few minutes for all suites"
+    )
+    scale.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny iterations that only check the command works (the figures mean nothing)",
+    )
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the rows as JSON")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument(
+        "--update-readme",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="rewrite the block between <!-- bench:begin --> and <!-- bench:end --> "
+        "in FILE with the Markdown table (repeatable)",
+    )
+
+
+def _suite(name: str) -> Callable[[Scale], list[Figure]]:
+    # Imported on demand: the engine suite needs numpy, the HTTP suite uvicorn.
+    if name == "protocol":
+        from rcpkit.bench.protocol import run as protocol
+
+        return protocol
+    if name == "engine":
+        from rcpkit.bench.engine import run as engine
+
+        return engine
+    from rcpkit.bench.http import run as http
+
+    return http
+
+
+def _command(args: argparse.Namespace, scale: Scale) -> str:
+    words = ["rcpkit", "bench"]
+    if args.suite != "all":
+        words.append(args.suite)
+    if scale != "full":
+        words.append(f"--{scale}")
+    if args.markdown:
+        words.append("--markdown")
+    for path in args.update_readme:
+        words += ["--update-readme", str(path)]
+    return " ".join(words)
+
+
+def run(args: argparse.Namespace) -> int:
+    scale: Scale = "quick" if args.quick else "smoke" if args.smoke else "full"
+    for path in args.update_readme:  # fail now, not after the whole run
+        replace_block(path.read_text(encoding="utf-8"), "", str(path))
+    figures: list[Figure] = []
+    skipped: list[str] = []
+    for name in SUITES if args.suite == "all" else (args.suite,):
+        print(f"rcpkit bench: running {name} ({scale}) …", file=sys.stderr, flush=True)
+        try:
+            figures += _suite(name)(scale)
+        except BenchUnavailable as error:
+            print(f"rcpkit bench: {name} skipped: {error}", file=sys.stderr)
+            skipped.append(name)
+    if not figures:
+        return 2
+    command = _command(args, scale)
+    line = provenance(command, scale, skipped)
+    print(render_markdown(figures) if args.markdown else render_table(figures))
+    print(line)
+    if args.json is not None:
+        meta = {"command": command, "date": today(), "machine": machine(), "scale": scale}
+        args.json.write_text(render_json(figures, **meta, skipped=skipped), encoding="utf-8")
+    for path in args.update_readme:
+        update_file(path, f"{render_markdown(figures)}\n{line}\n")
+    return 2 if skipped else 0
