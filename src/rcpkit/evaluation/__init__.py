@@ -9,9 +9,26 @@ speaks RCP drops into the same harness:
 - ``stages``   the sweep of ``retrieve`` configurations a server's capabilities allow;
 - ``harness``  loads the corpus through ``index/add`` and runs every query, pinned;
 - ``report``   the table, JSON, a bar chart and the per-query comparison.
+
+From Python, against any connected client::
+
+    async with await Client.connect_stdio(["rcpkit", "serve", "--index", "idx"]) as client:
+        evaluation = await evaluate(client, load_dataset(Path("cranfield")))
+    print(render_table(evaluation))
 """
 
 from rcpkit.evaluation.dataset import Dataset, load_dataset
+from rcpkit.evaluation.harness import evaluate
 from rcpkit.evaluation.metrics import MEASURES, Scores, score_run
+from rcpkit.evaluation.report import Evaluation, render_table
 
-__all__ = ["MEASURES", "Dataset", "Scores", "load_dataset", "score_run"]
+__all__ = [
+    "MEASURES",
+    "Dataset",
+    "Evaluation",
+    "Scores",
+    "evaluate",
+    "load_dataset",
+    "render_table",
+    "score_run",
+]

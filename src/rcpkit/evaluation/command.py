@@ -20,19 +20,16 @@ import json
 import os
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from rcpkit.client import Client
-from rcpkit.evaluation.baseline import BM25_BASELINE, bm25_baseline
 from rcpkit.evaluation.dataset import Dataset, load_dataset
-from rcpkit.evaluation.harness import Loaded, Pinning, StageResult, load_corpus, run_stage
-from rcpkit.evaluation.metrics import MEASURES, PRIMARY, ranked_run, score_run
+from rcpkit.evaluation.harness import Tick, evaluate
+from rcpkit.evaluation.metrics import MEASURES, PRIMARY
 from rcpkit.evaluation.report import (
     Evaluation,
-    Row,
     compare,
     load_evaluation,
     plot,
@@ -40,9 +37,9 @@ from rcpkit.evaluation.report import (
     render_table,
     to_json,
 )
-from rcpkit.evaluation.stages import DEFAULT_STAGE, available_stages, select_stages
+from rcpkit.evaluation.stages import DEFAULT_STAGE
 
-__all__ = ["add_arguments", "evaluate", "run"]
+__all__ = ["add_arguments", "run"]
 
 # What a spawned engine may inherit beyond the base set (§15.1): its own settings
 # and the BLAS settings this machine needs for correct numerics.
@@ -133,77 +130,11 @@ async def _evaluate(args: argparse.Namespace, dataset: Dataset, command: list[st
                 depth=args.depth,
                 seed=args.seed,
                 concurrency=args.concurrency,
-                progress=not args.no_progress,
+                bars=None if args.no_progress else _bar,
+                log=None if args.no_progress else _log,
             )
         finally:
             await client.close()
-
-
-async def evaluate(
-    client: Client,
-    dataset: Dataset,
-    *,
-    load: bool = True,
-    stages: list[str] | None = None,
-    depth: int = 100,
-    seed: int = 0,
-    concurrency: int = 4,
-    progress: bool = False,
-) -> Evaluation:
-    """Load (when asked and writable), run the chosen stages and the BM25 baseline."""
-    chosen = select_stages(available_stages(client.raw_capabilities), stages)
-    loaded: Loaded | None = None
-    if load and _writable(client):
-        with _bar(len(dataset.corpus), "index/add", progress) as tick:
-            loaded = await load_corpus(client, dataset, tick=tick)
-    pinning = await _pinning(client, dataset, loaded, depth, seed)
-    results: list[StageResult] = []
-    for stage in chosen:
-        started = time.perf_counter()
-        with _bar(len(dataset.queries), stage.key, progress) as tick:
-            done = await run_stage(client, stage, dataset, pinning, concurrency=concurrency,
-                                   tick=tick)  # fmt: skip
-        results.append(done)
-        if progress:  # one line per stage, for logs where no bar is drawn
-            print(f"{stage.key}: {PRIMARY} {done.scores[PRIMARY]:.4f} "
-                  f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)  # fmt: skip
-    baseline = bm25_baseline(dataset, depth)
-    base_ranking = {q: list(docs) for q, docs in baseline.items()}
-    base_row = Row("bm25-baseline", "BM25 baseline (bm25s)", score_run(dataset.qrels, ranked_run(
-        base_ranking)), {}, ranking=base_ranking)  # fmt: skip
-    rows = [
-        Row(r.stage.key, r.stage.label, r.scores, r.stage.params, r.latency_ms, len(r.errors),
-            r.ranking)
-        for r in results
-    ]  # fmt: skip
-    server = f"{client.server.name} {client.server.version}".strip() or "server"
-    return Evaluation(
-        dataset.name, len(dataset.corpus), len(dataset.queries), server,
-        pinning.index_version, seed, base_row, rows, BM25_BASELINE.name,
-    )  # fmt: skip
-
-
-def _writable(client: Client) -> bool:
-    index = client.raw_capabilities.get("index")
-    return isinstance(index, dict) and index.get("writable") is True
-
-
-async def _pinning(
-    client: Client, dataset: Dataset, loaded: Loaded | None, depth: int, seed: int
-) -> Pinning:
-    retrieve = client.raw_capabilities.get("retrieve")
-    retrieve = retrieve if isinstance(retrieve, dict) else {}
-    if not retrieve:
-        raise ValueError(f"{client.server.name or 'the server'} does not offer retrieve")
-    max_k = retrieve.get("maxK") if isinstance(retrieve.get("maxK"), int) else None
-    whole = "document" in (retrieve.get("units") or [])
-    wanted = depth if whole else depth * 2  # chunks collapse into fewer documents
-    k = min(wanted, max_k) if max_k else wanted
-    version = loaded.index_version if loaded else None
-    if version is None and retrieve.get("snapshots"):
-        probe = await client.retrieve(next(iter(dataset.queries.values()), "a"), k=1)
-        version = probe.index_version
-    return Pinning(version, seed, depth, k, "document" if whole else None)
 
 
 @contextlib.contextmanager
@@ -231,11 +162,12 @@ def _server(args: argparse.Namespace, command: list[str]) -> Iterator[tuple[Any,
             spawn, pass_env=pass_env, timeout=600.0, connect_timeout=120.0)), fresh  # fmt: skip
 
 
+def _log(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
 @contextlib.contextmanager
-def _bar(total: int, label: str, enabled: bool) -> Iterator[Any]:
-    if not enabled:
-        yield None
-        return
+def _bar(total: int, label: str) -> Iterator[Tick]:
     from tqdm import tqdm
 
     with tqdm(total=total, desc=f"{label:>18}", unit="q" if label != "index/add" else "doc",

@@ -10,21 +10,36 @@ Appendix F). Queries run a few at a time; each answer is mapped to document ids.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
 from rcpkit.client import Client
+from rcpkit.evaluation.baseline import BM25_BASELINE, bm25_baseline
 from rcpkit.evaluation.dataset import Dataset
-from rcpkit.evaluation.metrics import Scores, ranked_run, score_run
-from rcpkit.evaluation.stages import Stage
+from rcpkit.evaluation.metrics import PRIMARY, Scores, ranked_run, score_run
+from rcpkit.evaluation.report import Evaluation, Row
+from rcpkit.evaluation.stages import Stage, available_stages, select_stages
 from rcpkit.protocol.content import Hit
 from rcpkit.protocol.errors import RCPError
 
-__all__ = ["Loaded", "Pinning", "StageResult", "document_ids", "load_corpus", "run_stage"]
+__all__ = [
+    "Bars",
+    "Loaded",
+    "Pinning",
+    "StageResult",
+    "Tick",
+    "document_ids",
+    "evaluate",
+    "load_corpus",
+    "run_stage",
+]
 
 Tick = Callable[[int], None]  # advance a progress bar by n
+Bars = Callable[[int, str], AbstractContextManager[Tick | None]]  # (total, label) → a bar
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +69,84 @@ class StageResult:
     latency_ms: list[float]
     errors: dict[str, str] = field(default_factory=dict)  # query id → the server's error
     candidates: list[int] = field(default_factory=list)  # usage.candidates (Appendix F)
+
+
+async def evaluate(
+    client: Client,
+    dataset: Dataset,
+    *,
+    load: bool = True,
+    stages: list[str] | None = None,
+    depth: int = 100,
+    seed: int = 0,
+    concurrency: int = 4,
+    bars: Bars | None = None,
+    log: Callable[[str], None] | None = None,
+) -> Evaluation:
+    """Load (when asked and writable), run the chosen stages and the BM25 baseline.
+
+    ``bars(total, label)`` opens a progress bar whose tick advances it; ``log``
+    gets one line per finished stage.
+    """
+    bars = bars or _no_bar
+    chosen = select_stages(available_stages(client.raw_capabilities), stages)
+    loaded: Loaded | None = None
+    if load and _writable(client):
+        with bars(len(dataset.corpus), "index/add") as tick:
+            loaded = await load_corpus(client, dataset, tick=tick)
+    pinning = await _pinning(client, dataset, loaded, depth, seed)
+    results: list[StageResult] = []
+    for stage in chosen:
+        started = time.perf_counter()
+        with bars(len(dataset.queries), stage.key) as tick:
+            done = await run_stage(client, stage, dataset, pinning, concurrency=concurrency,
+                                   tick=tick)  # fmt: skip
+        results.append(done)
+        if log is not None:  # one line per stage, for logs where no bar is drawn
+            log(f"{stage.key}: {PRIMARY} {done.scores[PRIMARY]:.4f} "
+                f"({time.perf_counter() - started:.1f} s)")  # fmt: skip
+    baseline = bm25_baseline(dataset, depth)
+    base_ranking = {q: list(docs) for q, docs in baseline.items()}
+    base_row = Row("bm25-baseline", "BM25 baseline (bm25s)", score_run(dataset.qrels, ranked_run(
+        base_ranking)), {}, ranking=base_ranking)  # fmt: skip
+    rows = [
+        Row(r.stage.key, r.stage.label, r.scores, r.stage.params, r.latency_ms, len(r.errors),
+            r.ranking)
+        for r in results
+    ]  # fmt: skip
+    server = f"{client.server.name} {client.server.version}".strip() or "server"
+    return Evaluation(
+        dataset.name, len(dataset.corpus), len(dataset.queries), server,
+        pinning.index_version, seed, base_row, rows, BM25_BASELINE.name,
+    )  # fmt: skip
+
+
+def _writable(client: Client) -> bool:
+    index = client.raw_capabilities.get("index")
+    return isinstance(index, dict) and index.get("writable") is True
+
+
+async def _pinning(
+    client: Client, dataset: Dataset, loaded: Loaded | None, depth: int, seed: int
+) -> Pinning:
+    retrieve = client.raw_capabilities.get("retrieve")
+    retrieve = retrieve if isinstance(retrieve, dict) else {}
+    if not retrieve:
+        raise ValueError(f"{client.server.name or 'the server'} does not offer retrieve")
+    max_k = retrieve.get("maxK") if isinstance(retrieve.get("maxK"), int) else None
+    whole = "document" in (retrieve.get("units") or [])
+    wanted = depth if whole else depth * 2  # chunks collapse into fewer documents
+    k = min(wanted, max_k) if max_k else wanted
+    version = loaded.index_version if loaded else None
+    if version is None and retrieve.get("snapshots"):
+        probe = await client.retrieve(next(iter(dataset.queries.values()), "a"), k=1)
+        version = probe.index_version
+    return Pinning(version, seed, depth, k, "document" if whole else None)
+
+
+@contextlib.contextmanager
+def _no_bar(total: int, label: str) -> Iterator[Tick | None]:
+    yield None
 
 
 async def load_corpus(
