@@ -92,7 +92,7 @@ async def evaluate(
     chosen = select_stages(available_stages(client.raw_capabilities), stages)
     loaded: Loaded | None = None
     if load and _writable(client):
-        with bars(len(dataset.corpus), "index/add") as tick:
+        with bars(sum(not d.empty for d in dataset.corpus), "index/add") as tick:
             loaded = await load_corpus(client, dataset, tick=tick)
     pinning = await _pinning(client, dataset, loaded, depth, seed)
     results: list[StageResult] = []

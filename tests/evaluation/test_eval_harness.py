@@ -1,0 +1,95 @@
+"""``evaluate()`` from Python against a connected client: loading, pinning, failures, bars."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from engine_support import make_engine
+from eval_support import write_dataset
+
+from rcpkit import App, ErrorCode, RCPError, RequestContext
+from rcpkit.client import connect_in_memory
+from rcpkit.engine.service import build_engine_app
+from rcpkit.evaluation import evaluate, load_dataset, render_table
+from rcpkit.evaluation.harness import Tick
+from rcpkit.protocol import messages as m
+from rcpkit.protocol.content import Hit
+
+
+async def test_the_corpus_is_loaded_once_and_every_query_is_pinned_to_its_version(
+    tmp_path: Path,
+) -> None:
+    dataset = load_dataset(write_dataset(tmp_path / "tiny"))
+    engine = make_engine(tmp_path / "idx")
+    client = await connect_in_memory(build_engine_app(engine).server)
+    ticks: dict[str, int] = {}
+    lines: list[str] = []
+
+    @contextlib.contextmanager
+    def bars(total: int, label: str) -> Iterator[Tick]:
+        ticks[label] = 0
+
+        def tick(n: int) -> None:
+            ticks[label] += n
+
+        yield tick
+        assert ticks[label] == total  # every document and every query was counted
+
+    try:
+        first = await evaluate(client, dataset, stages=["lexical", "dense"], bars=bars,
+                               log=lines.append)  # fmt: skip
+        assert ticks == {"index/add": 24, "lexical": 6, "dense": 6}  # the empty one is not sent
+        assert [line.split(":")[0] for line in lines] == ["lexical", "dense"]
+        assert first.index_version == str(engine.store.version)
+        # Evaluated again without loading: same version, same rankings (§7.7.1).
+        again = await evaluate(client, dataset, load=False, stages=["lexical"])
+        assert again.index_version == first.index_version
+        assert again.rows[0].ranking == first.rows[0].ranking
+        assert engine.store.count()[0] == 24  # the empty document was not sent
+    finally:
+        await client.close()
+        engine.close()
+    assert "| lexical only |" in render_table(first)
+
+
+async def test_a_depth_beyond_the_servers_max_k_is_clamped_not_refused(tmp_path: Path) -> None:
+    dataset = load_dataset(write_dataset(tmp_path / "tiny"))
+    engine = make_engine(tmp_path / "idx", max_k=5)
+    client = await connect_in_memory(build_engine_app(engine).server)
+    try:
+        result = await evaluate(client, dataset, stages=["default"], depth=100)
+    finally:
+        await client.close()
+        engine.close()
+    (row,) = result.rows
+    assert row.errors == 0
+    assert all(len(ranked) <= 5 for ranked in (row.ranking or {}).values())
+
+
+async def test_a_query_the_server_rejects_is_kept_as_a_failure_and_scores_zero(
+    tmp_path: Path,
+) -> None:
+    app = App("flaky", "1.0")
+
+    @app.retrieve(modes=["sparse"], max_k=100)
+    def retrieve(params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
+        text = str(params.query)
+        if "shell" in text:
+            raise RCPError(ErrorCode.BACKEND_UNAVAILABLE, "the shell shard is down")
+        topic = next(t for t in ("wing", "heat", "shock") if t in text)
+        return m.RetrieveResult(hits=[Hit(id=f"{topic}{n}", score=1.0 - n / 10) for n in range(4)])
+
+    dataset = load_dataset(write_dataset(tmp_path / "tiny"))
+    client = await connect_in_memory(app.server)
+    try:
+        result = await evaluate(client, dataset)  # read-only: nothing to load
+    finally:
+        await client.close()
+    default = result.rows[0]
+    assert default.errors == 2  # q3 and q6 ask about shells
+    assert default.scores.per_query["q3"]["nDCG@10"] == 0.0
+    assert default.scores.per_query["q1"]["nDCG@10"] == 1.0
+    assert result.index_version is None  # the server has no snapshots to pin
+    assert "(2 failed)" in render_table(result)
