@@ -43,6 +43,7 @@ async def test_the_corpus_is_loaded_once_and_every_query_is_pinned_to_its_versio
         assert ticks == {"index/add": 24, "lexical": 6, "dense": 6}  # the empty one is not sent
         assert [line.split(":")[0] for line in lines] == ["lexical", "dense"]
         assert first.index_version == str(engine.store.version)
+        assert all(row.candidates and row.candidates > 0 for row in first.rows)
         # Evaluated again without loading: same version, same rankings (§7.7.1).
         again = await evaluate(client, dataset, load=False, stages=["lexical"])
         assert again.index_version == first.index_version

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from statistics import fmean
 from typing import Any
 
 from rcpkit.client import Client
@@ -111,7 +112,7 @@ async def evaluate(
         base_ranking)), {}, ranking=base_ranking)  # fmt: skip
     rows = [
         Row(r.stage.key, r.stage.label, r.scores, r.stage.params, r.latency_ms, len(r.errors),
-            r.ranking)
+            r.ranking, fmean(r.candidates) if r.candidates else None)
         for r in results
     ]  # fmt: skip
     server = f"{client.server.name} {client.server.version}".strip() or "server"

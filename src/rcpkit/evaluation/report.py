@@ -42,6 +42,7 @@ class Row:
     latency_ms: Sequence[float] = ()
     errors: int = 0
     ranking: dict[str, list[str]] | None = None
+    candidates: float | None = None  # mean usage.candidates: what recall handed on (App. F)
 
     def latency(self, quantile: float) -> float | None:
         if not self.latency_ms:
@@ -117,6 +118,7 @@ def _row_json(row: Row, evaluation: Evaluation) -> dict[str, Any]:
         "latencyMs": {"p50": row.latency(0.5), "p95": row.latency(0.95),
                       "median": median(row.latency_ms) if row.latency_ms else None},
         "failedQueries": row.errors,
+        "meanCandidates": row.candidates,
         "perQuery": row.scores.per_query,
         "ranking": row.ranking,
     }  # fmt: skip
