@@ -39,8 +39,8 @@ def test_each_commit_is_a_new_version_and_old_versions_stay_readable(store: SQLi
     second = store.commit(WriteBatch(documents=[document("a", "beta words")]))
     assert (first.version, second.version) == (1, 2)
     assert second.removed == [key for key, _ in first.added]
-    assert [k for k, _ in store.lexical('"alpha"', 10, None, [])] == []
-    assert [k for k, _ in store.lexical('"alpha"', 10, None, [], 1)] == [first.added[0][0]]
+    assert [k for k, _ in store.lexical(["alpha"], 10)] == []
+    assert [k for k, _ in store.lexical(["alpha"], 10, None, 1)] == [first.added[0][0]]
     assert store.count() == (1, 1)
 
 

@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from rcpkit.engine.analysis import analyze, fts_query
+from rcpkit.engine.analysis import analyze
 from rcpkit.engine.config import load_config
 from rcpkit.engine.engine import Engine, open_engine
-from rcpkit.engine.filters import OPERATORS, compile_sqlite, parse_filter
+from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.indexer import content_hash_of, index_documents
 from rcpkit.engine.ingest import SourceDocument
 from rcpkit.engine.retrieval import retrieve
@@ -115,11 +115,11 @@ def _retrieval(folder: Path, count: int, queries: int, minilm: Any) -> None:
     raw_samples, hybrid_samples = [], []
     for q in questions:
         vector = embedder.embed([q], "query")[0]
-        match = fts_query(analyze(q)) or '""'
+        terms = analyze(q)
 
-        def raw(vector: Any = vector, match: str = match) -> None:
+        def raw(vector: Any = vector, terms: list[str] = terms) -> None:
             engine.dense.search(vector, 100)
-            engine.store.lexical(match, 100, None, [])
+            engine.store.lexical(terms, 100)
 
         raw_samples.append(_timed(raw, 1)[0])
         hybrid = m.RetrieveParams(query=q, k=10, mode="hybrid")
@@ -150,13 +150,12 @@ def _filtered_recall(engine: Engine, embedder: Any, questions: list[str], count:
         ("50%", {"field": "bucket", "op": "lt", "value": 500}),
     ):
         tree = parse_filter(raw_filter, {"bucket": "int"}, OPERATORS)
-        where, arguments = compile_sqlite(tree)
-        allowed = engine.store.filtered_keys(where, arguments)
+        allowed = engine.store.filtered_keys(tree)
         mask = np.isin(keys, allowed)
         recalls = []
         for q in questions[:50]:
             vector = embedder.embed([q], "query")[0]
-            found = {key for key, _ in engine.dense.search(vector, 10, allowed)}
+            found = {key for key, _ in engine.dense.search(vector, 10, tree)}
             scores = matrix[mask] @ vector
             exact = set(keys[mask][np.argsort(-scores)[:10]].tolist())
             recalls.append(len(found & exact) / max(1, len(exact)))

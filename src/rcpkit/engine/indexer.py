@@ -108,7 +108,7 @@ def delete_documents(engine: Engine, ids: Sequence[str], tenant: str | None = No
 
 def _apply(engine: Engine, result: CommitResult, tenant: str | None) -> None:
     """After a commit: update the dense index, then garbage-collect old versions."""
-    engine.dense.update(result.added, result.removed, result.version, tenant)
+    engine.dense.apply(result, tenant)
     if engine.graphs is not None:
         engine.graphs.apply(tenant, [key for key, _ in result.added], result.removed)
     engine.dense.drop(engine.store.collect(engine.config.snapshot_retention))
