@@ -4,7 +4,8 @@
 or raises the precise -32602/-32005 (§8, §12); ``normalize_meta`` is what a store
 saves per document at write time; ``matches`` evaluates a tree in Python and
 ``compile_sqlite`` / ``compile_postgres`` compile it to a parameterised SQLite
-or PostgreSQL ``jsonb`` expression with exactly the same meaning (§15.4: client text never becomes SQL text).
+or PostgreSQL ``jsonb`` expression with exactly the same meaning (§15.4: client
+text never becomes SQL text).
 
 Semantics shared by every backend: a field is a scalar or an array, and an
 operator is true when any element satisfies it; ``ne``/``nin`` are exactly

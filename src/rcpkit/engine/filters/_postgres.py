@@ -112,7 +112,10 @@ def _ordered(sql_operator: str) -> Callable[[Clause, str], _Fragment]:
     def predicate(clause: Clause, column: str) -> _Fragment:
         # jsonb orders numbers numerically and puts other types apart; the type test
         # keeps a string or a boolean from ever comparing with a number.
-        test = f"jsonb_typeof(rcp_element.value) = 'number' AND rcp_element.value {sql_operator} %s::jsonb"
+        test = (
+            "jsonb_typeof(rcp_element.value) = 'number'"
+            f" AND rcp_element.value {sql_operator} %s::jsonb"
+        )
         return _Fragment(
             _elements(column, test), (clause.field, clause.field, clause.field, _json(clause.value))
         )
