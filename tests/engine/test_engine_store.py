@@ -9,17 +9,26 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
+from rcpkit.engine.store.base import DocumentRow, NewChunk, Store, WriteBatch
 from rcpkit.engine.store.sqlite import SQLiteStore
 
-BACKENDS: dict[str, Callable[[Path], SQLiteStore]] = {
+
+def _postgres(folder: Path) -> Store:
+    import pg_support
+
+    from rcpkit.engine.store.postgres import PostgresStore
+
+    return PostgresStore(pg_support.fresh_database())
+
+
+BACKENDS: dict[str, Callable[[Path], Store]] = {
     "sqlite": lambda folder: SQLiteStore(folder / "index.sqlite3"),
-    # "postgres": a PostgreSQL + pgvector store will register here.
+    "postgres": _postgres,  # a fresh database per test on the session's server
 }
 
 
 @pytest.fixture(params=sorted(BACKENDS))
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SQLiteStore]:
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     opened = BACKENDS[request.param](tmp_path)
     yield opened
     opened.close()
@@ -34,7 +43,7 @@ def document(doc_id: str, *texts: str) -> tuple[DocumentRow, list[NewChunk]]:
     return row, chunks
 
 
-def test_each_commit_is_a_new_version_and_old_versions_stay_readable(store: SQLiteStore) -> None:
+def test_each_commit_is_a_new_version_and_old_versions_stay_readable(store: Store) -> None:
     first = store.commit(WriteBatch(documents=[document("a", "alpha words")]))
     second = store.commit(WriteBatch(documents=[document("a", "beta words")]))
     assert (first.version, second.version) == (1, 2)
@@ -44,13 +53,13 @@ def test_each_commit_is_a_new_version_and_old_versions_stay_readable(store: SQLi
     assert store.count() == (1, 1)
 
 
-def test_deleting_counts_live_documents_only(store: SQLiteStore) -> None:
+def test_deleting_counts_live_documents_only(store: Store) -> None:
     store.commit(WriteBatch(documents=[document("a", "x"), document("b", "y")]))
     assert store.commit(WriteBatch(delete=["a", "a", "zzz"])).deleted_documents == 1
     assert store.commit(WriteBatch(delete=["a"])).deleted_documents == 0
 
 
-def test_collection_drops_what_no_retained_version_can_see(store: SQLiteStore) -> None:
+def test_collection_drops_what_no_retained_version_can_see(store: Store) -> None:
     first = store.commit(WriteBatch(documents=[document("a", "gamma")]))
     for text in ("delta", "epsilon", "zeta"):
         store.commit(WriteBatch(documents=[document("a", text)]))
