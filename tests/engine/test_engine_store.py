@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rcpkit.engine.dense import DensePolicy
+from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.store.base import DocumentRow, NewChunk, Store, WriteBatch
 from rcpkit.engine.store.sqlite import SQLiteStore
 
@@ -77,3 +79,96 @@ def test_an_index_of_another_layout_is_refused_with_a_clear_error(tmp_path: Path
         connection.execute("CREATE TABLE documents (doc_id TEXT PRIMARY KEY)")
     with pytest.raises(ValueError, match="re-index"):
         SQLiteStore(legacy)
+
+
+def unit(*values: float) -> np.ndarray:  # type: ignore[type-arg]
+    vector = np.asarray(values, np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def with_vector(
+    doc_id: str,
+    text: str,
+    vector: np.ndarray,
+    meta: dict[str, object] | None = None,  # type: ignore[type-arg]
+) -> tuple[DocumentRow, list[NewChunk]]:
+    meta = meta or {}
+    row = DocumentRow(doc_id, None, None, doc_id, "text", meta, doc_id, text)
+    return row, [NewChunk(0, 0, len(text), text, None, None, "", text, vector, meta)]
+
+
+YEAR = parse_filter({"field": "year", "op": "gte", "value": 2020}, {"year": "int"}, OPERATORS)
+
+
+def test_dense_search_ranks_by_cosine_and_honours_filters_and_versions(store: Store) -> None:
+    dense = store.open_dense(3, DensePolicy())
+    first = store.commit(
+        WriteBatch(
+            documents=[
+                with_vector("near", "x", unit(1, 0, 0), {"year": 2019}),
+                with_vector("mid", "y", unit(1, 1, 0), {"year": 2021}),
+                with_vector("far", "z", unit(0, 0, 1), {"year": 2022}),
+            ]
+        )
+    )
+    dense.apply(first, None)
+    keys = {document: key for (key, _), document in zip(first.added, ("near", "mid", "far"))}
+    query = unit(1, 0.1, 0)
+    ranked = dense.search(query, 3)
+    assert [key for key, _ in ranked] == [keys["near"], keys["mid"], keys["far"]]
+    assert ranked[0][1] == pytest.approx(float(unit(1, 0, 0) @ query), abs=1e-5)
+    assert [key for key, _ in dense.search(query, 3, YEAR)] == [keys["mid"], keys["far"]]
+    second = store.commit(WriteBatch(delete=["near"]))
+    dense.apply(second, None)
+    assert keys["near"] not in {key for key, _ in dense.search(query, 3)}
+    assert [key for key, _ in dense.search(query, 1, None, 1)] == [keys["near"]]
+    assert set(dense.vectors_of([keys["mid"]])) == {keys["mid"]}
+
+
+def test_reads_are_scoped_to_the_tenant(store: Store) -> None:
+    store.commit(WriteBatch(documents=[document("a", "shared words")], tenant="t1"))
+    store.commit(WriteBatch(documents=[document("a", "shared words")], tenant="t2"))
+    one = [key for key, _ in store.lexical(["shared"], 10, tenant="t1")]
+    two = [key for key, _ in store.lexical(["shared"], 10, tenant="t2")]
+    assert len(one) == len(two) == 1
+    assert one != two
+    assert store.lexical(["shared"], 10) == []
+    assert store.count("t1") == (1, 1)
+    assert store.content_hash("a", "t2") == "a"
+    assert store.content_hash("a") is None
+
+
+def test_lexical_and_learned_sparse_reads_take_the_filter_tree(store: Store) -> None:
+    old = with_vector("old", "database words", unit(1, 0), {"year": 2019})
+    new = with_vector("new", "database words", unit(1, 0), {"year": 2024})
+    sparse = (np.array([3, 9], np.int64), np.array([0.5, 2.0], np.float32))
+    old[1][0] = NewChunk(**{**_fields(old[1][0]), "sparse": sparse})
+    new[1][0] = NewChunk(**{**_fields(new[1][0]), "sparse": sparse})
+    result = store.commit(WriteBatch(documents=[old, new]))
+    new_key = result.added[1][0]
+    assert [key for key, _ in store.lexical(["database"], 10, YEAR)] == [new_key]
+    assert len(store.lexical(["database"], 10)) == 2
+    found = store.learned_sparse([9], [1.0], 10, YEAR)
+    assert found == [(new_key, pytest.approx(2.0))]
+    assert list(store.filtered_keys(YEAR)) == [new_key]
+    assert store.filter_values([new_key], "year") == {new_key: 2024}
+
+
+def _fields(chunk: NewChunk) -> dict[str, object]:
+    return {name: getattr(chunk, name) for name in NewChunk.__slots__}  # type: ignore[attr-defined]
+
+
+def test_settings_idempotency_and_fetch(store: Store) -> None:
+    assert store.setting_default("cursor.secret", "aa") == "aa"
+    assert store.setting_default("cursor.secret", "bb") == "aa"
+    result = store.commit(WriteBatch(documents=[document("a", "hello there")]), ("k1", "{}"))
+    assert store.remembered("k1") == "{}"
+    assert store.remembered("k2") is None
+    ((key, _),) = result.added
+    row = store.fetch([key])[key]
+    assert (row.doc_id, row.chunk_id, row.text, row.title) == ("a", "a#0", "hello there", "A")
+    assert store.vocabulary() == [("hello", 1), ("there", 1)] or sorted(store.vocabulary()) == [
+        ("hello", 1),
+        ("there", 1),
+    ]
+    assert store.live_texts(5) == ["hello there"]
