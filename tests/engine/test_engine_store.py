@@ -112,7 +112,10 @@ def test_dense_search_ranks_by_cosine_and_honours_filters_and_versions(store: St
         )
     )
     dense.apply(first, None)
-    keys = {document: key for (key, _), document in zip(first.added, ("near", "mid", "far"))}
+    keys = {
+        document: key
+        for (key, _), document in zip(first.added, ("near", "mid", "far"), strict=True)
+    }
     query = unit(1, 0.1, 0)
     ranked = dense.search(query, 3)
     assert [key for key, _ in ranked] == [keys["near"], keys["mid"], keys["far"]]
