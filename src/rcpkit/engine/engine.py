@@ -231,5 +231,6 @@ def open_store(config: EngineConfig) -> Store:
     if is_postgres_url(config.store):
         from rcpkit.engine.store.postgres import PostgresStore
 
+        config.index.mkdir(parents=True, exist_ok=True)  # local side state still lives here
         return PostgresStore(config.store)
     raise ValueError(f"--store must be a postgres:// URL, not {config.store!r}")

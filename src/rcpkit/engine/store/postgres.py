@@ -46,7 +46,7 @@ from rcpkit.engine.store._pg_lexical import (
 )
 from rcpkit.engine.store.base import ChunkRow, CommitResult, DocumentRow, Keys, WriteBatch
 
-__all__ = ["PostgresStore"]
+__all__ = ["PostgresStore", "connect"]
 
 _CHUNK_COLUMNS = (
     'key, doc_key, tenant, doc_id, idx, start, "end", page, text, context, filter_meta,'
@@ -62,12 +62,20 @@ def _psycopg() -> Any:
     return psycopg
 
 
+def connect(url: str) -> Any:
+    """An autocommit connection (psycopg's errors become ValueError for the CLI)."""
+    psycopg = _psycopg()
+    try:
+        return psycopg.connect(url, autocommit=True)
+    except psycopg.Error as error:
+        raise ValueError(f"cannot connect to the store: {error}") from None
+
+
 class PostgresStore:
     """A store in a PostgreSQL database; thread-safe (a connection per thread, one writer)."""
 
     def __init__(self, url: str, *, migrate: bool = True) -> None:
         self.url = url
-        self._psycopg = _psycopg()
         self._local = threading.local()
         self._connections: list[Any] = []
         self._connections_lock = threading.Lock()
@@ -86,7 +94,7 @@ class PostgresStore:
             )
 
     def _connect(self) -> Any:
-        connection = self._psycopg.connect(self.url, autocommit=True)
+        connection = connect(self.url)
         with self._connections_lock:
             self._connections.append(connection)
         return connection
