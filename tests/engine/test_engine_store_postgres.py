@@ -1,4 +1,4 @@
-"""What only the PostgreSQL store has: migrations, pgvector HNSW, several writers, an engine on it."""
+"""Only the PostgreSQL store: migrations, pgvector HNSW, several writers, an engine on it."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -79,6 +80,8 @@ class PostgresStore:
         self._local = threading.local()
         self._connections: list[Any] = []
         self._connections_lock = threading.Lock()
+        # A store dropped without close() (an engine a caller forgot) closes its connections.
+        weakref.finalize(self, _close_all, self._connections)
         self._write_lock = threading.Lock()
         self._writer = self._connect()
         standby = self._writer.execute("SELECT pg_is_in_recovery()").fetchone()[0]
@@ -533,9 +536,12 @@ class PostgresStore:
 
     def close(self) -> None:
         with self._connections_lock:
-            connections, self._connections = self._connections, []
-        for connection in connections:
-            connection.close()
+            _close_all(self._connections)
+
+
+def _close_all(connections: list[Any]) -> None:
+    while connections:
+        connections.pop().close()
 
 
 def _document_values(tenant: str, document: DocumentRow, version: int) -> tuple[object, ...]:
