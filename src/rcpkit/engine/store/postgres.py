@@ -161,12 +161,9 @@ class PostgresStore:
                     " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING doc_key",
                     _document_values(tenant, document, version),
                 ).fetchone()
-                rows, chunk_postings, tokens_added = self._chunk_rows(
+                chunk_postings, tokens_added = self._insert_chunks(
                     connection, tenant, document, doc_key, chunks, version, added
                 )
-                with connection.cursor().copy(f"COPY chunks ({_CHUNK_COLUMNS}) FROM STDIN") as copy:
-                    for row in rows:
-                        copy.write_row(row)
                 postings += chunk_postings
                 new_tokens += tokens_added
                 new_chunks += len(chunks)
@@ -206,7 +203,7 @@ class PostgresStore:
         return keys, cursor.rowcount, [row[1] for row in rows], sum(row[2] for row in rows)
 
     @staticmethod
-    def _chunk_rows(
+    def _insert_chunks(
         connection: Any,
         tenant: str,
         document: DocumentRow,
@@ -214,7 +211,8 @@ class PostgresStore:
         chunks: Sequence[Any],
         version: int,
         added: list[tuple[int, npt.NDArray[np.float32]]],
-    ) -> tuple[list[tuple[object, ...]], list[tuple[str, int, int, int]], int]:
+    ) -> tuple[list[tuple[str, int, int, int]], int]:
+        """COPY the chunks in (keys drawn first); returns their postings and token total."""
         keys = [
             int(row[0])
             for row in connection.execute(
@@ -236,7 +234,10 @@ class PostgresStore:
                 length, version,
             ))  # fmt: skip
             added.append((key, vector))
-        return rows, postings, tokens
+        with connection.cursor().copy(f"COPY chunks ({_CHUNK_COLUMNS}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        return postings, tokens
 
     @staticmethod
     def _write_postings(
@@ -493,6 +494,12 @@ class PostgresStore:
             (tenant or "", limit),
         )
         return [str(row[0]) for row in rows]
+
+    def document_frequency(self, word: str, tenant: str | None = None) -> int:
+        value = self._one(
+            "SELECT df FROM vocabulary WHERE tenant = %s AND word = %s", (tenant or "", word)
+        )
+        return 0 if value is None else int(value)
 
     def live_chunks(self) -> int:
         """Live chunks over all tenants, from the maintained totals (no table scan)."""
