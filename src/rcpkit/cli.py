@@ -125,6 +125,12 @@ def _parser() -> argparse.ArgumentParser:
     bench = commands.add_parser("bench", help="run a benchmark")
     bench.add_argument("suite", choices=["protocol", "engine", "http"])
     bench.add_argument("--quick", action="store_true", help="fewer iterations")
+    bench.add_argument(
+        "--store",
+        default=None,
+        metavar="postgres|URL",
+        help="engine suite: compare the embedded store with PostgreSQL (a private server, or URL)",
+    )
     return parser
 
 
@@ -218,6 +224,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rcpkit.bench.http import run as run_http_bench
 
         return run_http_bench(quick=args.quick)
+    if args.suite == "engine" and args.store:
+        from rcpkit.bench.engine import run_store_comparison
+
+        return run_store_comparison(quick=args.quick, store=args.store)
     if args.suite == "engine":
         from rcpkit.bench.engine import run as run_engine_bench
 

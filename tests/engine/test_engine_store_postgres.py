@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -145,3 +147,35 @@ async def test_an_engine_on_postgres_serves_the_whole_retrieve_pipeline(
         mmr = await call.result("retrieve", {"query": "file", "k": 2, "mmr": {"lambda": 0.5}})
         assert mmr["hits"]
     engine.close()
+
+
+async def test_a_streaming_replica_serves_reads_of_the_primarys_writes(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    import pg_support
+
+    primary = make_engine(tmp_path / "primary", store=postgres_url)
+    async with serving(primary) as peer:
+        await Calls(peer).result(
+            "index/add", {"documents": [{"id": "r1", "text": "replicated lighthouse"}]}
+        )
+    version = primary.store.version
+    primary.close()
+    replica = pg_support.server().replica()
+    try:
+        standby_url = postgres_url.replace(f":{pg_support.server().port}/", f":{replica.port}/")
+        store = PostgresStore(standby_url)
+        assert store.read_only
+        deadline = time.monotonic() + 30
+        while store.version < version:  # the backup is taken after the commit: bounded wait
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        store.close()
+        engine = make_engine(tmp_path / "reader", store=standby_url, writable=False)
+        async with serving(engine) as peer:
+            found = await Calls(peer).result("retrieve", {"query": "lighthouse", "k": 2})
+        assert [hit["id"] for hit in found["hits"]] == ["r1#0"]
+        assert found["indexVersion"] == str(version)
+        engine.close()
+    finally:
+        replica.stop()

@@ -34,7 +34,7 @@ from rcpkit.engine.retrieval import retrieve
 from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
 
-__all__ = ["run"]
+__all__ = ["compare_stores", "run", "run_store_comparison"]
 
 _VOCABULARY = [f"w{i}" for i in range(20_000)]
 _WEIGHTS = [1 / (rank + 1) for rank in range(len(_VOCABULARY))]  # Zipf
@@ -235,4 +235,70 @@ def run(quick: bool = False) -> int:
         _rerank(Path(folder), minilm)
         for size in sizes:
             _retrieval(Path(folder), size, 50 if quick else 200, minilm)
+    return 0
+
+
+# --- embedded vs shared store (issue 9) ---------------------------------------------
+
+
+def compare_stores(count: int, queries: int, store: str = "postgres") -> list[str]:
+    """Index throughput and retrieve p50/p95 per mode, SQLite vs PostgreSQL, as table rows.
+
+    ``store`` is a ``postgres://`` URL, or ``"postgres"`` for a private server
+    started (and removed) for the run. The corpus, queries and embedder
+    (``hashing:384``) are the same for both columns.
+    """
+    from rcpkit.engine.store.pgserver import start_server
+
+    server = None
+    if store == "postgres":
+        server = start_server()
+        store = server.url()
+    try:
+        with tempfile.TemporaryDirectory(prefix="rcpkit-bench-") as folder:
+            columns = {
+                "sqlite": _store_figures(Path(folder) / "sqlite", count, queries, None),
+                "postgres": _store_figures(Path(folder) / "pg", count, queries, store),
+            }
+    finally:
+        if server is not None:
+            server.stop()
+    rows = [
+        f"| {measure}, {count:,} chunks | {columns['sqlite'][measure]} "
+        f"| {columns['postgres'][measure]} |"
+        for measure in columns["sqlite"]
+    ]
+    return ["| measure | embedded (SQLite) | postgres (pgvector) |", "|---|---|---|", *rows]
+
+
+def _store_figures(folder: Path, count: int, queries: int, store: str | None) -> dict[str, str]:
+    engine = _engine(folder, "hashing:384", store=store)
+    texts = _texts(count, seed=2)
+    started = time.perf_counter()
+    for start in range(0, count, 5000):
+        index_documents(engine, _documents(texts[start : start + 5000], start), chunk=False)
+    seconds = time.perf_counter() - started
+    figures = {"index/add throughput (hashing embedder)": f"{count / seconds:,.0f} chunks/s"}
+    questions = [" ".join(text.split()[:6]) for text in _texts(queries, seed=3)]
+    context = RequestContext(0, "retrieve", {}, deadline=None)
+    bucket = {"field": "bucket", "op": "lt", "value": 10}  # 1 % of the corpus
+    cases: list[tuple[Any, Any]] = [("dense", None), ("sparse", None), ("hybrid", None)]
+    for mode, filter in [*cases, ("dense", bucket)]:
+        samples = []
+        for q in questions:
+            params = m.RetrieveParams(query=q, k=10, mode=mode, filter=filter)
+            samples.append(_timed(partial(retrieve, engine, params, context), 1)[0])
+        p50, p95 = _percentiles(samples)
+        label = f"retrieve {mode}" + (" filtered 1 %" if filter else "")
+        figures[label] = f"p50 {p50:.1f} ms, p95 {p95:.1f} ms"
+    engine.close()
+    return figures
+
+
+def run_store_comparison(quick: bool = False, store: str = "postgres") -> int:
+    """``rcpkit bench engine --store postgres``: the embedded and shared stores side by side."""
+    count, queries = (5_000, 50) if quick else (100_000, 200)
+    print("# rcpkit bench engine --store\n")
+    for row in compare_stores(count, queries, store):
+        print(row)
     return 0

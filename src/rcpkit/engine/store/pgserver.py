@@ -55,6 +55,15 @@ class PostgresServer:
         """Run one of the server's tools (``pg_ctl``, ``pg_basebackup`` …) as its user."""
         return _run(self.user, str(binaries() / tool), *args)
 
+    def replica(self) -> PostgresServer:
+        """A streaming replica (hot standby) of this server, from ``pg_basebackup -R``."""
+        root, user = _prepare(None, self.user)
+        standby = PostgresServer(root, _free_port(), user)
+        self.run("pg_basebackup", "-D", str(standby.data), "-R", "-X", "stream", "-c", "fast",
+                 "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres")  # fmt: skip
+        _start(standby, "-c hot_standby=on")
+        return standby
+
     def stop(self, *, remove: bool = True) -> None:
         self.run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
         if remove:
@@ -63,29 +72,38 @@ class PostgresServer:
 
 def start_server(root: Path | None = None, port: int | None = None) -> PostgresServer:
     """initdb a fresh cluster under ``root`` (a new temp folder by default) and start it."""
-    user = _OS_USER if os.geteuid() == 0 else None
+    root, user = _prepare(root, _OS_USER if os.geteuid() == 0 else None)
+    server = PostgresServer(root, port or _free_port(), user)
+    _run(user, str(binaries() / "initdb"), "-D", str(server.data), "-U", "postgres",
+         "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")  # fmt: skip
+    _start(server)
+    return server
+
+
+def _prepare(root: Path | None, user: str | None) -> tuple[Path, str | None]:
+    """A folder the server's OS user owns, with a private unix-socket folder inside."""
     root = Path(root or tempfile.mkdtemp(prefix="rcpkit-pg-"))
     root.mkdir(parents=True, exist_ok=True)
-    sockets = root / "sockets"
-    sockets.mkdir(exist_ok=True)
+    (root / "sockets").mkdir(exist_ok=True)
     if user is not None:
         _ensure_user(user)
         uid, gid = pwd.getpwnam(user).pw_uid, pwd.getpwnam(user).pw_gid
         os.chown(root, uid, gid)
-        os.chown(sockets, uid, gid)
+        os.chown(root / "sockets", uid, gid)
         _open_path_to(root)
-    server = PostgresServer(root, port or _free_port(), user)
-    bin_dir = binaries()
-    _run(user, str(bin_dir / "initdb"), "-D", str(server.data), "-U", "postgres",
-         "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")  # fmt: skip
+    return root, user
+
+
+def _start(server: PostgresServer, extra: str = "") -> None:
+    # Durability is traded for speed: these servers hold throw-away test and bench data.
     options = (
-        f"-c listen_addresses=127.0.0.1 -p {server.port} -k {sockets} -c fsync=off"
-        " -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
-        " -c wal_level=replica -c max_wal_senders=4"
+        f"-c listen_addresses=127.0.0.1 -p {server.port} -k {server.root / 'sockets'}"
+        " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        " -c max_connections=200 -c wal_level=replica -c max_wal_senders=4 " + extra
     )
-    _run(user, str(bin_dir / "pg_ctl"), "-D", str(server.data), "-o", options,
-         "-l", str(root / "server.log"), "-w", "-t", str(_START_TIMEOUT), "start")  # fmt: skip
-    return server
+    log = str(server.root / "server.log")
+    _run(server.user, str(binaries() / "pg_ctl"), "-D", str(server.data), "-o", options,
+         "-l", log, "-w", "-t", str(_START_TIMEOUT), "start")  # fmt: skip
 
 
 def _run(user: str | None, *command: str) -> subprocess.CompletedProcess[str]:
