@@ -18,8 +18,10 @@ def _postgres_session() -> Iterator[None]:
 
 
 @pytest.fixture
-def postgres_url() -> str:
-    """A fresh database (pgvector installed) on the session's PostgreSQL."""
+def postgres_url() -> Iterator[str]:
+    """A fresh database (pgvector installed) on the session's PostgreSQL, dropped after."""
     import pg_support
 
-    return pg_support.fresh_database()
+    url = pg_support.fresh_database()
+    yield url
+    pg_support.drop_database(url)

@@ -17,7 +17,7 @@ import pytest
 
 from rcpkit.engine.store.pgserver import PostgresServer, start_server
 
-__all__ = ["fresh_database", "server", "stop_server"]
+__all__ = ["drop_database", "fresh_database", "server", "stop_server"]
 
 TEMPLATE = "rcpkit_template"
 _lock = threading.Lock()
@@ -54,6 +54,15 @@ def fresh_database() -> str:
     with psycopg.connect(running.url(), autocommit=True) as connection:
         connection.execute(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
     return running.url(name)
+
+
+def drop_database(url: str) -> None:
+    """Drop a test's database (its connections, if any are left, are ended)."""
+    if _server is None:
+        return
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(_server.url(), autocommit=True) as connection:
+        connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def stop_server() -> None:

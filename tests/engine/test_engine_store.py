@@ -34,6 +34,11 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     opened = BACKENDS[request.param](tmp_path)
     yield opened
     opened.close()
+    url = getattr(opened, "url", None)
+    if url is not None:
+        import pg_support
+
+        pg_support.drop_database(url)
 
 
 def document(doc_id: str, *texts: str) -> tuple[DocumentRow, list[NewChunk]]:

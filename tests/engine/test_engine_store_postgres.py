@@ -17,6 +17,7 @@ from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.store import migrations
 from rcpkit.engine.store._pg_dense import HnswSettings, PostgresDenseSearch
 from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
+from rcpkit.engine.store.pgserver import start_server
 from rcpkit.engine.store.postgres import PostgresStore
 
 
@@ -149,33 +150,35 @@ async def test_an_engine_on_postgres_serves_the_whole_retrieve_pipeline(
     engine.close()
 
 
-async def test_a_streaming_replica_serves_reads_of_the_primarys_writes(
-    postgres_url: str, tmp_path: Path
-) -> None:
-    import pg_support
-
-    primary = make_engine(tmp_path / "primary", store=postgres_url)
-    async with serving(primary) as peer:
-        await Calls(peer).result(
-            "index/add", {"documents": [{"id": "r1", "text": "replicated lighthouse"}]}
-        )
-    version = primary.store.version
-    primary.close()
-    replica = pg_support.server().replica()
+async def test_a_streaming_replica_serves_reads_of_the_primarys_writes(tmp_path: Path) -> None:
+    # Its own small cluster: a base backup of the session's would copy every test database.
+    primary = start_server()
+    replica = None
     try:
-        standby_url = postgres_url.replace(f":{pg_support.server().port}/", f":{replica.port}/")
+        url = primary.url()
+        writer = make_engine(tmp_path / "primary", store=url)
+        async with serving(writer) as peer:
+            await Calls(peer).result(
+                "index/add", {"documents": [{"id": "r1", "text": "replicated lighthouse"}]}
+            )
+        version = writer.store.version
+        writer.close()
+        replica = primary.replica()
+        standby_url = replica.url()
         store = PostgresStore(standby_url)
         assert store.read_only
         deadline = time.monotonic() + 30
-        while store.version < version:  # the backup is taken after the commit: bounded wait
+        while store.version < version:  # bounded wait for the standby to replay
             assert time.monotonic() < deadline
             await asyncio.sleep(0.05)
         store.close()
-        engine = make_engine(tmp_path / "reader", store=standby_url, writable=False)
-        async with serving(engine) as peer:
+        reader = make_engine(tmp_path / "reader", store=standby_url, writable=False)
+        async with serving(reader) as peer:
             found = await Calls(peer).result("retrieve", {"query": "lighthouse", "k": 2})
         assert [hit["id"] for hit in found["hits"]] == ["r1#0"]
         assert found["indexVersion"] == str(version)
-        engine.close()
+        reader.close()
     finally:
-        replica.stop()
+        if replica is not None:
+            replica.stop()
+        primary.stop()

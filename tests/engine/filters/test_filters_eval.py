@@ -118,7 +118,12 @@ BACKENDS: dict[str, Select] = {
 def _close_postgres() -> Iterator[None]:
     yield
     while _postgres:
-        _postgres.pop().close()
+        connection = _postgres.pop()
+        url = f"postgresql://postgres@127.0.0.1:{connection.info.port}/{connection.info.dbname}"
+        connection.close()
+        import pg_support
+
+        pg_support.drop_database(url)
 
 
 @pytest.fixture(params=sorted(BACKENDS))

@@ -21,6 +21,7 @@ import weakref
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,10 @@ from rcpkit.engine.store.base import ChunkRow, CommitResult, DocumentRow, Keys, 
 
 __all__ = ["PostgresStore", "connect"]
 
+_DOCUMENT_COLUMNS = (
+    "doc_key, tenant, doc_id, title, uri, source, modality, meta, content_hash, text, pages,"
+    " origin, added"
+)
 _CHUNK_COLUMNS = (
     'key, doc_key, tenant, doc_id, idx, start, "end", page, text, context, filter_meta,'
     " embedding, length, added"
@@ -151,24 +156,12 @@ class PostgresStore:
             words: Counter[str] = Counter()
             for text in gone_texts:
                 words.subtract(surface_words(text))
-            new_tokens = 0
-            new_chunks = 0
-            postings: list[tuple[str, int, int, int]] = []
-            for document, chunks in batch.documents:
-                (doc_key,) = connection.execute(
-                    "INSERT INTO documents (tenant, doc_id, title, uri, source, modality, meta,"
-                    " content_hash, text, pages, origin, added)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING doc_key",
-                    _document_values(tenant, document, version),
-                ).fetchone()
-                chunk_postings, tokens_added = self._insert_chunks(
-                    connection, tenant, document, doc_key, chunks, version, added
-                )
-                postings += chunk_postings
-                new_tokens += tokens_added
-                new_chunks += len(chunks)
+            pending = _Pending()
+            self._insert_documents(connection, tenant, batch, version, pending, added)
+            for _, chunks in batch.documents:
                 for chunk in chunks:
                     words.update(surface_words(chunk.text))
+            postings, new_tokens, new_chunks = pending.postings, pending.tokens, len(added)
             self._write_postings(connection, tenant, postings, removed)
             self._write_sparse(connection, batch, added)
             self._count(connection, tenant, version, new_chunks - len(removed),
@@ -202,42 +195,49 @@ class PostgresStore:
         keys = sorted(int(row[0]) for row in rows)
         return keys, cursor.rowcount, [row[1] for row in rows], sum(row[2] for row in rows)
 
+    def _insert_documents(
+        self,
+        connection: Any,
+        tenant: str,
+        batch: WriteBatch,
+        version: int,
+        pending: _Pending,
+        added: list[tuple[int, npt.NDArray[np.float32]]],
+    ) -> None:
+        """COPY the batch's documents and chunks in, keys drawn from their sequences first."""
+        doc_keys = _draw(connection, "documents_doc_key_seq", len(batch.documents))
+        total = sum(len(chunks) for _, chunks in batch.documents)
+        pending.keys = iter(_draw(connection, "chunks_key_seq", total))
+        for (document, chunks), doc_key in zip(batch.documents, doc_keys, strict=True):
+            pending.documents.append((doc_key, *_document_values(tenant, document, version)))
+            self._insert_chunks(tenant, document, doc_key, chunks, version, pending, added)
+        _copy(connection, f"documents ({_DOCUMENT_COLUMNS})", pending.documents)
+        _copy(connection, f"chunks ({_CHUNK_COLUMNS})", pending.chunks)
+
     @staticmethod
     def _insert_chunks(
-        connection: Any,
         tenant: str,
         document: DocumentRow,
         doc_key: int,
         chunks: Sequence[Any],
         version: int,
+        pending: _Pending,
         added: list[tuple[int, npt.NDArray[np.float32]]],
-    ) -> tuple[list[tuple[str, int, int, int]], int]:
-        """COPY the chunks in (keys drawn first); returns their postings and token total."""
-        keys = [
-            int(row[0])
-            for row in connection.execute(
-                "SELECT nextval('chunks_key_seq') FROM generate_series(1, %s)", (len(chunks),)
-            )
-        ]
-        rows: list[tuple[object, ...]] = []
-        postings: list[tuple[str, int, int, int]] = []
-        tokens = 0
-        for key, chunk in zip(keys, chunks, strict=True):
+    ) -> None:
+        """One document's chunk rows and postings, queued for the batch's COPY."""
+        for chunk in chunks:
+            key = next(pending.keys)
             vector = np.asarray(chunk.vector, dtype=np.float32)
             counts, length = term_counts(chunk.title_terms, chunk.body_terms)
-            postings += [(term, key, title, body) for term, (title, body) in counts.items()]
-            tokens += length
-            rows.append((
+            pending.postings += [(term, key, title, body) for term, (title, body) in counts.items()]
+            pending.tokens += length
+            pending.chunks.append((
                 key, doc_key, tenant, document.doc_id, chunk.index, chunk.start, chunk.end,
                 chunk.page, chunk.text, chunk.context,
                 json.dumps(chunk.filter_meta, ensure_ascii=False), vector_literal(vector),
                 length, version,
             ))  # fmt: skip
             added.append((key, vector))
-        with connection.cursor().copy(f"COPY chunks ({_CHUNK_COLUMNS}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
-        return postings, tokens
 
     @staticmethod
     def _write_postings(
@@ -254,21 +254,8 @@ class PostgresStore:
                 (list(removed),),
             ):
                 frequencies[term] -= int(count)
-        if postings:
-            with connection.cursor().copy(
-                "COPY postings (term, key, title_tf, body_tf) FROM STDIN"
-            ) as copy:
-                for row in postings:
-                    copy.write_row(row)
-        changes = [(tenant, term, delta) for term, delta in frequencies.items() if delta]
-        if changes:
-            with connection.cursor() as cursor:
-                cursor.executemany(
-                    "INSERT INTO term_stats (tenant, term, df) VALUES (%s, %s, %s)"
-                    " ON CONFLICT (tenant, term) DO UPDATE SET df = term_stats.df + excluded.df",
-                    changes,
-                )
-            connection.execute("DELETE FROM term_stats WHERE tenant = %s AND df <= 0", (tenant,))
+        _copy(connection, "postings (term, key, title_tf, body_tf)", postings)
+        _add_counts(connection, "term_stats", "term", tenant, frequencies)
 
     @staticmethod
     def _write_sparse(connection: Any, batch: WriteBatch, added: Sequence[tuple[int, Any]]) -> None:
@@ -296,16 +283,7 @@ class PostgresStore:
     @staticmethod
     def _count_words(connection: Any, tenant: str, words: Counter[str]) -> None:
         # As in the embedded store: per tenant, so a suggestion never reveals another's words.
-        changes = [(tenant, word, delta) for word, delta in words.items() if delta]
-        if not changes:
-            return
-        with connection.cursor() as cursor:
-            cursor.executemany(
-                "INSERT INTO vocabulary (tenant, word, df) VALUES (%s, %s, %s)"
-                " ON CONFLICT (tenant, word) DO UPDATE SET df = vocabulary.df + excluded.df",
-                changes,
-            )
-        connection.execute("DELETE FROM vocabulary WHERE tenant = %s AND df <= 0", (tenant,))
+        _add_counts(connection, "vocabulary", "word", tenant, words)
 
     # --- snapshots: retention and garbage collection ---
 
@@ -544,6 +522,51 @@ class PostgresStore:
     def close(self) -> None:
         with self._connections_lock:
             _close_all(self._connections)
+
+
+@dataclass(slots=True)
+class _Pending:
+    """Rows of one commit, written with one COPY per table."""
+
+    keys: Iterator[int] = field(default_factory=lambda: iter(()))
+    documents: list[tuple[object, ...]] = field(default_factory=list)
+    chunks: list[tuple[object, ...]] = field(default_factory=list)
+    postings: list[tuple[str, int, int, int]] = field(default_factory=list)
+    tokens: int = 0
+
+
+def _add_counts(
+    connection: Any, table: str, column: str, tenant: str, deltas: Counter[str]
+) -> None:
+    """Add per-tenant frequency deltas in one statement; counts that reach 0 are dropped."""
+    changed = {name: delta for name, delta in deltas.items() if delta}
+    if not changed:
+        return
+    connection.execute(
+        f"INSERT INTO {table} (tenant, {column}, df)"
+        f" SELECT %s, name, delta FROM unnest(%s::text[], %s::bigint[]) AS d(name, delta)"
+        f" ON CONFLICT (tenant, {column}) DO UPDATE SET df = {table}.df + excluded.df",
+        (tenant, list(changed), list(changed.values())),
+    )
+    if any(delta < 0 for delta in changed.values()):
+        connection.execute(f"DELETE FROM {table} WHERE tenant = %s AND df <= 0", (tenant,))
+
+
+def _draw(connection: Any, sequence: str, count: int) -> list[int]:
+    if count == 0:
+        return []
+    rows = connection.execute(
+        "SELECT nextval(%s::regclass) FROM generate_series(1, %s)", (sequence, count)
+    )
+    return [int(row[0]) for row in rows]
+
+
+def _copy(connection: Any, table: str, rows: Sequence[Sequence[object]]) -> None:
+    if not rows:
+        return
+    with connection.cursor().copy(f"COPY {table} FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
 
 
 def _close_all(connections: list[Any]) -> None:
