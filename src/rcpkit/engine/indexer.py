@@ -89,8 +89,15 @@ def index_documents(
         checkpoint()  # the last point where a cancel leaves nothing written
     with _write_lock:
         if idempotency_key is not None and result_of is not None:
-            report.version = engine.store.version + 1
-            result = engine.store.commit(batch, (idempotency_key, result_of(report)))
+            make_result = result_of
+
+            def remembered(version: int) -> str:
+                # Rendered inside the commit: only the store knows the version it gets
+                # (another process may commit in between on a shared store).
+                report.version = version
+                return make_result(report)
+
+            result = engine.store.commit(batch, (idempotency_key, remembered))
         else:
             result = engine.store.commit(batch)
         _apply(engine, result, tenant)

@@ -13,7 +13,7 @@ The contract tests in ``tests/engine/test_engine_store.py`` run against both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -27,6 +27,7 @@ __all__ = [
     "CommitResult",
     "DenseSearch",
     "DocumentRow",
+    "Idempotency",
     "NewChunk",
     "Store",
     "WriteBatch",
@@ -109,6 +110,8 @@ class CommitResult:
 
 
 Ranked = list[tuple[int, float]]  # (chunk key, score), best first
+# §7.10: an idempotency key and its result (or the result rendered from the new version).
+Idempotency = tuple[str, str | Callable[[int], str]]
 
 
 class DenseSearch(Protocol):
@@ -155,9 +158,9 @@ class Store(Protocol):
         """The oldest version still servable; older ones were garbage-collected."""
         ...
 
-    def commit(
-        self, batch: WriteBatch, idempotency: tuple[str, str] | None = None
-    ) -> CommitResult: ...
+    def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
+        """Apply ``batch`` as the next version; ``idempotency`` records (key, result) with it."""
+        ...
 
     def collect(self, retain: int) -> list[int]: ...
 

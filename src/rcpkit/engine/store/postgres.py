@@ -46,7 +46,14 @@ from rcpkit.engine.store._pg_lexical import (
     query_tokens,
     term_counts,
 )
-from rcpkit.engine.store.base import ChunkRow, CommitResult, DocumentRow, Keys, WriteBatch
+from rcpkit.engine.store.base import (
+    ChunkRow,
+    CommitResult,
+    DocumentRow,
+    Idempotency,
+    Keys,
+    WriteBatch,
+)
 
 __all__ = ["PostgresStore", "connect"]
 
@@ -139,7 +146,7 @@ class PostgresStore:
             ).fetchone()
             yield self._writer, int(version), int(floor)
 
-    def commit(self, batch: WriteBatch, idempotency: tuple[str, str] | None = None) -> CommitResult:
+    def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
         """Apply ``batch`` atomically as the next version; older versions stay readable."""
         tenant = batch.tenant or ""
         added: list[tuple[int, npt.NDArray[np.float32]]] = []
@@ -169,10 +176,12 @@ class PostgresStore:
             self._count_words(connection, tenant, words)
             connection.execute("UPDATE versions SET version = %s WHERE id = 1", (version,))
             if idempotency is not None:
+                key, result = idempotency
+                text = result(version) if callable(result) else result
                 connection.execute(
                     "INSERT INTO idempotency (key, result) VALUES (%s, %s)"
                     " ON CONFLICT (key) DO UPDATE SET result = excluded.result",
-                    idempotency,
+                    (key, text),
                 )
         return CommitResult(version, added, removed, deleted)
 

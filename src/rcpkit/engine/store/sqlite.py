@@ -30,6 +30,7 @@ from rcpkit.engine.store.base import (
     ChunkRow,
     CommitResult,
     DocumentRow,
+    Idempotency,
     Keys,
     NewChunk,
     WriteBatch,
@@ -136,7 +137,7 @@ class SQLiteStore:
                 raise
             connection.execute("COMMIT")
 
-    def commit(self, batch: WriteBatch, idempotency: tuple[str, str] | None = None) -> CommitResult:
+    def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
         """Apply ``batch`` atomically as a new version; older versions stay readable.
 
         Rows are never updated in place: a replaced or deleted document and its
@@ -170,8 +171,10 @@ class SQLiteStore:
                 "INSERT OR REPLACE INTO settings (name, value) VALUES ('version', ?)", (version,)
             )
             if idempotency is not None:
+                key, result = idempotency
+                text = result(version) if callable(result) else result
                 connection.execute(
-                    "INSERT OR REPLACE INTO idempotency (key, result) VALUES (?, ?)", idempotency
+                    "INSERT OR REPLACE INTO idempotency (key, result) VALUES (?, ?)", (key, text)
                 )
         self._version = version
         return CommitResult(version, added, removed, deleted)
