@@ -21,7 +21,6 @@ import weakref
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -45,6 +44,13 @@ from rcpkit.engine.store._pg_lexical import (
     named,
     query_tokens,
     term_counts,
+)
+from rcpkit.engine.store._pg_rows import (
+    Pending,
+    add_counts,
+    copy_rows,
+    document_values,
+    draw_keys,
 )
 from rcpkit.engine.store.base import (
     ChunkRow,
@@ -163,7 +169,7 @@ class PostgresStore:
             words: Counter[str] = Counter()
             for text in gone_texts:
                 words.subtract(surface_words(text))
-            pending = _Pending()
+            pending = Pending()
             self._insert_documents(connection, tenant, batch, version, pending, added)
             for _, chunks in batch.documents:
                 for chunk in chunks:
@@ -210,18 +216,18 @@ class PostgresStore:
         tenant: str,
         batch: WriteBatch,
         version: int,
-        pending: _Pending,
+        pending: Pending,
         added: list[tuple[int, npt.NDArray[np.float32]]],
     ) -> None:
         """COPY the batch's documents and chunks in, keys drawn from their sequences first."""
-        doc_keys = _draw(connection, "documents_doc_key_seq", len(batch.documents))
+        doc_keys = draw_keys(connection, "documents_doc_key_seq", len(batch.documents))
         total = sum(len(chunks) for _, chunks in batch.documents)
-        pending.keys = iter(_draw(connection, "chunks_key_seq", total))
+        pending.keys = iter(draw_keys(connection, "chunks_key_seq", total))
         for (document, chunks), doc_key in zip(batch.documents, doc_keys, strict=True):
-            pending.documents.append((doc_key, *_document_values(tenant, document, version)))
+            pending.documents.append((doc_key, *document_values(tenant, document, version)))
             self._insert_chunks(tenant, document, doc_key, chunks, version, pending, added)
-        _copy(connection, f"documents ({_DOCUMENT_COLUMNS})", pending.documents)
-        _copy(connection, f"chunks ({_CHUNK_COLUMNS})", pending.chunks)
+        copy_rows(connection, f"documents ({_DOCUMENT_COLUMNS})", pending.documents)
+        copy_rows(connection, f"chunks ({_CHUNK_COLUMNS})", pending.chunks)
 
     @staticmethod
     def _insert_chunks(
@@ -230,7 +236,7 @@ class PostgresStore:
         doc_key: int,
         chunks: Sequence[Any],
         version: int,
-        pending: _Pending,
+        pending: Pending,
         added: list[tuple[int, npt.NDArray[np.float32]]],
     ) -> None:
         """One document's chunk rows and postings, queued for the batch's COPY."""
@@ -263,8 +269,8 @@ class PostgresStore:
                 (list(removed),),
             ):
                 frequencies[term] -= int(count)
-        _copy(connection, "postings (term, key, title_tf, body_tf)", postings)
-        _add_counts(connection, "term_stats", "term", tenant, frequencies)
+        copy_rows(connection, "postings (term, key, title_tf, body_tf)", postings)
+        add_counts(connection, "term_stats", "term", tenant, frequencies)
 
     @staticmethod
     def _write_sparse(connection: Any, batch: WriteBatch, added: Sequence[tuple[int, Any]]) -> None:
@@ -292,7 +298,7 @@ class PostgresStore:
     @staticmethod
     def _count_words(connection: Any, tenant: str, words: Counter[str]) -> None:
         # As in the embedded store: per tenant, so a suggestion never reveals another's words.
-        _add_counts(connection, "vocabulary", "word", tenant, words)
+        add_counts(connection, "vocabulary", "word", tenant, words)
 
     # --- snapshots: retention and garbage collection ---
 
@@ -533,68 +539,6 @@ class PostgresStore:
             _close_all(self._connections)
 
 
-@dataclass(slots=True)
-class _Pending:
-    """Rows of one commit, written with one COPY per table."""
-
-    keys: Iterator[int] = field(default_factory=lambda: iter(()))
-    documents: list[tuple[object, ...]] = field(default_factory=list)
-    chunks: list[tuple[object, ...]] = field(default_factory=list)
-    postings: list[tuple[str, int, int, int]] = field(default_factory=list)
-    tokens: int = 0
-
-
-def _add_counts(
-    connection: Any, table: str, column: str, tenant: str, deltas: Counter[str]
-) -> None:
-    """Add per-tenant frequency deltas in one statement; counts that reach 0 are dropped."""
-    changed = {name: delta for name, delta in deltas.items() if delta}
-    if not changed:
-        return
-    connection.execute(
-        f"INSERT INTO {table} (tenant, {column}, df)"
-        f" SELECT %s, name, delta FROM unnest(%s::text[], %s::bigint[]) AS d(name, delta)"
-        f" ON CONFLICT (tenant, {column}) DO UPDATE SET df = {table}.df + excluded.df",
-        (tenant, list(changed), list(changed.values())),
-    )
-    if any(delta < 0 for delta in changed.values()):
-        connection.execute(f"DELETE FROM {table} WHERE tenant = %s AND df <= 0", (tenant,))
-
-
-def _draw(connection: Any, sequence: str, count: int) -> list[int]:
-    if count == 0:
-        return []
-    rows = connection.execute(
-        "SELECT nextval(%s::regclass) FROM generate_series(1, %s)", (sequence, count)
-    )
-    return [int(row[0]) for row in rows]
-
-
-def _copy(connection: Any, table: str, rows: Sequence[Sequence[object]]) -> None:
-    if not rows:
-        return
-    with connection.cursor().copy(f"COPY {table} FROM STDIN") as copy:
-        for row in rows:
-            copy.write_row(row)
-
-
 def _close_all(connections: list[Any]) -> None:
     while connections:
         connections.pop().close()
-
-
-def _document_values(tenant: str, document: DocumentRow, version: int) -> tuple[object, ...]:
-    return (
-        tenant,
-        document.doc_id,
-        document.title,
-        document.uri,
-        document.source,
-        document.modality,
-        json.dumps(document.meta, ensure_ascii=False),
-        document.content_hash,
-        document.text,
-        json.dumps(document.pages) if document.pages else None,
-        document.origin,
-        version,
-    )
