@@ -182,3 +182,24 @@ async def test_a_streaming_replica_serves_reads_of_the_primarys_writes(tmp_path:
         if replica is not None:
             replica.stop()
         primary.stop()
+
+
+def test_bm25_at_a_pinned_version_keeps_its_scores_after_more_writes(postgres_url: str) -> None:
+    # §7.7.1: statistics are those of the version read, not of the latest.
+    store = PostgresStore(postgres_url)
+    vector = vectors(1, 4, seed=4)[0]
+
+    def text_chunk(doc_id: str, text: str) -> tuple[DocumentRow, list[NewChunk]]:
+        row = DocumentRow(doc_id, None, None, doc_id, "text", {}, doc_id, text)
+        return row, [NewChunk(0, 0, len(text), text, None, None, "", text, vector, {})]
+
+    first = store.commit(
+        WriteBatch(documents=[text_chunk("a", "alpha beta"), text_chunk("b", "beta gamma")])
+    )
+    before = store.lexical(["beta", "alpha"], 10, None, first.version)
+    store.commit(WriteBatch(documents=[text_chunk(f"n{i}", "beta beta delta") for i in range(5)]))
+    store.commit(WriteBatch(documents=[text_chunk("a", "alpha only")]))
+    assert store.lexical(["beta", "alpha"], 10, None, first.version) == before
+    latest = dict(store.lexical(["beta", "alpha"], 10))
+    assert latest != dict(before)
+    store.close()

@@ -65,13 +65,13 @@ def query_tokens(terms: Sequence[str]) -> list[str]:
 
 
 # Named parameters: terms (text[]), tenant, version, limit and the constants; {filter}
-# is a compiled §8 fragment over `w.filter_meta`, its parameters renamed (see `named`).
+# joins the chunks a compiled §8 fragment selects, its parameters renamed (see `named`).
 _SQL = """
 WITH matched AS (
-    SELECT p.key, p.term, p.title_tf, p.body_tf, c.length, c.filter_meta
-    FROM postings AS p JOIN chunks AS c ON c.key = p.key
-    WHERE p.term = ANY(%(terms)s) AND c.tenant = %(tenant)s
-      AND c.added <= %(version)s AND (c.removed IS NULL OR c.removed > %(version)s)
+    SELECT p.key, p.term, p.title_tf, p.body_tf, p.length
+    FROM postings AS p
+    WHERE p.term = ANY(%(terms)s) AND p.tenant = %(tenant)s
+      AND p.added <= %(version)s AND (p.removed IS NULL OR p.removed > %(version)s)
 ),
 latest AS (SELECT version = %(version)s AS is_latest FROM versions),
 frequency AS (
@@ -88,26 +88,33 @@ corpus AS (
     FROM corpus_stats WHERE tenant = %(tenant)s AND version <= %(version)s
     ORDER BY version DESC LIMIT 1
 ),
-weighted AS (
-    SELECT m.key, m.filter_meta, m.length,
-           %(title_weight)s * m.title_tf + %(body_weight)s * m.body_tf AS f,
-           greatest(ln((corpus.rows - frequency.n + 0.5) / (frequency.n + 0.5)), 0.0) AS idf
-    FROM matched AS m JOIN frequency ON frequency.term = m.term CROSS JOIN corpus
+scored AS (
+    SELECT m.key,
+           sum(frequency.idf * m.f * (%(k1)s + 1.0)
+               / (m.f + %(k1)s * (1.0 - %(b)s + %(b)s * m.length / corpus.avgdl))) AS score
+    FROM (SELECT key, term, length,
+                 %(title_weight)s * title_tf + %(body_weight)s * body_tf AS f FROM matched) AS m
+    JOIN (SELECT f.term, CASE WHEN x.idf <= 0.0 THEN 1e-6 ELSE x.idf END AS idf
+          FROM frequency AS f CROSS JOIN corpus
+          CROSS JOIN LATERAL (SELECT ln((corpus.rows - f.n + 0.5) / (f.n + 0.5)) AS idf) AS x
+         ) AS frequency ON frequency.term = m.term
+    CROSS JOIN corpus
+    GROUP BY m.key
 )
-SELECT w.key,
-       sum(CASE WHEN w.idf <= 0.0 THEN 1e-6 ELSE w.idf END * w.f * (%(k1)s + 1.0)
-           / (w.f + %(k1)s * (1.0 - %(b)s + %(b)s * w.length / corpus.avgdl))) AS score
-FROM weighted AS w CROSS JOIN corpus
-WHERE {filter}
-GROUP BY w.key
-ORDER BY score DESC, w.key
+SELECT w.key, w.score FROM scored AS w {join}
+ORDER BY w.score DESC, w.key
 LIMIT %(limit)s
 """
 
 
 def lexical_sql(filter_sql: str | None) -> str:
-    """The BM25 statement; ``filter_sql`` is a compiled §8 fragment over ``w.filter_meta``."""
-    return _SQL.replace("{filter}", filter_sql or "true")
+    """The BM25 statement; ``filter_sql`` is a compiled §8 fragment over ``c.filter_meta``.
+
+    Only a filtered read joins ``chunks`` (for its metadata), after scoring: a
+    filter narrows which chunks are ranked, never the statistics (as in FTS5).
+    """
+    join = f"JOIN chunks AS c ON c.key = w.key WHERE {filter_sql}" if filter_sql else ""
+    return _SQL.replace("{join}", join)
 
 
 def named(sql: str, params: Sequence[object], prefix: str) -> tuple[str, dict[str, object]]:

@@ -20,7 +20,7 @@ class Pending:
     keys: Iterator[int] = field(default_factory=lambda: iter(()))
     documents: list[tuple[object, ...]] = field(default_factory=list)
     chunks: list[tuple[object, ...]] = field(default_factory=list)
-    postings: list[tuple[str, int, int, int]] = field(default_factory=list)
+    postings: list[tuple[object, ...]] = field(default_factory=list)
     tokens: int = 0
 
 

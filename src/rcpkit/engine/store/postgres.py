@@ -175,7 +175,7 @@ class PostgresStore:
                 for chunk in chunks:
                     words.update(surface_words(chunk.text))
             postings, new_tokens, new_chunks = pending.postings, pending.tokens, len(added)
-            self._write_postings(connection, tenant, postings, removed)
+            self._write_postings(connection, tenant, version, postings, removed)
             self._write_sparse(connection, batch, added)
             self._count(connection, tenant, version, new_chunks - len(removed),
                         new_tokens - gone_tokens)  # fmt: skip
@@ -244,7 +244,10 @@ class PostgresStore:
             key = next(pending.keys)
             vector = np.asarray(chunk.vector, dtype=np.float32)
             counts, length = term_counts(chunk.title_terms, chunk.body_terms)
-            pending.postings += [(term, key, title, body) for term, (title, body) in counts.items()]
+            pending.postings += [
+                (term, key, tenant, title, body, length, version)
+                for term, (title, body) in counts.items()
+            ]
             pending.tokens += length
             pending.chunks.append((
                 key, doc_key, tenant, document.doc_id, chunk.index, chunk.start, chunk.end,
@@ -258,18 +261,23 @@ class PostgresStore:
     def _write_postings(
         connection: Any,
         tenant: str,
-        postings: Sequence[tuple[str, int, int, int]],
+        version: int,
+        postings: Sequence[tuple[object, ...]],
         removed: Sequence[int],
     ) -> None:
         """New postings in; per-tenant term frequencies follow (retired chunks count down)."""
-        frequencies: Counter[str] = Counter(term for term, *_ in postings)
+        frequencies: Counter[str] = Counter(str(row[0]) for row in postings)
         if removed:
+            connection.execute(
+                "UPDATE postings SET removed = %s WHERE key = ANY(%s)", (version, list(removed))
+            )
             for term, count in connection.execute(
                 "SELECT term, count(*) FROM postings WHERE key = ANY(%s) GROUP BY term",
                 (list(removed),),
             ):
                 frequencies[term] -= int(count)
-        copy_rows(connection, "postings (term, key, title_tf, body_tf)", postings)
+        columns = "postings (term, key, tenant, title_tf, body_tf, length, added)"
+        copy_rows(connection, columns, postings)
         add_counts(connection, "term_stats", "term", tenant, frequencies)
 
     @staticmethod
@@ -356,7 +364,7 @@ class PostgresStore:
         tokens = query_tokens(terms)
         if not tokens or limit <= 0:
             return []
-        filter_sql, params = self._compiled(filter, "w.filter_meta")
+        filter_sql, params = self._compiled(filter, "c.filter_meta")
         params.update(
             terms=tokens, tenant=tenant or "", limit=limit, k1=K1, b=B,
             title_weight=TITLE_WEIGHT, body_weight=BODY_WEIGHT,

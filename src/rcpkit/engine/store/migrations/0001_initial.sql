@@ -56,12 +56,18 @@ CREATE INDEX chunks_doc_key ON chunks (doc_key);
 -- §8 filters: containment (eq, contains on keywords) and key presence (exists).
 CREATE INDEX chunks_filter_meta ON chunks USING gin (filter_meta);
 
--- BM25 (FTS5's bm25() over columns title and body): per-chunk term frequencies.
+-- BM25 (FTS5's bm25() over columns title and body): per-chunk term frequencies. The
+-- chunk's tenant, length and visibility are repeated here so that an unfiltered BM25
+-- read never joins `chunks` (`removed` is set with the chunk's, in the same commit).
 CREATE TABLE postings (
     term text NOT NULL,
     key bigint NOT NULL,
+    tenant text NOT NULL,
     title_tf int NOT NULL,
     body_tf int NOT NULL,
+    length int NOT NULL,
+    added bigint NOT NULL,
+    removed bigint,
     PRIMARY KEY (term, key)
 );
 CREATE INDEX postings_key ON postings (key);
