@@ -589,8 +589,10 @@ def test_postgres_sql_carries_field_names_and_values_only_as_parameters() -> Non
     raw = {"or": [clause(INJECTION, "in", [value]), clause("body", "contains", value)]}
     sql, params = compile_postgres(parse(raw, fields))
     assert "DROP" not in sql
-    assert INJECTION in params
-    assert value in params
+    assert INJECTION not in sql
+    bound = [json.loads(p) if isinstance(p, str) and p.startswith("{") else p for p in params]
+    assert {INJECTION: [value]} in bound  # a short `in` is a bound jsonb containment
+    assert value in params  # the substring test binds it as text
 
 
 def test_the_random_corpus_exercises_arrays_missing_fields_and_every_type(

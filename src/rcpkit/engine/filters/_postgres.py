@@ -10,8 +10,8 @@ which never cross JSON types: ``true`` is not ``1`` and ``"1"`` is not ``1``,
 numbers compare as exact ``numeric`` (``2020 = 2020.0``, like Python), and
 strings compare by bytes under the C collation the store's database uses.
 
-``eq`` (and ``contains`` on a keyword) is written as ``jsonb`` containment so the
-GIN index on the column serves it; the other operators test the elements of the
+``eq``, a short ``in`` and ``contains`` on a keyword are written as ``jsonb``
+containment so the GIN index on the column serves them; the other operators test the elements of the
 field (a scalar is its own one element) under ``EXISTS``. Every clause is true or
 false, never NULL (the column is ``NOT NULL``), so ``NOT`` is exact.
 """
@@ -99,8 +99,19 @@ def _elements(column: str, test: str) -> str:
     )
 
 
+_CONTAINED_MAX = 16  # an `in` with up to this many values is ORed containments (GIN)
+
+
 def _member(clause: Clause, column: str) -> _Fragment:
     values = clause.value if isinstance(clause.value, tuple) else (clause.value,)
+    if len(values) <= _CONTAINED_MAX:
+        parts = [
+            _contained(Clause(clause.field, "eq", v, clause.field_type), column) for v in values
+        ]
+        return _Fragment(
+            "(" + " OR ".join(part.sql for part in parts) + ")",
+            tuple(param for part in parts for param in part.params),
+        )
     listed = [_json(value) for value in values]
     return _Fragment(
         _elements(column, "rcp_element.value = ANY(%s::jsonb[])"),
