@@ -544,6 +544,9 @@ class SQLiteStore:
         return None if row is None else str(row[0])
 
     def setting_default(self, name: str, value: str) -> str:
+        existing = self.setting(name)
+        if existing is not None:  # the common case writes nothing
+            return existing
         with self._transaction() as connection:
             connection.execute(
                 "INSERT OR IGNORE INTO settings (name, value) VALUES (?, ?)", (name, value)
