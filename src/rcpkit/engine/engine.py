@@ -170,8 +170,8 @@ class Engine:
         self.store.setting_default("embed.dimension", str(self.dimension))
         if recorded != self.identity:
             raise ValueError(
-                f"index {self.config.index} was built with {recorded}, not {self.identity}; "
-                "re-index into a new folder to change models"
+                f"index {self.config.store or self.config.index} was built with {recorded}, "
+                f"not {self.identity}; re-index into a new folder (or database) to change models"
             )
 
     def embedder(self, checkpoint: Callable[[], None] | None = None) -> Embedder:
