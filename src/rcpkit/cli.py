@@ -1,4 +1,4 @@
-"""The ``rcpkit`` command line: index, serve, query, demo, bench."""
+"""The ``rcpkit`` command line: index, serve, query, db, demo, bench."""
 
 from __future__ import annotations
 
@@ -21,6 +21,13 @@ def _engine_options(parser: argparse.ArgumentParser) -> None:
         help="index folder (default: $RCPKIT_INDEX or ~/.local/share/rcpkit/index)",
     )
     parser.add_argument("--config", type=Path, default=None, help="TOML config file")
+    parser.add_argument(
+        "--store",
+        default=None,
+        metavar="URL",
+        help="postgres://… to share one PostgreSQL between servers (default: $RCPKIT_STORE, "
+        "else the SQLite file in --index)",
+    )
     parser.add_argument(
         "--graph",
         choices=["spacy", "regex"],
@@ -100,6 +107,12 @@ def _parser() -> argparse.ArgumentParser:
     eval_command.add_arguments(evaluate)
     _engine_options(evaluate)
 
+    database = commands.add_parser("db", help="manage a shared PostgreSQL store")
+    database.add_argument("action", choices=["migrate", "status"])
+    database.add_argument(
+        "--store", default=None, metavar="URL", help="postgres://… (or $RCPKIT_STORE)"
+    )
+    database.add_argument("--config", type=Path, default=None, help="TOML config file")
     demo = commands.add_parser("demo", help="index the samples and query them over stdio")
     demo.add_argument("query", nargs="?", default=None)
 
@@ -200,6 +213,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from rcpkit.evaluation.command import run as run_eval
 
             return run_eval(args)
+        if args.subcommand == "db":
+            from rcpkit.engine.commands import db_command
+
+            return db_command(args)
         if args.subcommand == "demo":
             from rcpkit.demo import DEFAULT_QUERY, run_demo
 

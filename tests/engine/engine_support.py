@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,7 +16,15 @@ from support import running
 
 
 def make_engine(folder: Path, embedder: str = "hashing:64", **settings: Any) -> Engine:
+    """An engine on a temporary index; RCPKIT_TEST_STORE=postgres puts it on a fresh PG database."""
+    if os.environ.get("RCPKIT_TEST_STORE") == "postgres" and "store" not in settings:
+        import pg_support
+
+        settings["store"] = _databases.setdefault(folder, pg_support.fresh_database())
     return open_engine(load_config(None, index=folder, embedder=embedder, **settings))
+
+
+_databases: dict[Path, str] = {}  # a folder re-opened by a test gets its database back
 
 
 @asynccontextmanager

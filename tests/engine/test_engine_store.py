@@ -9,20 +9,36 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
+from rcpkit.engine.dense import DensePolicy
+from rcpkit.engine.filters import OPERATORS, parse_filter
+from rcpkit.engine.store.base import DocumentRow, NewChunk, Store, WriteBatch
 from rcpkit.engine.store.sqlite import SQLiteStore
 
-BACKENDS: dict[str, Callable[[Path], SQLiteStore]] = {
+
+def _postgres(folder: Path) -> Store:
+    import pg_support
+
+    from rcpkit.engine.store.postgres import PostgresStore
+
+    return PostgresStore(pg_support.fresh_database())
+
+
+BACKENDS: dict[str, Callable[[Path], Store]] = {
     "sqlite": lambda folder: SQLiteStore(folder / "index.sqlite3"),
-    # "postgres": a PostgreSQL + pgvector store will register here.
+    "postgres": _postgres,  # a fresh database per test on the session's server
 }
 
 
 @pytest.fixture(params=sorted(BACKENDS))
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SQLiteStore]:
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     opened = BACKENDS[request.param](tmp_path)
     yield opened
     opened.close()
+    url = getattr(opened, "url", None)
+    if url is not None:
+        import pg_support
+
+        pg_support.drop_database(url)
 
 
 def document(doc_id: str, *texts: str) -> tuple[DocumentRow, list[NewChunk]]:
@@ -34,23 +50,23 @@ def document(doc_id: str, *texts: str) -> tuple[DocumentRow, list[NewChunk]]:
     return row, chunks
 
 
-def test_each_commit_is_a_new_version_and_old_versions_stay_readable(store: SQLiteStore) -> None:
+def test_each_commit_is_a_new_version_and_old_versions_stay_readable(store: Store) -> None:
     first = store.commit(WriteBatch(documents=[document("a", "alpha words")]))
     second = store.commit(WriteBatch(documents=[document("a", "beta words")]))
     assert (first.version, second.version) == (1, 2)
     assert second.removed == [key for key, _ in first.added]
-    assert [k for k, _ in store.lexical('"alpha"', 10, None, [])] == []
-    assert [k for k, _ in store.lexical('"alpha"', 10, None, [], 1)] == [first.added[0][0]]
+    assert [k for k, _ in store.lexical(["alpha"], 10)] == []
+    assert [k for k, _ in store.lexical(["alpha"], 10, None, 1)] == [first.added[0][0]]
     assert store.count() == (1, 1)
 
 
-def test_deleting_counts_live_documents_only(store: SQLiteStore) -> None:
+def test_deleting_counts_live_documents_only(store: Store) -> None:
     store.commit(WriteBatch(documents=[document("a", "x"), document("b", "y")]))
     assert store.commit(WriteBatch(delete=["a", "a", "zzz"])).deleted_documents == 1
     assert store.commit(WriteBatch(delete=["a"])).deleted_documents == 0
 
 
-def test_collection_drops_what_no_retained_version_can_see(store: SQLiteStore) -> None:
+def test_collection_drops_what_no_retained_version_can_see(store: Store) -> None:
     first = store.commit(WriteBatch(documents=[document("a", "gamma")]))
     for text in ("delta", "epsilon", "zeta"):
         store.commit(WriteBatch(documents=[document("a", text)]))
@@ -68,3 +84,99 @@ def test_an_index_of_another_layout_is_refused_with_a_clear_error(tmp_path: Path
         connection.execute("CREATE TABLE documents (doc_id TEXT PRIMARY KEY)")
     with pytest.raises(ValueError, match="re-index"):
         SQLiteStore(legacy)
+
+
+def unit(*values: float) -> np.ndarray:  # type: ignore[type-arg]
+    vector = np.asarray(values, np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def with_vector(
+    doc_id: str,
+    text: str,
+    vector: np.ndarray,
+    meta: dict[str, object] | None = None,  # type: ignore[type-arg]
+) -> tuple[DocumentRow, list[NewChunk]]:
+    meta = meta or {}
+    row = DocumentRow(doc_id, None, None, doc_id, "text", meta, doc_id, text)
+    return row, [NewChunk(0, 0, len(text), text, None, None, "", text, vector, meta)]
+
+
+YEAR = parse_filter({"field": "year", "op": "gte", "value": 2020}, {"year": "int"}, OPERATORS)
+
+
+def test_dense_search_ranks_by_cosine_and_honours_filters_and_versions(store: Store) -> None:
+    dense = store.open_dense(3, DensePolicy())
+    first = store.commit(
+        WriteBatch(
+            documents=[
+                with_vector("near", "x", unit(1, 0, 0), {"year": 2019}),
+                with_vector("mid", "y", unit(1, 1, 0), {"year": 2021}),
+                with_vector("far", "z", unit(0, 0, 1), {"year": 2022}),
+            ]
+        )
+    )
+    dense.apply(first, None)
+    keys = {
+        document: key
+        for (key, _), document in zip(first.added, ("near", "mid", "far"), strict=True)
+    }
+    query = unit(1, 0.1, 0)
+    ranked = dense.search(query, 3)
+    assert [key for key, _ in ranked] == [keys["near"], keys["mid"], keys["far"]]
+    assert ranked[0][1] == pytest.approx(float(unit(1, 0, 0) @ query), abs=1e-5)
+    assert [key for key, _ in dense.search(query, 3, YEAR)] == [keys["mid"], keys["far"]]
+    second = store.commit(WriteBatch(delete=["near"]))
+    dense.apply(second, None)
+    assert keys["near"] not in {key for key, _ in dense.search(query, 3)}
+    assert [key for key, _ in dense.search(query, 1, None, 1)] == [keys["near"]]
+    assert set(dense.vectors_of([keys["mid"]])) == {keys["mid"]}
+
+
+def test_reads_are_scoped_to_the_tenant(store: Store) -> None:
+    store.commit(WriteBatch(documents=[document("a", "shared words")], tenant="t1"))
+    store.commit(WriteBatch(documents=[document("a", "shared words")], tenant="t2"))
+    one = [key for key, _ in store.lexical(["shared"], 10, tenant="t1")]
+    two = [key for key, _ in store.lexical(["shared"], 10, tenant="t2")]
+    assert len(one) == len(two) == 1
+    assert one != two
+    assert store.lexical(["shared"], 10) == []
+    assert store.count("t1") == (1, 1)
+    assert store.content_hash("a", "t2") == "a"
+    assert store.content_hash("a") is None
+
+
+def test_lexical_and_learned_sparse_reads_take_the_filter_tree(store: Store) -> None:
+    old = with_vector("old", "database words", unit(1, 0), {"year": 2019})
+    new = with_vector("new", "database words", unit(1, 0), {"year": 2024})
+    sparse = (np.array([3, 9], np.int64), np.array([0.5, 2.0], np.float32))
+    old[1][0] = NewChunk(**{**_fields(old[1][0]), "sparse": sparse})
+    new[1][0] = NewChunk(**{**_fields(new[1][0]), "sparse": sparse})
+    result = store.commit(WriteBatch(documents=[old, new]))
+    new_key = result.added[1][0]
+    assert [key for key, _ in store.lexical(["database"], 10, YEAR)] == [new_key]
+    assert len(store.lexical(["database"], 10)) == 2
+    found = store.learned_sparse([9], [1.0], 10, YEAR)
+    assert found == [(new_key, pytest.approx(2.0))]
+    assert list(store.filtered_keys(YEAR)) == [new_key]
+    assert store.filter_values([new_key], "year") == {new_key: 2024}
+
+
+def _fields(chunk: NewChunk) -> dict[str, object]:
+    return {name: getattr(chunk, name) for name in NewChunk.__slots__}  # type: ignore[attr-defined]
+
+
+def test_settings_idempotency_and_fetch(store: Store) -> None:
+    assert store.setting_default("cursor.secret", "aa") == "aa"
+    assert store.setting_default("cursor.secret", "bb") == "aa"
+    result = store.commit(WriteBatch(documents=[document("a", "hello there")]), ("k1", "{}"))
+    assert store.remembered("k1") == "{}"
+    assert store.remembered("k2") is None
+    ((key, _),) = result.added
+    row = store.fetch([key])[key]
+    assert (row.doc_id, row.chunk_id, row.text, row.title) == ("a", "a#0", "hello there", "A")
+    assert store.vocabulary() == [("hello", 1), ("there", 1)] or sorted(store.vocabulary()) == [
+        ("hello", 1),
+        ("there", 1),
+    ]
+    assert store.live_texts(5) == ["hello there"]

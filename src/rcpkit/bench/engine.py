@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 
 from rcpkit.bench.report import Figure, Scale, collecting, record
-from rcpkit.engine.analysis import analyze, fts_query
+from rcpkit.engine.analysis import analyze
 from rcpkit.engine.config import load_config
 from rcpkit.engine.engine import Engine, open_engine
-from rcpkit.engine.filters import OPERATORS, compile_sqlite, parse_filter
+from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.indexer import content_hash_of, index_documents
 from rcpkit.engine.ingest import SourceDocument
 from rcpkit.engine.retrieval import retrieve
@@ -124,11 +124,11 @@ def _retrieval(folder: Path, count: int, queries: int, minilm: Any) -> None:
     raw_samples, hybrid_samples = [], []
     for q in questions:
         vector = embedder.embed([q], "query")[0]
-        match = fts_query(analyze(q)) or '""'
+        terms = analyze(q)
 
-        def raw(vector: Any = vector, match: str = match) -> None:
+        def raw(vector: Any = vector, terms: list[str] = terms) -> None:
             engine.dense.search(vector, 100)
-            engine.store.lexical(match, 100, None, [])
+            engine.store.lexical(terms, 100)
 
         raw_samples.append(_timed(raw, 1)[0])
         hybrid = m.RetrieveParams(query=q, k=10, mode="hybrid")
@@ -170,13 +170,12 @@ def _filtered_recall(engine: Engine, embedder: Any, questions: list[str], count:
         ("50%", {"field": "bucket", "op": "lt", "value": 500}),
     ):
         tree = parse_filter(raw_filter, {"bucket": "int"}, OPERATORS)
-        where, arguments = compile_sqlite(tree)
-        allowed = engine.store.filtered_keys(where, arguments)
+        allowed = engine.store.filtered_keys(tree)
         mask = np.isin(keys, allowed)
         recalls = []
         for q in questions[:50]:
             vector = embedder.embed([q], "query")[0]
-            found = {key for key, _ in engine.dense.search(vector, 10, allowed)}
+            found = {key for key, _ in engine.dense.search(vector, 10, tree)}
             scores = matrix[mask] @ vector
             exact = set(keys[mask][np.argsort(-scores)[:10]].tolist())
             recalls.append(len(found & exact) / max(1, len(exact)))
@@ -274,11 +273,79 @@ _SCALES: dict[Scale, tuple[list[int], int, int]] = {
 }
 
 
-def run(scale: Scale = "full") -> list[Figure]:
+def run(scale: Scale = "full", store: str | None = None) -> list[Figure]:
     sizes, indexed, queries = _SCALES[scale]
     with tempfile.TemporaryDirectory(prefix="rcpkit-bench-") as folder, collecting() as figures:
         minilm = _indexing(Path(folder), indexed)
         _rerank(Path(folder), minilm)
         for size in sizes:
             _retrieval(Path(folder), size, queries, minilm)
+        if store is not None:
+            _compare_stores(*_STORE_SCALES[scale], store)
+    return figures
+
+
+# --- embedded vs shared store (issue 9) ---------------------------------------------
+
+_STORE_SCALES: dict[Scale, tuple[int, int]] = {
+    "full": (100_000, 200),
+    "quick": (5_000, 50),
+    "smoke": (500, 10),
+}
+
+
+def _compare_stores(count: int, queries: int, store: str) -> None:
+    """Index throughput and retrieve p50/p95 per mode: PostgreSQL against the embedded store.
+
+    ``store`` is a ``postgres://`` URL, or ``"postgres"`` for a private server
+    started (and removed) for the run. The corpus, queries and embedder
+    (``hashing:384``, so the stores and not the model are measured) are the
+    same for both.
+    """
+    from rcpkit.engine.store.pgserver import start_server
+
+    server = None
+    if store == "postgres":
+        server = start_server()
+        store = server.url()
+    try:
+        with tempfile.TemporaryDirectory(prefix="rcpkit-bench-") as folder:
+            embedded = _store_figures(Path(folder) / "sqlite", count, queries, None)
+            shared = _store_figures(Path(folder) / "pg", count, queries, store)
+    finally:
+        if server is not None:
+            server.stop()
+    throughput = "index/add throughput (hashing embedder)"
+    record(Figure("engine", f"PostgreSQL {throughput}, {count:,} chunks", shared[throughput][0],
+                  "chunks/s", "embedded SQLite store", embedded[throughput][0]))  # fmt: skip
+    for name, (p50, p95) in shared.items():
+        if name == throughput:
+            continue
+        record(Figure("engine", f"PostgreSQL {name} p50, {count:,} chunks", p50, "ms",
+                      "embedded SQLite store", embedded[name][0], higher_is_better=False,
+                      note=f"p95 {p95:.1f} ms against {embedded[name][1]:.1f} ms"))  # fmt: skip
+
+
+def _store_figures(
+    folder: Path, count: int, queries: int, store: str | None
+) -> dict[str, tuple[float, float]]:
+    engine = _engine(folder, "hashing:384", store=store)
+    texts = _texts(count, seed=2)
+    started = time.perf_counter()
+    for start in range(0, count, 5000):
+        index_documents(engine, _documents(texts[start : start + 5000], start), chunk=False)
+    rate = count / (time.perf_counter() - started)
+    figures = {"index/add throughput (hashing embedder)": (rate, rate)}
+    questions = [" ".join(text.split()[:6]) for text in _texts(queries, seed=3)]
+    context = RequestContext(0, "retrieve", {}, deadline=None)
+    bucket = {"field": "bucket", "op": "lt", "value": 10}  # 1 % of the corpus
+    cases: list[tuple[Any, Any]] = [("dense", None), ("sparse", None), ("hybrid", None)]
+    for mode, filter in [*cases, ("dense", bucket)]:
+        samples = []
+        for q in questions:
+            params = m.RetrieveParams(query=q, k=10, mode=mode, filter=filter)
+            samples.append(_timed(partial(retrieve, engine, params, context), 1)[0])
+        label = f"retrieve {mode}" + (" filtered 1 %" if filter else "")
+        figures[label] = _percentiles(samples)
+    engine.close()
     return figures

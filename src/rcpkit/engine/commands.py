@@ -21,7 +21,7 @@ from rcpkit.protocol.errors import RCPError
 from rcpkit.server.context import RequestContext
 from rcpkit.server.session import Call, Session
 
-__all__ = ["index_command", "open_from_args", "query_command"]
+__all__ = ["db_command", "index_command", "open_from_args", "query_command"]
 
 _COMMIT_EVERY = 64  # documents per transaction while indexing folders
 
@@ -29,6 +29,7 @@ _COMMIT_EVERY = 64  # documents per transaction while indexing folders
 def open_from_args(args: argparse.Namespace, **overrides: Any) -> Engine:
     overrides.setdefault("sparse", getattr(args, "sparse", None))
     overrides.setdefault("graph", getattr(args, "graph", None))
+    overrides.setdefault("store", getattr(args, "store", None))
     config = load_config(args.config, index=args.index, embedder=args.embedder, **overrides)
     return open_engine(config)
 
@@ -135,3 +136,26 @@ def _print_table(result: Any) -> None:
         print(f"    {citation.title or ''} — {where}")
         body = " ".join((hit.text or "").split())
         print(textwrap.indent(textwrap.shorten(body, 220), "    "))
+
+
+def db_command(args: argparse.Namespace) -> int:
+    """``rcpkit db migrate|status --store URL``: the shared store's schema version."""
+    from rcpkit.engine.engine import is_postgres_url
+    from rcpkit.engine.store import migrations
+    from rcpkit.engine.store.postgres import connect
+
+    config = load_config(args.config, store=args.store)
+    if not is_postgres_url(config.store):
+        raise ValueError("rcpkit db needs --store postgres://… (or RCPKIT_STORE)")
+    assert config.store is not None
+    latest = migrations.MIGRATIONS[-1].version
+    with connect(config.store) as connection:
+        if args.action == "status":
+            applied = migrations.applied_version(connection)
+            print(f"schema version {applied} (this rcpkit: {latest})")
+            return 0 if applied == latest else 1
+        version, done = migrations.migrate(connection)
+    for step in done:
+        print(f"applied {step.version:04d}_{step.name}")
+    print(f"schema version {version}" + ("" if done else " (up to date)"))
+    return 0

@@ -32,15 +32,15 @@ class Calibration:
         """Whether a collection of ``size`` vectors warrants recalibrating (first use, doubling)."""
         return size >= 2 and (not self._size or size >= 2 * self._size)
 
-    def update(self, matrix: npt.NDArray[np.float32]) -> None:
-        """Recalibrate from a corpus matrix if it grew enough since the last time."""
-        size = len(matrix)
-        if not self.stale(size):
+    def update(self, matrix: npt.NDArray[np.float32], size: int | None = None) -> None:
+        """Recalibrate from a corpus matrix (or a sample of a ``size``-vector corpus)."""
+        size = len(matrix) if size is None else size
+        if not self.stale(size) or len(matrix) < 2:
             return
         with self._lock:
             rng = np.random.default_rng(0)  # fixed: calibration must be reproducible
-            left = rng.integers(0, size, _PAIRS)
-            right = rng.integers(0, size, _PAIRS)
+            left = rng.integers(0, len(matrix), _PAIRS)
+            right = rng.integers(0, len(matrix), _PAIRS)
             keep = left != right
             cosines = np.einsum("ij,ij->i", matrix[left[keep]], matrix[right[keep]])
             self._mean = float(cosines.mean())

@@ -6,12 +6,14 @@ File: ``--config FILE``, else ``./rcpkit.toml`` when present, table ``[engine]``
     index = "~/.local/share/rcpkit/index"
     embedder = "minilm"            # or a directory with model.onnx + tokenizer.json
     sparse = "splade-tiny"         # optional learned-sparse model for embed/sparse
+    store = "postgres://user@db/rcpkit"  # optional: a PostgreSQL shared by many servers
     writable = true
     max_k = 200
     [engine.filter_fields]
     team = "keyword"
 
-Environment: ``RCPKIT_INDEX``, ``RCPKIT_EMBEDDER``, ``RCPKIT_SPARSE``, ``RCPKIT_READ_ONLY=1``.
+Environment: ``RCPKIT_INDEX``, ``RCPKIT_EMBEDDER``, ``RCPKIT_SPARSE``, ``RCPKIT_STORE``,
+``RCPKIT_READ_ONLY=1``.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ def load_config(
         "index": os.environ.get("RCPKIT_INDEX"),
         "embedder": os.environ.get("RCPKIT_EMBEDDER"),
         "sparse": os.environ.get("RCPKIT_SPARSE"),
+        "store": os.environ.get("RCPKIT_STORE"),
     }
     values.update({key: value for key, value in environment.items() if value})
     if os.environ.get("RCPKIT_READ_ONLY") in ("1", "true", "yes"):

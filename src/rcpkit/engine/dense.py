@@ -11,11 +11,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DenseIndex", "DensePolicy"]
+if TYPE_CHECKING:
+    from rcpkit.engine.filters import Filter
+    from rcpkit.engine.store.base import CommitResult, Store
+
+__all__ = ["DenseIndex", "DensePolicy", "LocalDenseSearch"]
 
 Matrix = npt.NDArray[np.float32]
 Keys = npt.NDArray[np.int64]
@@ -210,3 +215,47 @@ def _top_k(keys: Keys, scores: npt.NDArray[np.float32], k: int) -> list[tuple[in
     # Deterministic order: score, then smaller key.
     order = part[np.lexsort((keys[part], -scores[part]))]
     return [(int(keys[i]), float(scores[i])) for i in order]
+
+
+class LocalDenseSearch:
+    """:class:`DenseSearch` over a process-local :class:`DenseIndex` (the embedded store).
+
+    The index is loaded from the store's vectors at start-up and kept current by
+    the commits this process makes; a filter becomes the set of keys the store
+    says pass it, and the exact path scores only those, so no recall is lost.
+    """
+
+    def __init__(self, store: Store, index: DenseIndex) -> None:
+        self._store = store
+        self.index = index
+        keys, matrix, added, removed, tenants = store.vectors()
+        if len(keys):
+            index.replace(keys, matrix, added, removed, tenants)
+
+    def search(
+        self,
+        query: Matrix,
+        k: int,
+        filter: Filter | None = None,
+        version: int | None = None,
+        tenant: str | None = None,
+    ) -> list[tuple[int, float]]:
+        if version is not None and version == self._store.version:
+            version = None  # the latest: no per-row version test
+        allowed = self._store.filtered_keys(filter, version, tenant) if filter else None
+        return self.index.search(query, k, allowed, version, tenant)
+
+    def vectors_of(self, keys: Sequence[int]) -> dict[int, Matrix]:
+        return self.index.vectors_of(keys)
+
+    def apply(self, result: CommitResult, tenant: str | None) -> None:
+        self.index.update(result.added, result.removed, result.version, tenant)
+
+    def drop(self, keys: Sequence[int]) -> None:
+        self.index.drop(keys)
+
+    def live_count(self) -> int:
+        return len(self.index)
+
+    def sample(self, limit: int) -> Matrix:
+        return self.index.live_matrix()

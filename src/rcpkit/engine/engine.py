@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rcpkit.engine.confidence import Calibration
-from rcpkit.engine.dense import DenseIndex, DensePolicy
+from rcpkit.engine.dense import DensePolicy
 from rcpkit.engine.feedback import FeedbackLog
 from rcpkit.engine.graphs import Graphs
 from rcpkit.engine.memory import MemoryBank
@@ -19,11 +19,21 @@ from rcpkit.engine.models import Embedder, SparseEncoder, load_embedder, load_sp
 from rcpkit.engine.rerank import Reranker, load_reranker
 from rcpkit.engine.rewriting import Rewriter
 from rcpkit.engine.snapshots import cursor_secret
-from rcpkit.engine.store.sqlite import SQLiteStore
+from rcpkit.engine.store.base import Store
 from rcpkit.engine.trajectory import Trajectories
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
-__all__ = ["DEFAULT_FILTER_FIELDS", "Engine", "EngineConfig", "ModelSlot", "open_engine"]
+__all__ = [
+    "DEFAULT_FILTER_FIELDS",
+    "Engine",
+    "EngineConfig",
+    "ModelSlot",
+    "is_postgres_url",
+    "open_engine",
+    "open_store",
+]
+
+_CALIBRATION_SAMPLE = 4096  # vectors a shared store hands over for confidence calibration
 
 # Fields every ingested document carries (see rcpkit.engine.ingest), plus the
 # common ones clients set through index/add meta.
@@ -42,7 +52,9 @@ DEFAULT_FILTER_FIELDS: dict[str, str] = {
 class EngineConfig:
     """Typed engine configuration (file + environment, see rcpkit.engine.config)."""
 
-    index: Path
+    index: Path  # local side state (feedback, memory, graph); the SQLite index unless `store`
+    # None: the embedded SQLite file under `index`; "postgres://…": a shared PostgreSQL.
+    store: str | None = None
     embedder: str | None = None  # None: the bundled MiniLM
     sparse: str | None = None  # e.g. "splade-tiny" to enable learned sparse
     writable: bool = True
@@ -104,7 +116,7 @@ class Engine:
         embedder: ModelSlot,
         sparse: ModelSlot | None = None,
         *,
-        store: SQLiteStore,
+        store: Store,
         identity: str,
         dimension: int,
     ) -> None:
@@ -114,11 +126,8 @@ class Engine:
         self.sparse_slot = sparse
         self.identity = identity
         self.dimension = dimension
-        self.dense = DenseIndex(dimension, config.dense_policy)
         self._check_identity()
-        keys, matrix, added, removed, tenants = self.store.vectors()
-        if len(keys):
-            self.dense.replace(keys, matrix, added, removed, tenants)
+        self.dense = store.open_dense(dimension, config.dense_policy)
         self.started = time.time()
         self.calibration = Calibration()
         self.cursor_secret = cursor_secret(store)
@@ -133,8 +142,9 @@ class Engine:
 
     def calibrate(self) -> None:
         """Refresh the confidence calibration when the collection has grown (cheap no-op else)."""
-        if self.calibration.stale(len(self.dense)):
-            self.calibration.update(self.dense.live_matrix())
+        size = self.dense.live_count()
+        if self.calibration.stale(size):
+            self.calibration.update(self.dense.sample(_CALIBRATION_SAMPLE), size)
 
     def reranker(self, method: str, checkpoint: Callable[[], None] | None = None) -> Reranker:
         """The reranker for ``method`` (§7.6), built on first use."""
@@ -155,14 +165,13 @@ class Engine:
 
     def _check_identity(self) -> None:
         # §15.7: an index is bound to the model that embedded it.
-        recorded = self.store.setting("embed.identity")
-        if recorded is None:
-            self.store.set_setting("embed.identity", self.identity)
-            self.store.set_setting("embed.dimension", str(self.dimension))
-        elif recorded != self.identity:
+        # Set-if-absent: servers starting together on a new shared store agree on one.
+        recorded = self.store.setting_default("embed.identity", self.identity)
+        self.store.setting_default("embed.dimension", str(self.dimension))
+        if recorded != self.identity:
             raise ValueError(
-                f"index {self.config.index} was built with {recorded}, not {self.identity}; "
-                "re-index into a new folder to change models"
+                f"index {self.config.store or self.config.index} was built with {recorded}, "
+                f"not {self.identity}; re-index into a new folder (or database) to change models"
             )
 
     def embedder(self, checkpoint: Callable[[], None] | None = None) -> Embedder:
@@ -195,7 +204,7 @@ def open_engine(config: EngineConfig) -> Engine:
     An existing index knows its model's identity and dimension, so nothing
     waits for the model; a new index waits once to learn them.
     """
-    store = SQLiteStore(config.index / "index.sqlite3")
+    store = open_store(config)
     slot = ModelSlot("embedding", lambda: load_embedder(config.embedder, threads=config.threads))
     sparse = None
     if config.sparse:
@@ -207,3 +216,21 @@ def open_engine(config: EngineConfig) -> Engine:
         model: Embedder = slot.get()
         identity, dimension = model.identity, str(model.dimension)
     return Engine(config, slot, sparse, store=store, identity=identity, dimension=int(dimension))
+
+
+def is_postgres_url(store: str | None) -> bool:
+    return bool(store) and str(store).startswith(("postgres://", "postgresql://"))
+
+
+def open_store(config: EngineConfig) -> Store:
+    """The configured backend: the embedded SQLite file, or a shared PostgreSQL."""
+    if config.store is None or config.store in ("", "sqlite"):
+        from rcpkit.engine.store.sqlite import SQLiteStore
+
+        return SQLiteStore(config.index / "index.sqlite3")
+    if is_postgres_url(config.store):
+        from rcpkit.engine.store.postgres import PostgresStore
+
+        config.index.mkdir(parents=True, exist_ok=True)  # local side state still lives here
+        return PostgresStore(config.store)
+    raise ValueError(f"--store must be a postgres:// URL, not {config.store!r}")

@@ -89,8 +89,15 @@ def index_documents(
         checkpoint()  # the last point where a cancel leaves nothing written
     with _write_lock:
         if idempotency_key is not None and result_of is not None:
-            report.version = engine.store.version + 1
-            result = engine.store.commit(batch, (idempotency_key, result_of(report)))
+            make_result = result_of
+
+            def remembered(version: int) -> str:
+                # Rendered inside the commit: only the store knows the version it gets
+                # (another process may commit in between on a shared store).
+                report.version = version
+                return make_result(report)
+
+            result = engine.store.commit(batch, (idempotency_key, remembered))
         else:
             result = engine.store.commit(batch)
         _apply(engine, result, tenant)
@@ -108,7 +115,7 @@ def delete_documents(engine: Engine, ids: Sequence[str], tenant: str | None = No
 
 def _apply(engine: Engine, result: CommitResult, tenant: str | None) -> None:
     """After a commit: update the dense index, then garbage-collect old versions."""
-    engine.dense.update(result.added, result.removed, result.version, tenant)
+    engine.dense.apply(result, tenant)
     if engine.graphs is not None:
         engine.graphs.apply(tenant, [key for key, _ in result.added], result.removed)
     engine.dense.drop(engine.store.collect(engine.config.snapshot_retention))

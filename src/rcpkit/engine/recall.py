@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.analysis import analyze, fts_query
+from rcpkit.engine.analysis import analyze
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.filters import OPERATORS, compile_sqlite, parse_filter
+from rcpkit.engine.filters import OPERATORS, Filter, parse_filter
 from rcpkit.engine.fusion import FusionOptions, fuse
 from rcpkit.engine.stages import Candidate
 from rcpkit.protocol import messages as m
@@ -41,24 +41,24 @@ def recall(
 ) -> Recalled:
     """Run the arms of ``params.mode`` at ``version``; candidates best-first."""
     mode = params.mode or "hybrid"
-    where, arguments = _filter(engine, params)
+    tree = _filter(engine, params)
     candidate_k = max(params.candidate_k or engine.config.default_candidate_k, depth)
-    pinned = None if version == engine.store.version else version
+    # §7.7.1: every arm reads exactly `version` (stores map the latest to their fast
+    # path), even if another process on a shared store committed since it was resolved.
     tenant = ctx.tenant
     embedder = engine.embedder(ctx.check_cancelled)
     query_vector = embedder.embed([query], "query")[0]
     arms: dict[str, list[tuple[int, float]]] = {}
     if mode in ("dense", "hybrid"):
-        allowed = engine.store.filtered_keys(where, arguments, pinned, tenant) if where else None
-        arms["dense"] = engine.dense.search(query_vector, candidate_k, allowed, pinned, tenant)
+        arms["dense"] = engine.dense.search(query_vector, candidate_k, tree, version, tenant)
     if mode in ("sparse", "hybrid"):
-        arms["sparse"] = _lexical(engine, query, candidate_k, where, arguments, pinned, ctx)
+        arms["sparse"] = _lexical(engine, query, candidate_k, tree, version, ctx)
         encoder = engine.sparse_encoder(ctx.check_cancelled)
         if encoder is not None:  # §3.1: learned-sparse recall joins the sparse arm
             (vector,) = encoder.encode([query], "query")
             arms["splade"] = engine.store.learned_sparse(
                 vector.indices.tolist(), vector.values.tolist(), candidate_k,
-                where, arguments, pinned, tenant,
+                tree, version, tenant,
             )  # fmt: skip
     ctx.check_cancelled()
     candidates = _combine(arms, params)
@@ -68,21 +68,19 @@ def recall(
     return Recalled(candidates, count, floor, query_vector, vectors)
 
 
-def _filter(engine: Engine, params: m.RetrieveParams) -> tuple[str | None, list[object]]:
+def _filter(engine: Engine, params: m.RetrieveParams) -> Filter | None:
+    """The parsed §8 filter; each store compiles it to its own query language."""
     if params.filter is None:
-        return None, []
+        return None
     fields = engine.config.filter_fields
-    tree = parse_filter(params.filter, fields, OPERATORS, path="filter")  # type: ignore[arg-type]
-    where, arguments = compile_sqlite(tree, column="filter_meta")
-    return where, list(arguments)
+    return parse_filter(params.filter, fields, OPERATORS, path="filter")  # type: ignore[arg-type]
 
 
 def _lexical(
     engine: Engine,
     query: str,
     k: int,
-    where: str | None,
-    arguments: list[object],
+    tree: Filter | None,
     version: int | None,
     ctx: RequestContext,
 ) -> list[tuple[int, float]]:
@@ -90,10 +88,7 @@ def _lexical(
     if len(terms) > MAX_QUERY_TERMS:
         ctx.notes.append(f"query cut to its first {MAX_QUERY_TERMS} terms for lexical recall")
         terms = terms[:MAX_QUERY_TERMS]
-    match = fts_query(terms)
-    if match is None:
-        return []
-    return engine.store.lexical(match, k, where, arguments, version, ctx.tenant)
+    return engine.store.lexical(terms, k, tree, version, ctx.tenant)
 
 
 def _combine(arms: dict[str, list[tuple[int, float]]], params: m.RetrieveParams) -> list[Candidate]:

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from rcpkit.engine.store.sqlite import SQLiteStore
+from rcpkit.engine.store.base import Store
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = [
@@ -39,7 +39,7 @@ class Cursor:
     digest: str
 
 
-def resolve_version(store: SQLiteStore, pinned: str | None) -> int:
+def resolve_version(store: Store, pinned: str | None) -> int:
     """The version to serve: the pinned one if still available, else the latest."""
     if pinned is None:
         return store.version
@@ -59,12 +59,10 @@ def resolve_version(store: SQLiteStore, pinned: str | None) -> int:
     return version
 
 
-def cursor_secret(store: SQLiteStore) -> bytes:
-    secret = store.setting("cursor.secret")
-    if secret is None:
-        secret = secrets.token_hex(32)
-        store.set_setting("cursor.secret", secret)
-    return bytes.fromhex(secret)
+def cursor_secret(store: Store) -> bytes:
+    # §10: one secret per index, in the store, so every server sharing the store
+    # accepts the cursors any of them issued; set-if-absent, so they agree on it.
+    return bytes.fromhex(store.setting_default("cursor.secret", secrets.token_hex(32)))
 
 
 def params_digest(params: Any, tenant: str | None) -> str:
@@ -82,7 +80,7 @@ def encode_cursor(cursor: Cursor, secret: bytes) -> str:
     return base64.urlsafe_b64encode(f"{body}|{signature}".encode()).decode().rstrip("=")
 
 
-def decode_cursor(token: str, secret: bytes, digest: str, store: SQLiteStore) -> Cursor:
+def decode_cursor(token: str, secret: bytes, digest: str, store: Store) -> Cursor:
     try:
         padded = token + "=" * (-len(token) % 4)
         body, signature = base64.urlsafe_b64decode(padded).decode().rsplit("|", 1)

@@ -98,6 +98,7 @@ def test_the_package_exports_exactly_the_intended_names() -> None:
         "normalize_meta",
         "matches",
         "compile_sqlite",
+        "compile_postgres",
         "OPERATORS",
     }
     for name in filters.__all__:

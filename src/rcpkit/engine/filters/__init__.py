@@ -3,8 +3,9 @@
 ``parse_filter`` turns the untrusted ``retrieve.filter`` object into a typed tree
 or raises the precise -32602/-32005 (§8, §12); ``normalize_meta`` is what a store
 saves per document at write time; ``matches`` evaluates a tree in Python and
-``compile_sqlite`` compiles it to a parameterised SQLite expression with exactly
-the same meaning (§15.4: client text never becomes SQL text).
+``compile_sqlite`` / ``compile_postgres`` compile it to a parameterised SQLite
+or PostgreSQL ``jsonb`` expression with exactly the same meaning (§15.4: client
+text never becomes SQL text).
 
 Semantics shared by every backend: a field is a scalar or an array, and an
 operator is true when any element satisfies it; ``ne``/``nin`` are exactly
@@ -14,8 +15,8 @@ on a scalar) on ``keyword``; strings compare case-sensitively by code point,
 which is UTF-8 byte order.
 
 Bounds on one filter (§15.5, and what SQLite can compile): 32 nodes deep, 512
-nodes in all, 1024 values in one ``in``/``nin``. The ``Compiler`` seam for other
-query languages (PostgreSQL ``jsonb`` next) is in ``_compilers``.
+nodes in all, 1024 values in one ``in``/``nin``. The ``Compiler`` seam for
+query languages is in ``_compilers``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 from rcpkit.engine.filters._evaluate import matches
 from rcpkit.engine.filters._normalize import normalize_meta
 from rcpkit.engine.filters._parse import parse_filter
+from rcpkit.engine.filters._postgres import compile_postgres
 from rcpkit.engine.filters._sqlite import compile_sqlite
 from rcpkit.engine.filters._tree import OPERATORS, And, Clause, FieldType, Filter, Not, Or
 
@@ -34,6 +36,7 @@ __all__ = [
     "Filter",
     "Not",
     "Or",
+    "compile_postgres",
     "compile_sqlite",
     "matches",
     "normalize_meta",

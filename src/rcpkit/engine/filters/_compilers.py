@@ -2,10 +2,9 @@
 
 A compiler turns a parsed :data:`Filter` into ``(sql, params)`` over a column that
 holds :func:`normalize_meta` output, with the semantics of :func:`matches`.
-Only SQLite exists today. A PostgreSQL ``jsonb`` compiler would register under
-``"postgresql"``, look fields up with ``column -> %s`` (the key bound as a
-parameter, so no path quoting), take types from ``jsonb_typeof`` and elements
-from ``jsonb_array_elements``, and be run through the same differential test.
+SQLite (``json_each`` over a JSON text column) and PostgreSQL (``jsonb`` with
+a GIN index) are registered; both run through the same differential test
+against the Python evaluator (``tests/engine/filters/test_filters_eval.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
+from rcpkit.engine.filters._postgres import compile_postgres
 from rcpkit.engine.filters._sqlite import compile_sqlite
 from rcpkit.engine.filters._tree import Filter
 
@@ -25,7 +25,7 @@ class Compiler(Protocol):
     def __call__(self, filter: Filter, column: str) -> tuple[str, list[object]]: ...
 
 
-COMPILERS: Mapping[str, Compiler] = {"sqlite": compile_sqlite}
+COMPILERS: Mapping[str, Compiler] = {"sqlite": compile_sqlite, "postgres": compile_postgres}
 
 
 def compile_filter(dialect: str, filter: Filter, column: str) -> tuple[str, list[object]]:

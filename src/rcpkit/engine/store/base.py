@@ -1,19 +1,37 @@
-"""What the engine needs from storage: records in, atomic commits, lexical and filtered reads.
+"""What the engine needs from storage: records in, atomic commits, backend-neutral reads.
 
-One real backend (SQLite, ``sqlite.py``); PostgreSQL + pgvector is planned
-behind the same interface, and the store tests are written against it.
+Two backends implement it: the embedded SQLite file (``sqlite.py``) and
+PostgreSQL + pgvector (``postgres.py``) shared by many stateless servers. The
+interface speaks the engine's own terms, never a backend's query language:
+lexical reads take analysed terms (``rcpkit.engine.analysis.analyze``) and every
+read takes the parsed §8 filter tree (or None); each store compiles both itself.
+Dense recall goes through :class:`DenseSearch`, which a store opens: a
+process-local index for SQLite, SQL over pgvector for PostgreSQL.
+
+The contract tests in ``tests/engine/test_engine_store.py`` run against both.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ChunkRow", "CommitResult", "DocumentRow", "NewChunk", "Store", "WriteBatch"]
+from rcpkit.engine.filters import Filter
+
+__all__ = [
+    "ChunkRow",
+    "CommitResult",
+    "DenseSearch",
+    "DocumentRow",
+    "Idempotency",
+    "NewChunk",
+    "Store",
+    "WriteBatch",
+]
 
 Keys = npt.NDArray[np.int64]
 
@@ -91,40 +109,114 @@ class CommitResult:
     deleted_documents: int
 
 
+Ranked = list[tuple[int, float]]  # (chunk key, score), best first
+# §7.10: an idempotency key and its result (or the result rendered from the new version).
+Idempotency = tuple[str, str | Callable[[int], str]]
+
+
+class DenseSearch(Protocol):
+    """Dense recall over unit vectors; score = cosine (§6.1 floor -1)."""
+
+    def search(
+        self,
+        query: npt.NDArray[np.float32],
+        k: int,
+        filter: Filter | None = None,
+        version: int | None = None,
+        tenant: str | None = None,
+    ) -> Ranked:
+        """Top ``k`` visible to ``tenant`` at ``version`` (None: latest) that pass ``filter``."""
+        ...
+
+    def vectors_of(self, keys: Sequence[int]) -> dict[int, npt.NDArray[np.float32]]: ...
+
+    def apply(self, result: CommitResult, tenant: str | None) -> None:
+        """Learn of a commit made through this process (a no-op when the store searches)."""
+        ...
+
+    def drop(self, keys: Sequence[int]) -> None:
+        """Forget garbage-collected keys."""
+        ...
+
+    def live_count(self) -> int: ...
+
+    def sample(self, limit: int) -> npt.NDArray[np.float32]:
+        """Up to ``limit`` live vectors, the same ones for the same corpus (calibration)."""
+        ...
+
+
 class Store(Protocol):
-    @property
-    def version(self) -> int: ...
-
-    def commit(self, batch: WriteBatch) -> CommitResult: ...
+    """The system of record: versioned documents, chunks, postings and vectors (§7.7.1)."""
 
     @property
-    def floor(self) -> int: ...
+    def version(self) -> int:
+        """The last committed version, as every process sees it."""
+        ...
+
+    @property
+    def floor(self) -> int:
+        """The oldest version still servable; older ones were garbage-collected."""
+        ...
+
+    def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
+        """Apply ``batch`` as the next version; ``idempotency`` records (key, result) with it."""
+        ...
 
     def collect(self, retain: int) -> list[int]: ...
 
+    def open_dense(self, dimension: int, policy: Any) -> DenseSearch:
+        """The dense recall this store's engine uses (``policy``: a DensePolicy)."""
+        ...
+
     def lexical(
         self,
-        match: str,
+        terms: Sequence[str],
         limit: int,
-        where: str | None,
-        params: Sequence[object],
+        filter: Filter | None = None,
         version: int | None = None,
-    ) -> list[tuple[int, float]]: ...
+        tenant: str | None = None,
+    ) -> Ranked:
+        """BM25 over title and body (FTS5's bm25 with the title weighted 2); higher is better."""
+        ...
+
+    def learned_sparse(
+        self,
+        terms: Sequence[int],
+        weights: Sequence[float],
+        limit: int,
+        filter: Filter | None = None,
+        version: int | None = None,
+        tenant: str | None = None,
+    ) -> Ranked: ...
 
     def filtered_keys(
-        self, where: str, params: Sequence[object], version: int | None = None
+        self, filter: Filter, version: int | None = None, tenant: str | None = None
     ) -> Keys: ...
 
     def fetch(self, keys: Sequence[int]) -> dict[int, ChunkRow]: ...
 
-    def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys]: ...
+    def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys, list[str]]: ...
 
-    def content_hash(self, doc_id: str) -> str | None: ...
+    def filter_values(self, keys: Sequence[int], name: str) -> dict[int, Any]: ...
+
+    def content_hash(self, doc_id: str, tenant: str | None = None) -> str | None: ...
+
+    def remembered(self, idempotency_key: str) -> str | None: ...
+
+    def vocabulary(self, tenant: str | None = None) -> list[tuple[str, int]]: ...
+
+    def live_texts(self, limit: int, tenant: str | None = None) -> list[str]: ...
+
+    def document_frequency(self, word: str, tenant: str | None = None) -> int: ...
 
     def setting(self, name: str) -> str | None: ...
 
     def set_setting(self, name: str, value: str) -> None: ...
 
-    def count(self) -> tuple[int, int]: ...
+    def setting_default(self, name: str, value: str) -> str:
+        """The setting, first set to ``value`` if absent (race-free across processes)."""
+        ...
+
+    def count(self, tenant: str | None = None) -> tuple[int, int]: ...
 
     def close(self) -> None: ...

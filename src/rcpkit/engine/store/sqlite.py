@@ -23,11 +23,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.analysis import surface_words
+from rcpkit.engine.analysis import fts_query, surface_words
+from rcpkit.engine.dense import DenseIndex, DensePolicy, LocalDenseSearch
+from rcpkit.engine.filters import Filter, compile_sqlite
 from rcpkit.engine.store.base import (
     ChunkRow,
     CommitResult,
     DocumentRow,
+    Idempotency,
     Keys,
     NewChunk,
     WriteBatch,
@@ -134,7 +137,7 @@ class SQLiteStore:
                 raise
             connection.execute("COMMIT")
 
-    def commit(self, batch: WriteBatch, idempotency: tuple[str, str] | None = None) -> CommitResult:
+    def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
         """Apply ``batch`` atomically as a new version; older versions stay readable.
 
         Rows are never updated in place: a replaced or deleted document and its
@@ -168,8 +171,10 @@ class SQLiteStore:
                 "INSERT OR REPLACE INTO settings (name, value) VALUES ('version', ?)", (version,)
             )
             if idempotency is not None:
+                key, result = idempotency
+                text = result(version) if callable(result) else result
                 connection.execute(
-                    "INSERT OR REPLACE INTO idempotency (key, result) VALUES (?, ?)", idempotency
+                    "INSERT OR REPLACE INTO idempotency (key, result) VALUES (?, ?)", (key, text)
                 )
         self._version = version
         return CommitResult(version, added, removed, deleted)
@@ -343,16 +348,40 @@ class SQLiteStore:
             [tenant or "", version, version],
         )
 
+    def _latest(self, version: int | None) -> int | None:
+        """None when ``version`` is the latest: the partial live indexes then apply."""
+        return None if version == self._version else version
+
+    @staticmethod
+    def _where(filter: Filter | None) -> tuple[str | None, list[object]]:
+        if filter is None:
+            return None, []
+        return compile_sqlite(filter, column="filter_meta")  # §8, §15.4: bound parameters
+
     def lexical(
+        self,
+        terms: Sequence[str],
+        limit: int,
+        filter: Filter | None = None,
+        version: int | None = None,
+        tenant: str | None = None,
+    ) -> list[tuple[int, float]]:
+        """BM25 over title and body at ``version`` (None: latest); higher is better."""
+        match = fts_query(terms)
+        if match is None:
+            return []
+        where, params = self._where(filter)
+        return self._lexical_match(match, limit, where, params, self._latest(version), tenant)
+
+    def _lexical_match(
         self,
         match: str,
         limit: int,
         where: str | None,
         params: Sequence[object],
-        version: int | None = None,
-        tenant: str | None = None,
+        version: int | None,
+        tenant: str | None,
     ) -> list[tuple[int, float]]:
-        """BM25 over title and body at ``version`` (None: latest); higher is better."""
         if not where:
             fast = self._lexical_unjoined(match, limit, version, tenant)
             if fast is not None:
@@ -377,15 +406,15 @@ class SQLiteStore:
         terms: Sequence[int],
         weights: Sequence[float],
         limit: int,
-        where: str | None,
-        params: Sequence[object],
+        filter: Filter | None = None,
         version: int | None = None,
         tenant: str | None = None,
     ) -> list[tuple[int, float]]:
         """SPLADE recall: dot product of query and chunk term weights; higher is better."""
         if not terms:
             return []
-        visible, visible_params = self._visible(version, tenant)
+        where, params = self._where(filter)
+        visible, visible_params = self._visible(self._latest(version), tenant)
         query = ",".join("(?, ?)" for _ in terms)
         sql = (
             f"WITH q(term, weight) AS (VALUES {query})"
@@ -440,13 +469,11 @@ class SQLiteStore:
         return None
 
     def filtered_keys(
-        self,
-        where: str,
-        params: Sequence[object],
-        version: int | None = None,
-        tenant: str | None = None,
+        self, filter: Filter, version: int | None = None, tenant: str | None = None
     ) -> Keys:
-        visible, visible_params = self._visible(version, tenant)
+        """Keys of the chunks visible at ``version`` whose metadata passes ``filter`` (§8)."""
+        where, params = compile_sqlite(filter, column="filter_meta")
+        visible, visible_params = self._visible(self._latest(version), tenant)
         rows = self._reader.execute(
             f"SELECT key FROM chunks WHERE {visible} AND {where}", [*visible_params, *params]
         )
@@ -515,6 +542,20 @@ class SQLiteStore:
     def setting(self, name: str) -> str | None:
         row = self._writer.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()
         return None if row is None else str(row[0])
+
+    def setting_default(self, name: str, value: str) -> str:
+        existing = self.setting(name)
+        if existing is not None:  # the common case writes nothing
+            return existing
+        with self._transaction() as connection:
+            connection.execute(
+                "INSERT OR IGNORE INTO settings (name, value) VALUES (?, ?)", (name, value)
+            )
+        return self.setting(name) or value
+
+    def open_dense(self, dimension: int, policy: DensePolicy | None = None) -> LocalDenseSearch:
+        """The process-local dense index, loaded from this file's vectors."""
+        return LocalDenseSearch(self, DenseIndex(dimension, policy))
 
     def set_setting(self, name: str, value: str) -> None:
         with self._transaction() as connection:

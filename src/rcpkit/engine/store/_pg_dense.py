@@ -1,0 +1,183 @@
+"""Dense recall inside PostgreSQL: pgvector HNSW, with an exact path for small candidate sets.
+
+Vectors are unit length, so cosine distance ``<=>`` ranks as the embedded
+store's dot product does and ``score = 1 - distance`` is the cosine (§6.1).
+
+A filter (§8), a pinned version (§7.7.1) and the tenant (§15.6) are plain
+``WHERE`` terms. When they leave few candidates (``exact_max`` or fewer) those
+are scored exactly, without the index, so a filter never costs recall. Larger
+sets go through HNSW with pgvector's iterative index scan (``relaxed_order``,
+pgvector >= 0.8), which keeps walking the graph until ``k`` rows pass the
+``WHERE``; should it still come back short, the exact path answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from rcpkit.engine.filters import Filter, compile_postgres
+from rcpkit.engine.store._pg_lexical import named
+
+if TYPE_CHECKING:
+    from rcpkit.engine.store.base import CommitResult
+    from rcpkit.engine.store.postgres import PostgresStore
+
+__all__ = ["HnswSettings", "PostgresDenseSearch", "vector_literal"]
+
+Matrix = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class HnswSettings:
+    m: int = 16
+    ef_construction: int = 64
+    ef_search: int = 100  # raised to k for larger k
+    exact_max: int = 20_000  # candidate sets up to this size are scored exactly
+
+
+def vector_literal(vector: Matrix) -> str:
+    """pgvector's text form; ``repr`` of each float32 (as a double) reads back exactly."""
+    return "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
+
+
+def ensure_vector_index(connection: Any, dimension: int, settings: HnswSettings) -> None:
+    """Type the embedding column ``vector(dimension)`` and build its HNSW index, once."""
+    (typmod,) = connection.execute(
+        "SELECT atttypmod FROM pg_attribute"
+        " WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
+    ).fetchone()
+    if typmod == dimension and _has_index(connection):
+        return
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (_INDEX_LOCK,))
+        (typmod,) = connection.execute(
+            "SELECT atttypmod FROM pg_attribute"
+            " WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
+        ).fetchone()
+        if typmod != dimension:
+            connection.execute(
+                f"ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({int(dimension)})"
+            )
+        connection.execute(
+            "CREATE INDEX IF NOT EXISTS chunks_embedding ON chunks"
+            f" USING hnsw (embedding vector_cosine_ops)"
+            f" WITH (m = {int(settings.m)}, ef_construction = {int(settings.ef_construction)})"
+        )
+
+
+_INDEX_LOCK = 0x72637032
+
+
+def _has_index(connection: Any) -> bool:
+    row = connection.execute("SELECT to_regclass('chunks_embedding') IS NOT NULL").fetchone()
+    return bool(row[0])
+
+
+class PostgresDenseSearch:
+    """:class:`DenseSearch` as SQL: every process sees every other's writes at once."""
+
+    def __init__(self, store: PostgresStore, settings: HnswSettings | None = None) -> None:
+        self._store = store
+        self.settings = settings or HnswSettings()
+
+    def search(
+        self,
+        query: Matrix,
+        k: int,
+        filter: Filter | None = None,
+        version: int | None = None,
+        tenant: str | None = None,
+    ) -> list[tuple[int, float]]:
+        if k <= 0:
+            return []
+        where, params = _visible(filter, version, tenant)
+        params.update(query=vector_literal(query), k=k, cap=self.settings.exact_max + 1)
+        connection = self._store.reader()
+        with connection.transaction():
+            (count,) = connection.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM chunks WHERE {where} LIMIT %(cap)s) AS c",
+                params,
+            ).fetchone()
+            rows = None
+            if count > self.settings.exact_max:
+                rows = self._approximate(connection, where, params, k, min(k, count))
+            if rows is None:
+                rows = connection.execute(
+                    "SELECT key, 1 - (embedding <=> %(query)s::vector) AS score"
+                    f" FROM (SELECT key, embedding FROM chunks WHERE {where} OFFSET 0) AS c"
+                    " ORDER BY score DESC, key LIMIT %(k)s",
+                    params,
+                ).fetchall()
+        ranked = [(int(key), float(score)) for key, score in rows]
+        ranked.sort(key=lambda pair: (-pair[1], pair[0]))  # deterministic ties (§7.7.1)
+        return ranked
+
+    def _approximate(
+        self, connection: Any, where: str, params: dict[str, object], k: int, want: int
+    ) -> list[tuple[int, float]] | None:
+        ef_search = max(self.settings.ef_search, k)
+        connection.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef_search),))
+        connection.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+        rows: list[tuple[int, float]] = connection.execute(
+            "SELECT key, 1 - (embedding <=> %(query)s::vector) AS score FROM chunks"
+            f" WHERE {where} ORDER BY embedding <=> %(query)s::vector LIMIT %(k)s",
+            params,
+        ).fetchall()
+        return rows if len(rows) >= want else None
+
+    def vectors_of(self, keys: Sequence[int]) -> dict[int, Matrix]:
+        if not keys:
+            return {}
+        rows = self._store.reader().execute(
+            "SELECT key, embedding::real[] FROM chunks WHERE key = ANY(%s)", (list(keys),)
+        )
+        return {int(key): np.asarray(vector, dtype=np.float32) for key, vector in rows}
+
+    def apply(self, result: CommitResult, tenant: str | None) -> None:
+        """Nothing to do: the vectors were written with the commit, in the database."""
+
+    def drop(self, keys: Sequence[int]) -> None:
+        """Nothing to do: garbage collection deleted the rows."""
+
+    def live_count(self) -> int:
+        return self._store.live_chunks()
+
+    def sample(self, limit: int) -> Matrix:
+        rows = (
+            self._store.reader()
+            .execute(
+                "SELECT embedding::real[] FROM chunks WHERE removed IS NULL"
+                " ORDER BY md5(key::text) LIMIT %s",
+                (limit,),
+            )
+            .fetchall()
+        )
+        if not rows:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.asarray([row[0] for row in rows], dtype=np.float32)
+
+
+def _visible(
+    filter: Filter | None, version: int | None, tenant: str | None
+) -> tuple[str, dict[str, object]]:
+    """The ``WHERE`` of chunks ``tenant`` may see at ``version`` passing ``filter``."""
+    params: dict[str, object] = {"tenant": tenant or ""}
+    if version is None:
+        where = "tenant = %(tenant)s AND removed IS NULL"
+    else:
+        where = (
+            "tenant = %(tenant)s AND added <= %(version)s"
+            " AND (removed IS NULL OR removed > %(version)s)"
+        )
+        params["version"] = version
+    if filter is not None:
+        sql, positional = compile_postgres(filter, "filter_meta")
+        fragment, values = named(sql, positional, "f")
+        where += " AND " + fragment
+        params.update(values)
+    return where, params

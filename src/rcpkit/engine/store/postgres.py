@@ -1,0 +1,552 @@
+"""The scale-out store: one PostgreSQL (+ pgvector) shared by many stateless server processes.
+
+Everything that defines an answer lives in the database: documents, chunks,
+filter metadata (``jsonb``, GIN), vectors (``vector(d)``, HNSW), BM25 postings
+and statistics, SPLADE postings, versions, settings (the cursor secret) and
+idempotency results. So any process can serve any retained version (§7.7.1)
+and accept any process's cursor (§10), and every read sees every process's
+committed writes: nothing is cached in the process.
+
+Commits are one transaction each and serialise on ``SELECT … FOR UPDATE`` of
+the single ``versions`` row: version numbers strictly increase, and an upsert
+by id (retire the live copy, insert the new one) cannot interleave with another
+process's, so exactly one live copy of an id remains (§7.10).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import weakref
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from rcpkit.engine.analysis import surface_words
+from rcpkit.engine.filters import Filter, compile_postgres
+from rcpkit.engine.store import migrations
+from rcpkit.engine.store._pg_dense import (
+    HnswSettings,
+    PostgresDenseSearch,
+    ensure_vector_index,
+    vector_literal,
+)
+from rcpkit.engine.store._pg_lexical import (
+    BODY_WEIGHT,
+    K1,
+    TITLE_WEIGHT,
+    B,
+    lexical_sql,
+    named,
+    query_tokens,
+    term_counts,
+)
+from rcpkit.engine.store._pg_rows import (
+    Pending,
+    add_counts,
+    copy_rows,
+    document_values,
+    draw_keys,
+)
+from rcpkit.engine.store.base import (
+    ChunkRow,
+    CommitResult,
+    DocumentRow,
+    Idempotency,
+    Keys,
+    WriteBatch,
+)
+
+__all__ = ["PostgresStore", "connect"]
+
+_DOCUMENT_COLUMNS = (
+    "doc_key, tenant, doc_id, title, uri, source, modality, meta, content_hash, text, pages,"
+    " origin, added"
+)
+_CHUNK_COLUMNS = (
+    'key, doc_key, tenant, doc_id, idx, start, "end", page, text, context, filter_meta,'
+    " embedding, length, added"
+)
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError as error:
+        raise RuntimeError("install rcpkit[postgres] to use a postgres:// store") from error
+    return psycopg
+
+
+def connect(url: str) -> Any:
+    """An autocommit connection (psycopg's errors become ValueError for the CLI)."""
+    psycopg = _psycopg()
+    try:
+        return psycopg.connect(url, autocommit=True)
+    except psycopg.Error as error:
+        raise ValueError(f"cannot connect to the store: {error}") from None
+
+
+class PostgresStore:
+    """A store in a PostgreSQL database; thread-safe (a connection per thread, one writer)."""
+
+    def __init__(self, url: str, *, migrate: bool = True) -> None:
+        self.url = url
+        self._local = threading.local()
+        self._connections: list[Any] = []
+        self._connections_lock = threading.Lock()
+        # A store dropped without close() (an engine a caller forgot) closes its connections.
+        weakref.finalize(self, _close_all, self._connections)
+        self._write_lock = threading.Lock()
+        self._writer = self._connect()
+        standby = self._writer.execute("SELECT pg_is_in_recovery()").fetchone()[0]
+        self.read_only = bool(standby)
+        latest = migrations.MIGRATIONS[-1].version
+        applied = migrations.applied_version(self._writer)
+        if applied < latest and migrate and not self.read_only:
+            applied, _ = migrations.migrate(self._writer)
+        if applied != latest:
+            raise ValueError(
+                f"the database holds rcpkit schema {applied}, this rcpkit needs {latest}; "
+                "run `rcpkit db migrate --store URL`"
+            )
+
+    def _connect(self) -> Any:
+        connection = connect(self.url)
+        with self._connections_lock:
+            self._connections.append(connection)
+        return connection
+
+    def reader(self) -> Any:
+        """This thread's connection (autocommit: each statement sees the latest commits)."""
+        connection = getattr(self._local, "connection", None)
+        if connection is None or connection.closed:
+            connection = self._connect()
+            self._local.connection = connection
+        return connection
+
+    def _one(self, sql: str, params: Sequence[object] | dict[str, object] = ()) -> Any:
+        row = self.reader().execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    @property
+    def version(self) -> int:
+        """The last committed version, read from the database (another process may commit)."""
+        return int(self._one("SELECT version FROM versions"))
+
+    @property
+    def floor(self) -> int:
+        return int(self._one("SELECT floor FROM versions"))
+
+    # --- writes ---
+
+    @contextmanager
+    def _transaction(self) -> Iterator[tuple[Any, int, int]]:
+        """A write transaction holding the versions row: (connection, version, floor)."""
+        with self._write_lock, self._writer.transaction():
+            version, floor = self._writer.execute(
+                "SELECT version, floor FROM versions WHERE id = 1 FOR UPDATE"
+            ).fetchone()
+            yield self._writer, int(version), int(floor)
+
+    def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
+        """Apply ``batch`` atomically as the next version; older versions stay readable."""
+        tenant = batch.tenant or ""
+        added: list[tuple[int, npt.NDArray[np.float32]]] = []
+        with self._transaction() as (connection, previous, _):
+            version = previous + 1
+            doc_ids = [document.doc_id for document, _ in batch.documents]
+            removed, _, gone_texts, gone_tokens = self._retire(connection, tenant, doc_ids, version)
+            deleted_keys, deleted, texts, tokens = self._retire(
+                connection, tenant, batch.delete, version
+            )
+            removed += deleted_keys
+            gone_texts += texts
+            gone_tokens += tokens
+            words: Counter[str] = Counter()
+            for text in gone_texts:
+                words.subtract(surface_words(text))
+            pending = Pending()
+            self._insert_documents(connection, tenant, batch, version, pending, added)
+            for _, chunks in batch.documents:
+                for chunk in chunks:
+                    words.update(surface_words(chunk.text))
+            postings, new_tokens, new_chunks = pending.postings, pending.tokens, len(added)
+            self._write_postings(connection, tenant, version, postings, removed)
+            self._write_sparse(connection, batch, added)
+            self._count(connection, tenant, version, new_chunks - len(removed),
+                        new_tokens - gone_tokens)  # fmt: skip
+            self._count_words(connection, tenant, words)
+            connection.execute("UPDATE versions SET version = %s WHERE id = 1", (version,))
+            if idempotency is not None:
+                key, result = idempotency
+                text = result(version) if callable(result) else result
+                connection.execute(
+                    "INSERT INTO idempotency (key, result) VALUES (%s, %s)"
+                    " ON CONFLICT (key) DO UPDATE SET result = excluded.result",
+                    (key, text),
+                )
+        return CommitResult(version, added, removed, deleted)
+
+    @staticmethod
+    def _retire(
+        connection: Any, tenant: str, doc_ids: Sequence[str], version: int
+    ) -> tuple[list[int], int, list[str], int]:
+        """Mark live documents and chunks removed at ``version``: keys, documents, texts, tokens."""
+        ids = list(dict.fromkeys(doc_ids))
+        if not ids:
+            return [], 0, [], 0
+        live = "tenant = %s AND doc_id = ANY(%s) AND removed IS NULL"
+        rows = connection.execute(
+            f"UPDATE chunks SET removed = %s WHERE {live} RETURNING key, text, length",
+            (version, tenant, ids),
+        ).fetchall()
+        cursor = connection.execute(
+            f"UPDATE documents SET removed = %s WHERE {live}", (version, tenant, ids)
+        )
+        keys = sorted(int(row[0]) for row in rows)
+        return keys, cursor.rowcount, [row[1] for row in rows], sum(row[2] for row in rows)
+
+    def _insert_documents(
+        self,
+        connection: Any,
+        tenant: str,
+        batch: WriteBatch,
+        version: int,
+        pending: Pending,
+        added: list[tuple[int, npt.NDArray[np.float32]]],
+    ) -> None:
+        """COPY the batch's documents and chunks in, keys drawn from their sequences first."""
+        doc_keys = draw_keys(connection, "documents_doc_key_seq", len(batch.documents))
+        total = sum(len(chunks) for _, chunks in batch.documents)
+        pending.keys = iter(draw_keys(connection, "chunks_key_seq", total))
+        for (document, chunks), doc_key in zip(batch.documents, doc_keys, strict=True):
+            pending.documents.append((doc_key, *document_values(tenant, document, version)))
+            self._insert_chunks(tenant, document, doc_key, chunks, version, pending, added)
+        copy_rows(connection, f"documents ({_DOCUMENT_COLUMNS})", pending.documents)
+        copy_rows(connection, f"chunks ({_CHUNK_COLUMNS})", pending.chunks)
+
+    @staticmethod
+    def _insert_chunks(
+        tenant: str,
+        document: DocumentRow,
+        doc_key: int,
+        chunks: Sequence[Any],
+        version: int,
+        pending: Pending,
+        added: list[tuple[int, npt.NDArray[np.float32]]],
+    ) -> None:
+        """One document's chunk rows and postings, queued for the batch's COPY."""
+        for chunk in chunks:
+            key = next(pending.keys)
+            vector = np.asarray(chunk.vector, dtype=np.float32)
+            counts, length = term_counts(chunk.title_terms, chunk.body_terms)
+            pending.postings += [
+                (term, key, tenant, title, body, length, version)
+                for term, (title, body) in counts.items()
+            ]
+            pending.tokens += length
+            pending.chunks.append((
+                key, doc_key, tenant, document.doc_id, chunk.index, chunk.start, chunk.end,
+                chunk.page, chunk.text, chunk.context,
+                json.dumps(chunk.filter_meta, ensure_ascii=False), vector_literal(vector),
+                length, version,
+            ))  # fmt: skip
+            added.append((key, vector))
+
+    @staticmethod
+    def _write_postings(
+        connection: Any,
+        tenant: str,
+        version: int,
+        postings: Sequence[tuple[object, ...]],
+        removed: Sequence[int],
+    ) -> None:
+        """New postings in; per-tenant term frequencies follow (retired chunks count down)."""
+        frequencies: Counter[str] = Counter(str(row[0]) for row in postings)
+        if removed:
+            connection.execute(
+                "UPDATE postings SET removed = %s WHERE key = ANY(%s)", (version, list(removed))
+            )
+            for term, count in connection.execute(
+                "SELECT term, count(*) FROM postings WHERE key = ANY(%s) GROUP BY term",
+                (list(removed),),
+            ):
+                frequencies[term] -= int(count)
+        columns = "postings (term, key, tenant, title_tf, body_tf, length, added)"
+        copy_rows(connection, columns, postings)
+        add_counts(connection, "term_stats", "term", tenant, frequencies)
+
+    @staticmethod
+    def _write_sparse(connection: Any, batch: WriteBatch, added: Sequence[tuple[int, Any]]) -> None:
+        chunks = [chunk for _, document_chunks in batch.documents for chunk in document_chunks]
+        if not any(chunk.sparse is not None for chunk in chunks):
+            return
+        with connection.cursor().copy("COPY splade (key, term, weight) FROM STDIN") as copy:
+            for (key, _), chunk in zip(added, chunks, strict=True):
+                if chunk.sparse is not None:
+                    terms, weights = chunk.sparse
+                    for term, weight in zip(terms, weights, strict=True):
+                        copy.write_row((key, int(term), float(weight)))
+
+    @staticmethod
+    def _count(connection: Any, tenant: str, version: int, chunks: int, tokens: int) -> None:
+        """The tenant's live chunk and token totals as of ``version`` (BM25's N and avgdl)."""
+        connection.execute(
+            "INSERT INTO corpus_stats (tenant, version, chunks, tokens)"
+            " SELECT %(tenant)s, %(version)s, coalesce(max(chunks), 0) + %(chunks)s,"
+            " coalesce(max(tokens), 0) + %(tokens)s FROM (SELECT chunks, tokens FROM corpus_stats"
+            " WHERE tenant = %(tenant)s ORDER BY version DESC LIMIT 1) AS previous",
+            {"tenant": tenant, "version": version, "chunks": chunks, "tokens": tokens},
+        )
+
+    @staticmethod
+    def _count_words(connection: Any, tenant: str, words: Counter[str]) -> None:
+        # As in the embedded store: per tenant, so a suggestion never reveals another's words.
+        add_counts(connection, "vocabulary", "word", tenant, words)
+
+    # --- snapshots: retention and garbage collection ---
+
+    def collect(self, retain: int) -> list[int]:
+        """Drop rows no version among the last ``retain`` can see; returns their keys."""
+        version, floor = self.reader().execute("SELECT version, floor FROM versions").fetchone()
+        if max(floor, version - retain + 1) <= floor:
+            return []
+        with self._transaction() as (connection, version, floor):
+            new_floor = max(floor, version - retain + 1)
+            if new_floor <= floor:
+                return []
+            keys = [
+                int(row[0])
+                for row in connection.execute(
+                    "DELETE FROM chunks WHERE removed IS NOT NULL AND removed <= %s RETURNING key",
+                    (new_floor,),
+                )
+            ]
+            if keys:
+                connection.execute("DELETE FROM postings WHERE key = ANY(%s)", (keys,))
+                connection.execute("DELETE FROM splade WHERE key = ANY(%s)", (keys,))
+            connection.execute(
+                "DELETE FROM documents WHERE removed IS NOT NULL AND removed <= %s", (new_floor,)
+            )
+            # Keep, per tenant, the newest totals at or below the floor: versions from the
+            # floor on still read them.
+            connection.execute(
+                "DELETE FROM corpus_stats AS old WHERE old.version < %(floor)s AND EXISTS ("
+                " SELECT 1 FROM corpus_stats AS newer WHERE newer.tenant = old.tenant"
+                " AND newer.version > old.version AND newer.version <= %(floor)s)",
+                {"floor": new_floor},
+            )
+            connection.execute("UPDATE versions SET floor = %s WHERE id = 1", (new_floor,))
+        return keys
+
+    # --- reads ---
+
+    def open_dense(self, dimension: int, policy: Any = None) -> PostgresDenseSearch:
+        """pgvector search in the database; types and indexes the column on first use."""
+        settings = HnswSettings()
+        if not self.read_only:
+            ensure_vector_index(self._writer, dimension, settings)
+        return PostgresDenseSearch(self, settings)
+
+    def lexical(
+        self,
+        terms: Sequence[str],
+        limit: int,
+        filter: Filter | None = None,
+        version: int | None = None,
+        tenant: str | None = None,
+    ) -> list[tuple[int, float]]:
+        """BM25 exactly as the embedded store's FTS5 ranks (see ``_pg_lexical``)."""
+        tokens = query_tokens(terms)
+        if not tokens or limit <= 0:
+            return []
+        filter_sql, params = self._compiled(filter, "c.filter_meta")
+        params.update(
+            terms=tokens, tenant=tenant or "", limit=limit, k1=K1, b=B,
+            title_weight=TITLE_WEIGHT, body_weight=BODY_WEIGHT,
+            version=self.version if version is None else version,
+        )  # fmt: skip
+        rows = self.reader().execute(lexical_sql(filter_sql), params).fetchall()
+        return [(int(key), float(score)) for key, score in rows]
+
+    @staticmethod
+    def _compiled(filter: Filter | None, column: str) -> tuple[str | None, dict[str, object]]:
+        if filter is None:
+            return None, {}
+        sql, positional = compile_postgres(filter, column)  # §8, §15.4: bound parameters
+        return named(sql, positional, "f")
+
+    def learned_sparse(
+        self,
+        terms: Sequence[int],
+        weights: Sequence[float],
+        limit: int,
+        filter: Filter | None = None,
+        version: int | None = None,
+        tenant: str | None = None,
+    ) -> list[tuple[int, float]]:
+        """SPLADE recall: dot product of query and chunk term weights; higher is better."""
+        if not terms:
+            return []
+        filter_sql, params = self._compiled(filter, "c.filter_meta")
+        params.update(
+            terms=[int(t) for t in terms], weights=[float(w) for w in weights],
+            tenant=tenant or "", limit=limit,
+            version=self.version if version is None else version,
+        )  # fmt: skip
+        rows = (
+            self.reader()
+            .execute(
+                "SELECT s.key, sum(s.weight * q.weight) AS score"
+                " FROM unnest(%(terms)s::int[], %(weights)s::float8[]) AS q(term, weight)"
+                " JOIN splade AS s ON s.term = q.term JOIN chunks AS c ON c.key = s.key"
+                " WHERE c.tenant = %(tenant)s AND c.added <= %(version)s"
+                " AND (c.removed IS NULL OR c.removed > %(version)s)"
+                f" AND {filter_sql or 'true'}"
+                " GROUP BY s.key ORDER BY score DESC, s.key LIMIT %(limit)s",
+                params,
+            )
+            .fetchall()
+        )
+        return [(int(key), float(score)) for key, score in rows]
+
+    def filtered_keys(
+        self, filter: Filter, version: int | None = None, tenant: str | None = None
+    ) -> Keys:
+        filter_sql, params = self._compiled(filter, "filter_meta")
+        params.update(tenant=tenant or "", version=self.version if version is None else version)
+        rows = self.reader().execute(
+            "SELECT key FROM chunks WHERE tenant = %(tenant)s AND added <= %(version)s"
+            f" AND (removed IS NULL OR removed > %(version)s) AND {filter_sql} ORDER BY key",
+            params,
+        )
+        return np.fromiter((row[0] for row in rows), dtype=np.int64)
+
+    def fetch(self, keys: Sequence[int]) -> dict[int, ChunkRow]:
+        """Chunks by key, whatever their version (a pinned reader may need old ones)."""
+        if not keys:
+            return {}
+        rows = self.reader().execute(
+            'SELECT c.key, c.doc_id, c.idx, c.start, c."end", c.text, c.page, c.context,'
+            " d.modality, d.title, d.uri, d.source, d.meta, d.origin"
+            " FROM chunks c JOIN documents d ON d.doc_key = c.doc_key WHERE c.key = ANY(%s)",
+            (list(keys),),
+        )
+        found: dict[int, ChunkRow] = {}
+        for key, doc_id, index, start, end, text, page, context, *document in rows:
+            modality, title, uri, source, meta, origin = document
+            found[int(key)] = ChunkRow(
+                int(key), doc_id, index, start, end, text, page, context,
+                modality, title, uri, source, meta, origin,
+            )  # fmt: skip
+        return found
+
+    def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys, list[str]]:
+        """Every stored vector, the versions bounding its visibility (0: live), its tenant."""
+        rows = (
+            self.reader()
+            .execute(
+                "SELECT key, embedding::real[], added, coalesce(removed, 0), tenant"
+                " FROM chunks ORDER BY key"
+            )
+            .fetchall()
+        )
+        keys = np.array([row[0] for row in rows], dtype=np.int64)
+        added = np.array([row[2] for row in rows], dtype=np.int64)
+        removed = np.array([row[3] for row in rows], dtype=np.int64)
+        tenants = [str(row[4]) for row in rows]
+        if not rows:
+            return keys, np.zeros((0, 0), dtype=np.float32), added, removed, tenants
+        matrix = np.asarray([row[1] for row in rows], dtype=np.float32)
+        return keys, matrix, added, removed, tenants
+
+    def filter_values(self, keys: Sequence[int], name: str) -> dict[int, Any]:
+        rows = self.reader().execute(
+            "SELECT key, filter_meta -> %s FROM chunks WHERE key = ANY(%s)", (name, list(keys))
+        )
+        return {int(key): value for key, value in rows}
+
+    def content_hash(self, doc_id: str, tenant: str | None = None) -> str | None:
+        value = self._one(
+            "SELECT content_hash FROM documents WHERE tenant = %s AND doc_id = %s"
+            " AND removed IS NULL",
+            (tenant or "", doc_id),
+        )
+        return None if value is None else str(value)
+
+    def remembered(self, idempotency_key: str) -> str | None:
+        value = self._one("SELECT result FROM idempotency WHERE key = %s", (idempotency_key,))
+        return None if value is None else str(value)
+
+    def vocabulary(self, tenant: str | None = None) -> list[tuple[str, int]]:
+        rows = self.reader().execute(
+            "SELECT word, df FROM vocabulary WHERE tenant = %s", (tenant or "",)
+        )
+        return [(str(word), int(df)) for word, df in rows]
+
+    def live_texts(self, limit: int, tenant: str | None = None) -> list[str]:
+        rows = self.reader().execute(
+            "SELECT text FROM chunks WHERE removed IS NULL AND tenant = %s"
+            " ORDER BY key DESC LIMIT %s",
+            (tenant or "", limit),
+        )
+        return [str(row[0]) for row in rows]
+
+    def document_frequency(self, word: str, tenant: str | None = None) -> int:
+        value = self._one(
+            "SELECT df FROM vocabulary WHERE tenant = %s AND word = %s", (tenant or "", word)
+        )
+        return 0 if value is None else int(value)
+
+    def live_chunks(self) -> int:
+        """Live chunks over all tenants, from the maintained totals (no table scan)."""
+        value = self._one(
+            "SELECT coalesce(sum(chunks), 0) FROM (SELECT DISTINCT ON (tenant) chunks"
+            " FROM corpus_stats ORDER BY tenant, version DESC) AS latest"
+        )
+        return int(value)
+
+    def setting(self, name: str) -> str | None:
+        value = self._one("SELECT value FROM settings WHERE name = %s", (name,))
+        return None if value is None else str(value)
+
+    def set_setting(self, name: str, value: str) -> None:
+        self.reader().execute(
+            "INSERT INTO settings (name, value) VALUES (%s, %s)"
+            " ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+            (name, value),
+        )
+
+    def setting_default(self, name: str, value: str) -> str:
+        existing = self.setting(name)
+        if existing is not None or self.read_only:
+            return existing or value
+        self.reader().execute(
+            "INSERT INTO settings (name, value) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
+            (name, value),
+        )
+        return self.setting(name) or value
+
+    def count(self, tenant: str | None = None) -> tuple[int, int]:
+        """(documents, chunks) of a tenant's live corpus."""
+        scope = (tenant or "",)
+        documents = self._one(
+            "SELECT count(*) FROM documents WHERE removed IS NULL AND tenant = %s", scope
+        )
+        chunks = self._one(
+            "SELECT count(*) FROM chunks WHERE removed IS NULL AND tenant = %s", scope
+        )
+        return int(documents), int(chunks)
+
+    def close(self) -> None:
+        with self._connections_lock:
+            _close_all(self._connections)
+
+
+def _close_all(connections: list[Any]) -> None:
+    while connections:
+        connections.pop().close()

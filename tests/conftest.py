@@ -1,0 +1,27 @@
+"""Session-wide fixtures: the private PostgreSQL some engine and end-to-end tests share."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _postgres_session() -> Iterator[None]:
+    """Stop the session's PostgreSQL (started lazily by ``pg_support``) at the end."""
+    yield
+    pg_support = sys.modules.get("pg_support")
+    if pg_support is not None:
+        pg_support.stop_server()
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A fresh database (pgvector installed) on the session's PostgreSQL, dropped after."""
+    import pg_support
+
+    url = pg_support.fresh_database()
+    yield url
+    pg_support.drop_database(url)

@@ -1,0 +1,205 @@
+"""Only the PostgreSQL store: migrations, pgvector HNSW, several writers, an engine on it."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import psycopg
+import pytest
+from engine_support import Calls, make_engine, serving
+
+from rcpkit.cli import main
+from rcpkit.engine.filters import OPERATORS, parse_filter
+from rcpkit.engine.store import migrations
+from rcpkit.engine.store._pg_dense import HnswSettings, PostgresDenseSearch
+from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
+from rcpkit.engine.store.pgserver import start_server
+from rcpkit.engine.store.postgres import PostgresStore
+
+
+def test_db_migrate_is_idempotent(postgres_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["db", "migrate", "--store", postgres_url]) == 0
+    assert "applied 0001_initial" in capsys.readouterr().out
+    assert main(["db", "migrate", "--store", postgres_url]) == 0
+    assert "up to date" in capsys.readouterr().out
+    assert main(["db", "status", "--store", postgres_url]) == 0
+    with psycopg.connect(postgres_url) as connection:
+        rows = connection.execute("SELECT version FROM schema_migrations").fetchall()
+    assert rows == [(step.version,) for step in migrations.MIGRATIONS]
+
+
+def test_concurrent_migrations_apply_each_step_once(postgres_url: str) -> None:
+    results: list[int] = []
+
+    def run() -> None:
+        with psycopg.connect(postgres_url, autocommit=True) as connection:
+            results.append(migrations.migrate(connection)[0])
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert results == [migrations.MIGRATIONS[-1].version] * 3
+
+
+def test_db_status_reports_an_unmigrated_database(postgres_url: str) -> None:
+    assert main(["db", "status", "--store", postgres_url]) == 1
+    assert main(["db", "migrate"]) == 2  # no store given: a usage error, not a traceback
+
+
+def vectors(count: int, dimension: int, seed: int) -> np.ndarray:  # type: ignore[type-arg]
+    matrix = np.random.default_rng(seed).normal(size=(count, dimension)).astype(np.float32)
+    normalised: np.ndarray = matrix / np.linalg.norm(matrix, axis=1, keepdims=True)  # type: ignore[type-arg]
+    return normalised
+
+
+def chunk_of(doc_id: str, vector: np.ndarray, bucket: int) -> tuple[DocumentRow, list[NewChunk]]:  # type: ignore[type-arg]
+    meta = {"bucket": bucket}
+    row = DocumentRow(doc_id, None, None, doc_id, "text", meta, doc_id, doc_id)
+    return row, [NewChunk(0, 0, 1, doc_id, None, None, "", doc_id, vector, meta)]
+
+
+def test_hnsw_and_exact_paths_agree_with_and_without_filters(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url)
+    matrix = vectors(600, 16, seed=1)
+    store.open_dense(16)
+    result = store.commit(
+        WriteBatch(documents=[chunk_of(f"d{i}", v, i % 10) for i, v in enumerate(matrix)])
+    )
+    keys = np.array([key for key, _ in result.added])
+    approximate = PostgresDenseSearch(store, HnswSettings(exact_max=50))  # HNSW above 50
+    exact = PostgresDenseSearch(store, HnswSettings(exact_max=10_000))
+    selective = parse_filter(
+        {"field": "bucket", "op": "eq", "value": 3}, {"bucket": "int"}, OPERATORS
+    )
+    broad = parse_filter({"field": "bucket", "op": "lt", "value": 8}, {"bucket": "int"}, OPERATORS)
+    recalls = []
+    for query in vectors(20, 16, seed=2):
+        truth = keys[np.argsort(-(matrix @ query), kind="stable")[:10]].tolist()
+        assert [key for key, _ in exact.search(query, 10)] == truth
+        recalls.append(len({key for key, _ in approximate.search(query, 10)} & set(truth)) / 10)
+        # A filter keeping 60 rows: still HNSW (60 > 50), iterative scan fills k.
+        found = approximate.search(query, 10, selective)
+        assert len(found) == 10
+        assert {key for key, _ in found} <= set(keys[3::10].tolist())
+        assert len(approximate.search(query, 10, broad)) == 10
+    assert np.mean(recalls) >= 0.9
+    store.close()
+
+
+def test_writers_in_several_processes_serialise_on_the_versions_row(postgres_url: str) -> None:
+    # Two store objects stand for two processes: separate connections, no shared lock.
+    first, second = PostgresStore(postgres_url), PostgresStore(postgres_url)
+    versions: list[int] = []
+    vector = vectors(1, 4, seed=3)[0]
+
+    def write(store: PostgresStore, rounds: int) -> None:
+        for round_ in range(rounds):
+            batch = WriteBatch(documents=[chunk_of(f"id{i}", vector, round_) for i in range(3)])
+            versions.append(store.commit(batch).version)
+
+    threads = [threading.Thread(target=write, args=(store, 10)) for store in (first, second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert sorted(versions) == list(range(1, 21))
+    assert first.version == second.version == 20
+    assert first.count() == (3, 3)
+    first.close()
+    second.close()
+
+
+async def test_an_engine_on_postgres_serves_the_whole_retrieve_pipeline(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    engine = make_engine(tmp_path / "local", store=postgres_url)
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        await call.result(
+            "index/add",
+            {
+                "documents": [
+                    {
+                        "id": "a",
+                        "text": "Postgres stores vectors with pgvector",
+                        "meta": {"year": 2024},
+                    },
+                    {
+                        "id": "b",
+                        "text": "SQLite keeps everything in one file",
+                        "meta": {"year": 2019},
+                    },
+                ]
+            },
+        )
+        for mode in ("dense", "sparse", "hybrid"):
+            found = await call.result(
+                "retrieve",
+                {"query": "pgvector vectors", "k": 2, "mode": mode,
+                 "filter": {"field": "year", "op": "gte", "value": 2020}},
+            )  # fmt: skip
+            assert [hit["id"] for hit in found["hits"]] == ["a#0"], mode
+        mmr = await call.result("retrieve", {"query": "file", "k": 2, "mmr": {"lambda": 0.5}})
+        assert mmr["hits"]
+    engine.close()
+
+
+async def test_a_streaming_replica_serves_reads_of_the_primarys_writes(tmp_path: Path) -> None:
+    # Its own small cluster: a base backup of the session's would copy every test database.
+    primary = start_server()
+    replica = None
+    try:
+        url = primary.url()
+        writer = make_engine(tmp_path / "primary", store=url)
+        async with serving(writer) as peer:
+            await Calls(peer).result(
+                "index/add", {"documents": [{"id": "r1", "text": "replicated lighthouse"}]}
+            )
+        version = writer.store.version
+        writer.close()
+        replica = primary.replica()
+        standby_url = replica.url()
+        store = PostgresStore(standby_url)
+        assert store.read_only
+        deadline = time.monotonic() + 30
+        while store.version < version:  # bounded wait for the standby to replay
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        store.close()
+        reader = make_engine(tmp_path / "reader", store=standby_url, writable=False)
+        async with serving(reader) as peer:
+            found = await Calls(peer).result("retrieve", {"query": "lighthouse", "k": 2})
+        assert [hit["id"] for hit in found["hits"]] == ["r1#0"]
+        assert found["indexVersion"] == str(version)
+        reader.close()
+    finally:
+        if replica is not None:
+            replica.stop()
+        primary.stop()
+
+
+def test_bm25_at_a_pinned_version_keeps_its_scores_after_more_writes(postgres_url: str) -> None:
+    # §7.7.1: statistics are those of the version read, not of the latest.
+    store = PostgresStore(postgres_url)
+    vector = vectors(1, 4, seed=4)[0]
+
+    def text_chunk(doc_id: str, text: str) -> tuple[DocumentRow, list[NewChunk]]:
+        row = DocumentRow(doc_id, None, None, doc_id, "text", {}, doc_id, text)
+        return row, [NewChunk(0, 0, len(text), text, None, None, "", text, vector, {})]
+
+    first = store.commit(
+        WriteBatch(documents=[text_chunk("a", "alpha beta"), text_chunk("b", "beta gamma")])
+    )
+    before = store.lexical(["beta", "alpha"], 10, None, first.version)
+    store.commit(WriteBatch(documents=[text_chunk(f"n{i}", "beta beta delta") for i in range(5)]))
+    store.commit(WriteBatch(documents=[text_chunk("a", "alpha only")]))
+    assert store.lexical(["beta", "alpha"], 10, None, first.version) == before
+    latest = dict(store.lexical(["beta", "alpha"], 10))
+    assert latest != dict(before)
+    store.close()
