@@ -47,11 +47,13 @@ class Suites:
 
     def __init__(self, unavailable: str = "") -> None:
         self.calls: list[tuple[str, Scale]] = []
+        self.stores: list[str | None] = []
         self.unavailable = unavailable
 
-    def __call__(self, name: str) -> object:
+    def __call__(self, name: str, store: str | None = None) -> object:
         def run(scale: Scale) -> list[Figure]:
             self.calls.append((name, scale))
+            self.stores.append(store)
             if name == self.unavailable:
                 raise BenchUnavailable("needs a tool")
             return [Figure(name, f"{name} figure", 2.0, "req/s", "base", 1.0)]
@@ -111,3 +113,17 @@ def test_a_readme_without_markers_fails_before_any_suite_runs(
     assert main(["bench", "--update-readme", str(readme)]) == 2
     assert suites.calls == []
     assert BEGIN in capsys.readouterr().err
+
+
+def test_store_reaches_the_engine_suite_and_is_named_in_the_provenance_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suites = Suites()
+    monkeypatch.setattr(command, "_suite", suites)
+    assert main(["bench", "engine", "--smoke", "--store", "postgres"]) == 0
+    assert (suites.calls, suites.stores) == ([("engine", "smoke")], ["postgres"])
+    assert "`rcpkit bench engine --smoke --store postgres`" in capsys.readouterr().out
+    # A URL may carry a password: the line names its kind, not the URL.
+    assert main(["bench", "engine", "--smoke", "--store", "postgres://u:secret@db/x"]) == 0
+    printed = capsys.readouterr().out
+    assert "secret" not in printed and "--store URL" in printed

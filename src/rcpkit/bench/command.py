@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from rcpkit.bench.report import (
@@ -49,6 +50,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="tiny iterations that only check the command works (the figures mean nothing)",
     )
+    parser.add_argument(
+        "--store",
+        default=None,
+        metavar="postgres|URL",
+        help="engine suite: also measure a PostgreSQL store against the embedded one "
+        "('postgres' starts a private server; or a postgres:// URL)",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the rows as JSON")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument(
@@ -62,7 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _suite(name: str) -> Callable[[Scale], list[Figure]]:
+def _suite(name: str, store: str | None = None) -> Callable[[Scale], list[Figure]]:
     # Imported on demand: the engine suite needs numpy, the HTTP suite uvicorn.
     if name == "protocol":
         from rcpkit.bench.protocol import run as protocol
@@ -71,7 +79,7 @@ def _suite(name: str) -> Callable[[Scale], list[Figure]]:
     if name == "engine":
         from rcpkit.bench.engine import run as engine
 
-        return engine
+        return partial(engine, store=store)
     from rcpkit.bench.http import run as http
 
     return http
@@ -83,6 +91,8 @@ def _command(args: argparse.Namespace, scale: Scale) -> str:
         words.append(args.suite)
     if scale != "full":
         words.append(f"--{scale}")
+    if args.store:
+        words += ["--store", "postgres" if args.store == "postgres" else "URL"]
     if args.markdown:
         words.append("--markdown")
     for path in args.update_readme:
@@ -99,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     for name in SUITES if args.suite == "all" else (args.suite,):
         print(f"rcpkit bench: running {name} ({scale}) …", file=sys.stderr, flush=True)
         try:
-            figures += _suite(name)(scale)
+            figures += _suite(name, args.store)(scale)
         except BenchUnavailable as error:
             print(f"rcpkit bench: {name} skipped: {error}", file=sys.stderr)
             skipped.append(name)

@@ -150,11 +150,12 @@ def _server(args: argparse.Namespace, command: list[str]) -> Iterator[tuple[Any,
         return
     with contextlib.ExitStack() as stack:
         folder: Path | None = args.index
-        fresh = folder is None or not (folder / "index.sqlite3").exists()
+        shared = getattr(args, "store", None) is not None  # the corpus may be in the database
+        fresh = shared or folder is None or not (folder / "index.sqlite3").exists()
         if folder is None:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rcpkit-eval-")))
         spawn = [sys.executable, "-m", "rcpkit", "serve", "--stdio", "--index", str(folder)]
-        for option in ("config", "embedder", "sparse", "graph"):
+        for option in ("config", "embedder", "sparse", "graph", "store"):
             value = getattr(args, option, None)
             if value is not None:
                 spawn += [f"--{option}", str(value)]
