@@ -10,6 +10,7 @@ run as the ``postgres`` OS user (created when missing).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import pwd
@@ -59,9 +60,13 @@ class PostgresServer:
         """A streaming replica (hot standby) of this server, from ``pg_basebackup -R``."""
         root, user = _prepare(None, self.user)
         standby = PostgresServer(root, _free_port(), user)
-        self.run("pg_basebackup", "-D", str(standby.data), "-R", "-X", "stream", "-c", "fast",
-                 "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres")  # fmt: skip
-        _start(standby, "-c hot_standby=on")
+        try:
+            self.run("pg_basebackup", "-D", str(standby.data), "-R", "-X", "stream", "-c", "fast",
+                     "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres")  # fmt: skip
+            _start(standby, "-c hot_standby=on")
+        except BaseException:
+            _discard(standby)
+            raise
         return standby
 
     def stop(self, *, remove: bool = True) -> None:
@@ -74,10 +79,21 @@ def start_server(root: Path | None = None, port: int | None = None) -> PostgresS
     """initdb a fresh cluster under ``root`` (a new temp folder by default) and start it."""
     root, user = _prepare(root, _OS_USER if os.geteuid() == 0 else None)
     server = PostgresServer(root, port or _free_port(), user)
-    _run(user, str(binaries() / "initdb"), "-D", str(server.data), "-U", "postgres",
-         "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")  # fmt: skip
-    _start(server)
+    try:
+        _run(user, str(binaries() / "initdb"), "-D", str(server.data), "-U", "postgres",
+             "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")  # fmt: skip
+        _start(server)
+    except BaseException:
+        _discard(server)
+        raise
     return server
+
+
+def _discard(server: PostgresServer) -> None:
+    """After a failed start: stop whatever may run there, then remove the folder."""
+    with contextlib.suppress(RuntimeError, OSError, subprocess.SubprocessError):
+        server.stop(remove=False)  # fails when nothing was running
+    shutil.rmtree(server.root, ignore_errors=True)
 
 
 def _prepare(root: Path | None, user: str | None) -> tuple[Path, str | None]:
