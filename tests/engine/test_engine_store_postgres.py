@@ -203,3 +203,24 @@ def test_bm25_at_a_pinned_version_keeps_its_scores_after_more_writes(postgres_ur
     latest = dict(store.lexical(["beta", "alpha"], 10))
     assert latest != dict(before)
     store.close()
+
+
+def _terminate(url: str, pid: int) -> None:
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+def test_a_writer_whose_connection_was_lost_reconnects_on_the_next_commit(
+    postgres_url: str,
+) -> None:
+    # A Postgres restart or a killed backend must not leave the process unable to write
+    # until it is restarted: the commit in flight fails, the next one succeeds.
+    store = PostgresStore(postgres_url)
+    vector = vectors(1, 4, seed=5)[0]
+    store.commit(WriteBatch(documents=[chunk_of("a", vector, 1)]))
+    _terminate(postgres_url, store._writer.info.backend_pid)
+    with pytest.raises(psycopg.OperationalError):
+        store.commit(WriteBatch(documents=[chunk_of("b", vector, 1)]))
+    assert store.commit(WriteBatch(documents=[chunk_of("b", vector, 1)])).version == 2
+    assert store.count() == (2, 2)
+    store.close()

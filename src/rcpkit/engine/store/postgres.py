@@ -146,11 +146,14 @@ class PostgresStore:
     @contextmanager
     def _transaction(self) -> Iterator[tuple[Any, int, int]]:
         """A write transaction holding the versions row: (connection, version, floor)."""
-        with self._write_lock, self._writer.transaction():
-            version, floor = self._writer.execute(
-                "SELECT version, floor FROM versions WHERE id = 1 FOR UPDATE"
-            ).fetchone()
-            yield self._writer, int(version), int(floor)
+        with self._write_lock:
+            if self._writer.closed:  # lost (a restart, a killed backend): the last commit failed
+                self._writer = self._connect()
+            with self._writer.transaction():
+                version, floor = self._writer.execute(
+                    "SELECT version, floor FROM versions WHERE id = 1 FOR UPDATE"
+                ).fetchone()
+                yield self._writer, int(version), int(floor)
 
     def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
         """Apply ``batch`` atomically as the next version; older versions stay readable."""
