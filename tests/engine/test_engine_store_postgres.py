@@ -224,3 +224,23 @@ def test_a_writer_whose_connection_was_lost_reconnects_on_the_next_commit(
     assert store.commit(WriteBatch(documents=[chunk_of("b", vector, 1)])).version == 2
     assert store.count() == (2, 2)
     store.close()
+
+
+def test_a_repeated_idempotency_key_in_another_process_does_not_reapply_the_write(
+    postgres_url: str,
+) -> None:
+    # §7.10: a client retrying on another server after a timeout; both servers checked
+    # `remembered` before either committed. The second commit must not apply its batch.
+    first, second = PostgresStore(postgres_url), PostgresStore(postgres_url)
+    vector = vectors(1, 4, seed=6)[0]
+    assert second.remembered("t\x1fkey") is None
+    done = first.commit(WriteBatch(documents=[chunk_of("a", vector, 1)]), ("t\x1fkey", "first"))
+    repeat = second.commit(
+        WriteBatch(documents=[chunk_of("a", vector, 1)]), ("t\x1fkey", lambda v: f"v{v}")
+    )
+    assert repeat.remembered == "first"
+    assert (repeat.version, repeat.added, repeat.removed) == (done.version, [], [])
+    assert second.version == done.version == 1
+    assert second.remembered("t\x1fkey") == "first"
+    first.close()
+    second.close()

@@ -131,6 +131,8 @@ def build_engine_app(engine: Engine) -> App:
             result_of=lambda report: msgspec.json.encode(_added(report)).decode(),
             tenant=ctx.tenant,
         )
+        if report.remembered is not None:  # the same key committed meanwhile (another process)
+            return msgspec.json.decode(report.remembered)
         return _added(report)
 
     @app.index_delete()

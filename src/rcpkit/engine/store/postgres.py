@@ -160,6 +160,14 @@ class PostgresStore:
         tenant = batch.tenant or ""
         added: list[tuple[int, npt.NDArray[np.float32]]] = []
         with self._transaction() as (connection, previous, _):
+            if idempotency is not None:
+                # Checked under the versions lock: a retry that reached another process
+                # while this one was embedding finds the first commit's result here.
+                (found,) = connection.execute(
+                    "SELECT max(result) FROM idempotency WHERE key = %s", (idempotency[0],)
+                ).fetchone()
+                if found is not None:
+                    return CommitResult(previous, [], [], 0, str(found))
             version = previous + 1
             doc_ids = [document.doc_id for document, _ in batch.documents]
             removed, _, gone_texts, gone_tokens = self._retire(connection, tenant, doc_ids, version)
