@@ -19,6 +19,7 @@ from rcpkit.engine.store._pg_dense import HnswSettings, PostgresDenseSearch
 from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
 from rcpkit.engine.store.pgserver import start_server
 from rcpkit.engine.store.postgres import PostgresStore
+from rcpkit.protocol.errors import ErrorCode, RCPError
 
 
 def test_db_migrate_is_idempotent(postgres_url: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -219,8 +220,9 @@ def test_a_writer_whose_connection_was_lost_reconnects_on_the_next_commit(
     vector = vectors(1, 4, seed=5)[0]
     store.commit(WriteBatch(documents=[chunk_of("a", vector, 1)]))
     _terminate(postgres_url, store._writer.info.backend_pid)
-    with pytest.raises(psycopg.OperationalError):
+    with pytest.raises(RCPError) as lost:
         store.commit(WriteBatch(documents=[chunk_of("b", vector, 1)]))
+    assert lost.value.code == ErrorCode.BACKEND_UNAVAILABLE
     assert store.commit(WriteBatch(documents=[chunk_of("b", vector, 1)])).version == 2
     assert store.count() == (2, 2)
     store.close()
@@ -244,3 +246,61 @@ def test_a_repeated_idempotency_key_in_another_process_does_not_reapply_the_writ
     assert second.remembered("t\x1fkey") == "first"
     first.close()
     second.close()
+
+
+def _terminate_all(url: str) -> None:
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        )
+
+
+async def test_a_lost_store_connection_is_backend_unavailable_and_then_recovers(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # STYLE §3, §12: the store going away is -32010 (retryable), not an internal error.
+    engine = make_engine(tmp_path / "local", store=postgres_url)
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        await call.result("index/add", {"documents": [{"id": "a", "text": "alpha"}]})
+        failures: list[tuple[int, str]] = []
+        for method, params in (
+            ("retrieve", {"query": "alpha", "mode": "sparse"}),
+            ("retrieve", {"query": "alpha", "mode": "dense"}),
+            ("index/add", {"documents": [{"id": "b", "text": "beta"}]}),
+        ):
+            _terminate_all(postgres_url)
+            # Each worker thread's connection (and the writer's) fails once, then is replaced.
+            for _ in range(16):
+                reply = await call(method, params)
+                if "result" in reply:
+                    break
+                failures.append((reply["error"]["code"], reply["error"]["message"]))
+            assert "result" in reply, method
+        assert failures
+        assert set(failures) == {(-32010, "the PostgreSQL store is unavailable")}
+    engine.close()
+
+
+async def test_text_postgres_cannot_store_is_invalid_params_and_writes_nothing(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # PostgreSQL text and jsonb hold no U+0000: refuse the write (§12 -32602), no traceback.
+    engine = make_engine(tmp_path / "local", store=postgres_url)
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        for document in (
+            {"id": "a\u0000", "text": "x"},
+            {"id": "a", "text": "x\u0000y"},
+            {"id": "a", "text": "xy", "meta": {"k": "a\u0000"}},
+            {"id": "a", "text": "xy", "title": "t\u0000"},
+        ):
+            error = await call.error("index/add", {"documents": [document]})
+            assert (error["code"], error["data"]["field"]) == (-32602, "documents"), document
+        error = await call.error("index/delete", {"ids": ["a\u0000"]})
+        assert (error["code"], error["data"]["field"]) == (-32602, "ids")
+    assert engine.store.version == 0
+    engine.close()
