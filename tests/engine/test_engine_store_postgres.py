@@ -173,9 +173,12 @@ async def test_a_streaming_replica_serves_reads_of_the_primarys_writes(tmp_path:
             assert time.monotonic() < deadline
             await asyncio.sleep(0.05)
         store.close()
-        reader = make_engine(tmp_path / "reader", store=standby_url, writable=False)
+        # Not told --read-only: a standby still serves as one (index/add gated, -32003).
+        reader = make_engine(tmp_path / "reader", store=standby_url)
         async with serving(reader) as peer:
             found = await Calls(peer).result("retrieve", {"query": "lighthouse", "k": 2})
+            refused = await Calls(peer).error("index/add", {"documents": [{"text": "x"}]})
+        assert refused["code"] == -32003
         assert [hit["id"] for hit in found["hits"]] == ["r1#0"]
         assert found["indexVersion"] == str(version)
         reader.close()
