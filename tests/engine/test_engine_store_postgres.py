@@ -307,3 +307,19 @@ async def test_text_postgres_cannot_store_is_invalid_params_and_writes_nothing(
         assert (error["code"], error["data"]["field"]) == (-32602, "ids")
     assert engine.store.version == 0
     engine.close()
+
+
+def test_a_server_with_another_model_records_nothing_in_the_shared_store(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # Two servers starting together on a new database with different models: the one
+    # that loses the race on embed.identity must not record its dimension either, or the
+    # winner reopens the store with a vector column of the wrong dimension.
+    store = PostgresStore(postgres_url)
+    store.set_setting("embed.identity", "some-other-model")
+    store.close()
+    with pytest.raises(ValueError, match="was built with some-other-model"):
+        make_engine(tmp_path / "local", store=postgres_url)
+    store = PostgresStore(postgres_url)
+    assert store.setting("embed.dimension") is None
+    store.close()
