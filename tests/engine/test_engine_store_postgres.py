@@ -323,3 +323,18 @@ def test_a_server_with_another_model_records_nothing_in_the_shared_store(
     store = PostgresStore(postgres_url)
     assert store.setting("embed.dimension") is None
     store.close()
+
+
+async def test_an_idempotency_key_postgres_cannot_store_is_invalid_params(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # The key is the client's string: one holding U+0000 is refused, not an internal error.
+    engine = make_engine(tmp_path / "local", store=postgres_url)
+    async with serving(engine) as peer:
+        error = await Calls(peer).error(
+            "index/add",
+            {"documents": [{"id": "a", "text": "x"}], "_meta": {"idempotencyKey": "k\u0000"}},
+        )
+    assert (error["code"], error["data"]["field"]) == (-32602, "_meta.idempotencyKey")
+    assert engine.store.version == 0
+    engine.close()

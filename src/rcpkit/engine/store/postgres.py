@@ -495,6 +495,7 @@ class PostgresStore:
         )
         return None if value is None else str(value)
 
+    @unstorable("_meta.idempotencyKey")  # the client's string: U+0000 cannot be looked up
     def remembered(self, idempotency_key: str) -> str | None:
         value = self._one("SELECT result FROM idempotency WHERE key = %s", (idempotency_key,))
         return None if value is None else str(value)
