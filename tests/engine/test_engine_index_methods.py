@@ -69,6 +69,22 @@ async def test_an_idempotency_key_returns_the_original_result(engine: Engine) ->
     assert len(found["hits"]) == 1
 
 
+async def test_a_key_recorded_while_the_request_ran_returns_the_original_result(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The repeat checks `remembered` before the first request (here: on another server
+    # sharing the store) has committed; the commit then finds the key and writes nothing.
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        meta = {"_meta": {"idempotencyKey": "k-1"}}
+        first = await call.result("index/add", {"documents": [{"text": "once"}], **meta})
+        monkeypatch.setattr(engine.store, "remembered", lambda key: None)
+        repeat = await call.result("index/add", {"documents": [{"text": "once"}], **meta})
+        found = await call.result("retrieve", {"query": "once", "k": 10, "mode": "sparse"})
+    assert repeat == first
+    assert len(found["hits"]) == 1
+
+
 async def test_documents_without_text_are_refused_and_change_nothing(engine: Engine) -> None:
     async with serving(engine) as peer:
         call = Calls(peer)

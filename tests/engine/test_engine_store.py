@@ -166,6 +166,17 @@ def _fields(chunk: NewChunk) -> dict[str, object]:
     return {name: getattr(chunk, name) for name in NewChunk.__slots__}  # type: ignore[attr-defined]
 
 
+def test_a_commit_under_an_already_recorded_key_writes_nothing(store: Store) -> None:
+    # §7.10: two requests with one key raced past `remembered`; the second commit keeps
+    # the first's result and leaves the index as it was.
+    first = store.commit(WriteBatch(documents=[document("a", "hello there")]), ("k1", "one"))
+    again = store.commit(WriteBatch(documents=[document("b", "other text")]), ("k1", "two"))
+    assert (again.version, again.added, again.remembered) == (first.version, [], "one")
+    assert store.version == first.version
+    assert store.count() == (1, 1)
+    assert store.remembered("k1") == "one"
+
+
 def test_settings_idempotency_and_fetch(store: Store) -> None:
     assert store.setting_default("cursor.secret", "aa") == "aa"
     assert store.setting_default("cursor.secret", "bb") == "aa"

@@ -19,6 +19,7 @@ from rcpkit.engine.store._pg_dense import HnswSettings, PostgresDenseSearch
 from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
 from rcpkit.engine.store.pgserver import start_server
 from rcpkit.engine.store.postgres import PostgresStore
+from rcpkit.protocol.errors import ErrorCode, RCPError
 
 
 def test_db_migrate_is_idempotent(postgres_url: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -172,9 +173,12 @@ async def test_a_streaming_replica_serves_reads_of_the_primarys_writes(tmp_path:
             assert time.monotonic() < deadline
             await asyncio.sleep(0.05)
         store.close()
-        reader = make_engine(tmp_path / "reader", store=standby_url, writable=False)
+        # Not told --read-only: a standby still serves as one (index/add gated, -32003).
+        reader = make_engine(tmp_path / "reader", store=standby_url)
         async with serving(reader) as peer:
             found = await Calls(peer).result("retrieve", {"query": "lighthouse", "k": 2})
+            refused = await Calls(peer).error("index/add", {"documents": [{"text": "x"}]})
+        assert refused["code"] == -32003
         assert [hit["id"] for hit in found["hits"]] == ["r1#0"]
         assert found["indexVersion"] == str(version)
         reader.close()
@@ -203,3 +207,134 @@ def test_bm25_at_a_pinned_version_keeps_its_scores_after_more_writes(postgres_ur
     latest = dict(store.lexical(["beta", "alpha"], 10))
     assert latest != dict(before)
     store.close()
+
+
+def _terminate(url: str, pid: int) -> None:
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+def test_a_writer_whose_connection_was_lost_reconnects_on_the_next_commit(
+    postgres_url: str,
+) -> None:
+    # A Postgres restart or a killed backend must not leave the process unable to write
+    # until it is restarted: the commit in flight fails, the next one succeeds.
+    store = PostgresStore(postgres_url)
+    vector = vectors(1, 4, seed=5)[0]
+    store.commit(WriteBatch(documents=[chunk_of("a", vector, 1)]))
+    _terminate(postgres_url, store._writer.info.backend_pid)
+    with pytest.raises(RCPError) as lost:
+        store.commit(WriteBatch(documents=[chunk_of("b", vector, 1)]))
+    assert lost.value.code == ErrorCode.BACKEND_UNAVAILABLE
+    assert store.commit(WriteBatch(documents=[chunk_of("b", vector, 1)])).version == 2
+    assert store.count() == (2, 2)
+    store.close()
+
+
+def test_a_repeated_idempotency_key_in_another_process_does_not_reapply_the_write(
+    postgres_url: str,
+) -> None:
+    # §7.10: a client retrying on another server after a timeout; both servers checked
+    # `remembered` before either committed. The second commit must not apply its batch.
+    first, second = PostgresStore(postgres_url), PostgresStore(postgres_url)
+    vector = vectors(1, 4, seed=6)[0]
+    assert second.remembered("t\x1fkey") is None
+    done = first.commit(WriteBatch(documents=[chunk_of("a", vector, 1)]), ("t\x1fkey", "first"))
+    repeat = second.commit(
+        WriteBatch(documents=[chunk_of("a", vector, 1)]), ("t\x1fkey", lambda v: f"v{v}")
+    )
+    assert repeat.remembered == "first"
+    assert (repeat.version, repeat.added, repeat.removed) == (done.version, [], [])
+    assert second.version == done.version == 1
+    assert second.remembered("t\x1fkey") == "first"
+    first.close()
+    second.close()
+
+
+def _terminate_all(url: str) -> None:
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(url, autocommit=True) as connection:
+        connection.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        )
+
+
+async def test_a_lost_store_connection_is_backend_unavailable_and_then_recovers(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # STYLE §3, §12: the store going away is -32010 (retryable), not an internal error.
+    engine = make_engine(tmp_path / "local", store=postgres_url)
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        await call.result("index/add", {"documents": [{"id": "a", "text": "alpha"}]})
+        failures: list[tuple[int, str]] = []
+        for method, params in (
+            ("retrieve", {"query": "alpha", "mode": "sparse"}),
+            ("retrieve", {"query": "alpha", "mode": "dense"}),
+            ("index/add", {"documents": [{"id": "b", "text": "beta"}]}),
+        ):
+            _terminate_all(postgres_url)
+            # Each worker thread's connection (and the writer's) fails once, then is replaced.
+            for _ in range(16):
+                reply = await call(method, params)
+                if "result" in reply:
+                    break
+                failures.append((reply["error"]["code"], reply["error"]["message"]))
+            assert "result" in reply, method
+        assert failures
+        assert set(failures) == {(-32010, "the PostgreSQL store is unavailable")}
+    engine.close()
+
+
+async def test_text_postgres_cannot_store_is_invalid_params_and_writes_nothing(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # PostgreSQL text and jsonb hold no U+0000: refuse the write (§12 -32602), no traceback.
+    engine = make_engine(tmp_path / "local", store=postgres_url)
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        for document in (
+            {"id": "a\u0000", "text": "x"},
+            {"id": "a", "text": "x\u0000y"},
+            {"id": "a", "text": "xy", "meta": {"k": "a\u0000"}},
+            {"id": "a", "text": "xy", "title": "t\u0000"},
+        ):
+            error = await call.error("index/add", {"documents": [document]})
+            assert (error["code"], error["data"]["field"]) == (-32602, "documents"), document
+        error = await call.error("index/delete", {"ids": ["a\u0000"]})
+        assert (error["code"], error["data"]["field"]) == (-32602, "ids")
+    assert engine.store.version == 0
+    engine.close()
+
+
+def test_a_server_with_another_model_records_nothing_in_the_shared_store(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # Two servers starting together on a new database with different models: the one
+    # that loses the race on embed.identity must not record its dimension either, or the
+    # winner reopens the store with a vector column of the wrong dimension.
+    store = PostgresStore(postgres_url)
+    store.set_setting("embed.identity", "some-other-model")
+    store.close()
+    with pytest.raises(ValueError, match="was built with some-other-model"):
+        make_engine(tmp_path / "local", store=postgres_url)
+    store = PostgresStore(postgres_url)
+    assert store.setting("embed.dimension") is None
+    store.close()
+
+
+async def test_an_idempotency_key_postgres_cannot_store_is_invalid_params(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # The key is the client's string: one holding U+0000 is refused, not an internal error.
+    engine = make_engine(tmp_path / "local", store=postgres_url)
+    async with serving(engine) as peer:
+        error = await Calls(peer).error(
+            "index/add",
+            {"documents": [{"id": "a", "text": "x"}], "_meta": {"idempotencyKey": "k\u0000"}},
+        )
+    assert (error["code"], error["data"]["field"]) == (-32602, "_meta.idempotencyKey")
+    assert engine.store.version == 0
+    engine.close()

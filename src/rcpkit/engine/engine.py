@@ -167,12 +167,13 @@ class Engine:
         # §15.7: an index is bound to the model that embedded it.
         # Set-if-absent: servers starting together on a new shared store agree on one.
         recorded = self.store.setting_default("embed.identity", self.identity)
-        self.store.setting_default("embed.dimension", str(self.dimension))
         if recorded != self.identity:
             raise ValueError(
                 f"index {self.config.store or self.config.index} was built with {recorded}, "
                 f"not {self.identity}; re-index into a new folder (or database) to change models"
             )
+        # Only once the identity is ours: a server that lost the race records nothing.
+        self.store.setting_default("embed.dimension", str(self.dimension))
 
     def embedder(self, checkpoint: Callable[[], None] | None = None) -> Embedder:
         model: Embedder = self.embedder_slot.get(checkpoint)

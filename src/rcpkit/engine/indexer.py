@@ -32,6 +32,7 @@ class IndexReport:
     chunks: int = 0
     unchanged: int = 0
     version: int = 0
+    remembered: str | None = None  # §7.10: the key's original result; nothing was written
 
 
 def content_hash_of(text: str, meta: object, title: str | None) -> str:
@@ -102,6 +103,7 @@ def index_documents(
             result = engine.store.commit(batch)
         _apply(engine, result, tenant)
     report.version = result.version
+    report.remembered = result.remembered
     return report
 
 

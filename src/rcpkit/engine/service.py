@@ -28,7 +28,9 @@ __all__ = ["build_engine_app"]
 def build_engine_app(engine: Engine) -> App:
     """An App over ``engine``: retrieve, embed, embed/sparse, index/add, index/delete."""
     config = engine.config
-    app = App("rcpkit", rcpkit.__version__, read_only=not config.writable)
+    # A store on a standby (PostgreSQL in recovery) takes no writes, whatever --read-only says.
+    writable = config.writable and not getattr(engine.store, "read_only", False)
+    app = App("rcpkit", rcpkit.__version__, read_only=not writable)
     app.advertise("streaming")
     app.advertise("citations")
     app.server.advertise(
@@ -100,7 +102,7 @@ def build_engine_app(engine: Engine) -> App:
         # §7.16: advisory data only; recorded durably, acted on by the quarantine policy.
         return m.FeedbackResult(accepted=engine.feedback.record(params, ctx.tenant))
 
-    @app.index_add(writable=config.writable, chunking=True, contextual=True)
+    @app.index_add(writable=writable, chunking=True, contextual=True)
     def index_add(params: m.IndexAddParams, ctx: RequestContext) -> Any:
         if len(params.documents) > config.max_add_documents:
             raise RCPError(
@@ -131,6 +133,8 @@ def build_engine_app(engine: Engine) -> App:
             result_of=lambda report: msgspec.json.encode(_added(report)).decode(),
             tenant=ctx.tenant,
         )
+        if report.remembered is not None:  # the same key committed meanwhile (another process)
+            return msgspec.json.decode(report.remembered)
         return _added(report)
 
     @app.index_delete()

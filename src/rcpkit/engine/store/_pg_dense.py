@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter, compile_postgres
+from rcpkit.engine.store._pg_errors import unavailable
 from rcpkit.engine.store._pg_lexical import named
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ class PostgresDenseSearch:
         self._store = store
         self.settings = settings or HnswSettings()
 
+    @unavailable()
     def search(
         self,
         query: Matrix,
@@ -130,6 +132,7 @@ class PostgresDenseSearch:
         ).fetchall()
         return rows if len(rows) >= want else None
 
+    @unavailable()
     def vectors_of(self, keys: Sequence[int]) -> dict[int, Matrix]:
         if not keys:
             return {}
@@ -147,6 +150,7 @@ class PostgresDenseSearch:
     def live_count(self) -> int:
         return self._store.live_chunks()
 
+    @unavailable()
     def sample(self, limit: int) -> Matrix:
         rows = (
             self._store.reader()

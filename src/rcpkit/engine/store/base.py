@@ -107,6 +107,9 @@ class CommitResult:
     added: list[tuple[int, npt.NDArray[np.float32]]]  # (key, vector) of new chunks
     removed: list[int]  # keys of chunks retired at `version` (still visible to older ones)
     deleted_documents: int
+    # §7.10: the key was already recorded (another request, maybe another process, got
+    # there first): nothing was written and this is the original result.
+    remembered: str | None = None
 
 
 Ranked = list[tuple[int, float]]  # (chunk key, score), best first

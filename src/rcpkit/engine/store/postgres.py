@@ -35,6 +35,7 @@ from rcpkit.engine.store._pg_dense import (
     ensure_vector_index,
     vector_literal,
 )
+from rcpkit.engine.store._pg_errors import psycopg, unavailable, unstorable
 from rcpkit.engine.store._pg_lexical import (
     BODY_WEIGHT,
     K1,
@@ -73,20 +74,12 @@ _CHUNK_COLUMNS = (
 )
 
 
-def _psycopg() -> Any:
-    try:
-        import psycopg
-    except ImportError as error:
-        raise RuntimeError("install rcpkit[postgres] to use a postgres:// store") from error
-    return psycopg
-
-
 def connect(url: str) -> Any:
     """An autocommit connection (psycopg's errors become ValueError for the CLI)."""
-    psycopg = _psycopg()
+    driver = psycopg()
     try:
-        return psycopg.connect(url, autocommit=True)
-    except psycopg.Error as error:
+        return driver.connect(url, autocommit=True)
+    except driver.Error as error:
         raise ValueError(f"cannot connect to the store: {error}") from None
 
 
@@ -101,7 +94,8 @@ class PostgresStore:
         # A store dropped without close() (an engine a caller forgot) closes its connections.
         weakref.finalize(self, _close_all, self._connections)
         self._write_lock = threading.Lock()
-        self._writer = self._connect()
+        self._writer = connect(url)
+        self._connections.append(self._writer)
         standby = self._writer.execute("SELECT pg_is_in_recovery()").fetchone()[0]
         self.read_only = bool(standby)
         latest = migrations.MIGRATIONS[-1].version
@@ -115,7 +109,7 @@ class PostgresStore:
             )
 
     def _connect(self) -> Any:
-        connection = connect(self.url)
+        connection = psycopg().connect(self.url, autocommit=True)  # refused: -32010
         with self._connections_lock:
             self._connections.append(connection)
         return connection
@@ -128,6 +122,7 @@ class PostgresStore:
             self._local.connection = connection
         return connection
 
+    @unavailable()
     def _one(self, sql: str, params: Sequence[object] | dict[str, object] = ()) -> Any:
         row = self.reader().execute(sql, params).fetchone()
         return None if row is None else row[0]
@@ -146,17 +141,32 @@ class PostgresStore:
     @contextmanager
     def _transaction(self) -> Iterator[tuple[Any, int, int]]:
         """A write transaction holding the versions row: (connection, version, floor)."""
-        with self._write_lock, self._writer.transaction():
-            version, floor = self._writer.execute(
-                "SELECT version, floor FROM versions WHERE id = 1 FOR UPDATE"
-            ).fetchone()
-            yield self._writer, int(version), int(floor)
+        with self._write_lock:
+            if self._writer.closed:  # lost (a restart, a killed backend): the last commit failed
+                self._writer = self._connect()
+            with self._writer.transaction():
+                version, floor = self._writer.execute(
+                    "SELECT version, floor FROM versions WHERE id = 1 FOR UPDATE"
+                ).fetchone()
+                yield self._writer, int(version), int(floor)
 
     def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
         """Apply ``batch`` atomically as the next version; older versions stay readable."""
+        with unavailable(), unstorable("documents" if batch.documents else "ids"):
+            return self._commit(batch, idempotency)
+
+    def _commit(self, batch: WriteBatch, idempotency: Idempotency | None) -> CommitResult:
         tenant = batch.tenant or ""
         added: list[tuple[int, npt.NDArray[np.float32]]] = []
         with self._transaction() as (connection, previous, _):
+            if idempotency is not None:
+                # Checked under the versions lock: a retry that reached another process
+                # while this one was embedding finds the first commit's result here.
+                (found,) = connection.execute(
+                    "SELECT max(result) FROM idempotency WHERE key = %s", (idempotency[0],)
+                ).fetchone()
+                if found is not None:
+                    return CommitResult(previous, [], [], 0, str(found))
             version = previous + 1
             doc_ids = [document.doc_id for document, _ in batch.documents]
             removed, _, gone_texts, gone_tokens = self._retire(connection, tenant, doc_ids, version)
@@ -310,6 +320,7 @@ class PostgresStore:
 
     # --- snapshots: retention and garbage collection ---
 
+    @unavailable()
     def collect(self, retain: int) -> list[int]:
         """Drop rows no version among the last ``retain`` can see; returns their keys."""
         version, floor = self.reader().execute("SELECT version, floor FROM versions").fetchone()
@@ -352,6 +363,7 @@ class PostgresStore:
             ensure_vector_index(self._writer, dimension, settings)
         return PostgresDenseSearch(self, settings)
 
+    @unavailable()
     def lexical(
         self,
         terms: Sequence[str],
@@ -380,6 +392,7 @@ class PostgresStore:
         sql, positional = compile_postgres(filter, column)  # §8, §15.4: bound parameters
         return named(sql, positional, "f")
 
+    @unavailable()
     def learned_sparse(
         self,
         terms: Sequence[int],
@@ -414,6 +427,7 @@ class PostgresStore:
         )
         return [(int(key), float(score)) for key, score in rows]
 
+    @unavailable()
     def filtered_keys(
         self, filter: Filter, version: int | None = None, tenant: str | None = None
     ) -> Keys:
@@ -426,6 +440,7 @@ class PostgresStore:
         )
         return np.fromiter((row[0] for row in rows), dtype=np.int64)
 
+    @unavailable()
     def fetch(self, keys: Sequence[int]) -> dict[int, ChunkRow]:
         """Chunks by key, whatever their version (a pinned reader may need old ones)."""
         if not keys:
@@ -445,6 +460,7 @@ class PostgresStore:
             )  # fmt: skip
         return found
 
+    @unavailable()
     def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys, list[str]]:
         """Every stored vector, the versions bounding its visibility (0: live), its tenant."""
         rows = (
@@ -464,6 +480,7 @@ class PostgresStore:
         matrix = np.asarray([row[1] for row in rows], dtype=np.float32)
         return keys, matrix, added, removed, tenants
 
+    @unavailable()
     def filter_values(self, keys: Sequence[int], name: str) -> dict[int, Any]:
         rows = self.reader().execute(
             "SELECT key, filter_meta -> %s FROM chunks WHERE key = ANY(%s)", (name, list(keys))
@@ -478,16 +495,19 @@ class PostgresStore:
         )
         return None if value is None else str(value)
 
+    @unstorable("_meta.idempotencyKey")  # the client's string: U+0000 cannot be looked up
     def remembered(self, idempotency_key: str) -> str | None:
         value = self._one("SELECT result FROM idempotency WHERE key = %s", (idempotency_key,))
         return None if value is None else str(value)
 
+    @unavailable()
     def vocabulary(self, tenant: str | None = None) -> list[tuple[str, int]]:
         rows = self.reader().execute(
             "SELECT word, df FROM vocabulary WHERE tenant = %s", (tenant or "",)
         )
         return [(str(word), int(df)) for word, df in rows]
 
+    @unavailable()
     def live_texts(self, limit: int, tenant: str | None = None) -> list[str]:
         rows = self.reader().execute(
             "SELECT text FROM chunks WHERE removed IS NULL AND tenant = %s"
@@ -514,6 +534,7 @@ class PostgresStore:
         value = self._one("SELECT value FROM settings WHERE name = %s", (name,))
         return None if value is None else str(value)
 
+    @unavailable()
     def set_setting(self, name: str, value: str) -> None:
         self.reader().execute(
             "INSERT INTO settings (name, value) VALUES (%s, %s)"
@@ -521,6 +542,7 @@ class PostgresStore:
             (name, value),
         )
 
+    @unavailable()
     def setting_default(self, name: str, value: str) -> str:
         existing = self.setting(name)
         if existing is not None or self.read_only:

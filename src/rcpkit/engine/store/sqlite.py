@@ -146,6 +146,13 @@ class SQLiteStore:
         """
         added: list[tuple[int, npt.NDArray[np.float32]]] = []
         with self._transaction() as connection:
+            if idempotency is not None:
+                # Under the write lock: a concurrent request with the same key got there first.
+                found = connection.execute(
+                    "SELECT result FROM idempotency WHERE key = ?", (idempotency[0],)
+                ).fetchone()
+                if found is not None:
+                    return CommitResult(self._version, [], [], 0, str(found[0]))
             version = self._version + 1
             tenant = batch.tenant or ""
             doc_ids = [document.doc_id for document, _ in batch.documents]

@@ -1,0 +1,49 @@
+"""psycopg's exceptions as the protocol's errors, at the PostgreSQL store's edge (STYLE §3).
+
+A lost or refused connection (a restart, a failover, a killed backend) is
+``-32010`` BackendUnavailable, which a client retries (§12.2); the connection is
+replaced on the next use. Text PostgreSQL cannot hold (U+0000 in ``text`` or
+``jsonb``, a number out of a column's range) refuses the write as ``-32602``.
+Anything else stays unexpected: ``-32603``, logged, never shown to the peer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rcpkit.protocol.errors import ErrorCode, RCPError
+
+__all__ = ["psycopg", "unavailable", "unstorable"]
+
+
+def psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError as error:
+        raise RuntimeError("install rcpkit[postgres] to use a postgres:// store") from error
+    return psycopg
+
+
+@contextmanager
+def unavailable() -> Iterator[None]:
+    """The store unreachable: -32010 (no library text: it names hosts and ports)."""
+    try:
+        yield
+    except psycopg().OperationalError:
+        message = "the PostgreSQL store is unavailable"
+        raise RCPError(ErrorCode.BACKEND_UNAVAILABLE, message) from None
+
+
+@contextmanager
+def unstorable(field: str) -> Iterator[None]:
+    """A value of the write PostgreSQL cannot store: -32602 on ``field``; nothing written."""
+    try:
+        yield
+    except psycopg().DataError:
+        raise RCPError.invalid_params(
+            field,
+            "the PostgreSQL store cannot hold a value of this write"
+            " (a U+0000 character, or a number out of range)",
+        ) from None
