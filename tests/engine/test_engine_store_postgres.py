@@ -17,6 +17,7 @@ from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.store import migrations
 from rcpkit.engine.store._pg_dense import HnswSettings, PostgresDenseSearch
 from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
+from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.store.pgserver import start_server
 from rcpkit.engine.store.postgres import PostgresStore
 from rcpkit.protocol.errors import ErrorCode, RCPError
@@ -338,3 +339,56 @@ async def test_an_idempotency_key_postgres_cannot_store_is_invalid_params(
     assert (error["code"], error["data"]["field"]) == (-32602, "_meta.idempotencyKey")
     assert engine.store.version == 0
     engine.close()
+
+
+def _lock_waiters(url: str) -> int:
+    """Backends of ``url``'s database waiting on a lock (a statement still running)."""
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(url, autocommit=True) as connection:
+        (count,) = connection.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s"
+            " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
+            (name,),
+        ).fetchone()
+    return int(count)
+
+
+async def test_a_retrieve_past_its_deadline_stops_its_sql_and_is_timeout(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # §13.1: past the deadline the answer is -32014 and the work stops, SQL included:
+    # the read blocked on a lock is cancelled by its statement_timeout, not left waiting.
+    engine = make_engine(tmp_path / "local", store=postgres_url)
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        await call.result("index/add", {"documents": [{"id": "a", "text": "alpha"}]})
+        for mode in ("sparse", "dense"):
+            blocker = psycopg.connect(postgres_url)  # holds the lock until closed
+            blocker.execute("LOCK TABLE postings, chunks IN ACCESS EXCLUSIVE MODE")
+            try:
+                params = {"query": "alpha", "mode": mode, "_meta": {"deadlineMs": 300}}
+                error = await call.error("retrieve", params)
+                assert error["code"] == ErrorCode.TIMEOUT, mode
+                for _ in range(100):  # bounded: the timeout fires with the deadline
+                    if _lock_waiters(postgres_url) == 0:
+                        break
+                    await asyncio.sleep(0.02)
+                assert _lock_waiters(postgres_url) == 0, mode
+            finally:
+                blocker.close()
+            hits = (await call.result("retrieve", {"query": "alpha", "mode": mode}))["hits"]
+            assert [hit["id"] for hit in hits] == ["a#0"], mode
+    engine.close()
+
+
+def test_a_store_read_past_the_deadline_is_timeout_and_one_within_it_runs(
+    postgres_url: str,
+) -> None:
+    store = PostgresStore(postgres_url)
+    with deadline_scope(time.monotonic() - 1), pytest.raises(RCPError) as raised:
+        store.lexical(["alpha"], 5)
+    assert raised.value.code == ErrorCode.TIMEOUT
+    with deadline_scope(time.monotonic() + 30):
+        assert store.lexical(["alpha"], 5) == []
+        assert store.version == 0
+    store.close()

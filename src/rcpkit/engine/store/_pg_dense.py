@@ -99,8 +99,8 @@ class PostgresDenseSearch:
             return []
         where, params = _visible(filter, version, tenant)
         params.update(query=vector_literal(query), k=k, cap=self.settings.exact_max + 1)
-        connection = self._store.reader()
-        with connection.transaction():
+        # §13.1: bounded by the request's deadline (see PostgresStore.reading).
+        with self._store.reading() as connection, connection.transaction():
             (count,) = connection.execute(
                 f"SELECT count(*) FROM (SELECT 1 FROM chunks WHERE {where} LIMIT %(cap)s) AS c",
                 params,
@@ -136,9 +136,10 @@ class PostgresDenseSearch:
     def vectors_of(self, keys: Sequence[int]) -> dict[int, Matrix]:
         if not keys:
             return {}
-        rows = self._store.reader().execute(
-            "SELECT key, embedding::real[] FROM chunks WHERE key = ANY(%s)", (list(keys),)
-        )
+        with self._store.reading() as connection:
+            rows = connection.execute(
+                "SELECT key, embedding::real[] FROM chunks WHERE key = ANY(%s)", (list(keys),)
+            ).fetchall()
         return {int(key): np.asarray(vector, dtype=np.float32) for key, vector in rows}
 
     def apply(self, result: CommitResult, tenant: str | None) -> None:
