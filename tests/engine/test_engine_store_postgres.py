@@ -392,3 +392,17 @@ def test_a_store_read_past_the_deadline_is_timeout_and_one_within_it_runs(
         assert store.lexical(["alpha"], 5) == []
         assert store.version == 0
     store.close()
+
+
+def test_keys_of_a_schema_1_database_keep_a_full_retention_after_the_upgrade(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as patch, psycopg.connect(postgres_url, autocommit=True) as old:
+        patch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
+        migrations.migrate(old)
+        old.execute("INSERT INTO idempotency (key, result) VALUES ('k1', 'one')")
+    store = PostgresStore(postgres_url)  # applies 0002: the key is dated now
+    assert store.forget_idempotency(3600) == 0
+    assert store.remembered("k1") == "one"
+    assert store.forget_idempotency(0) == 1
+    store.close()

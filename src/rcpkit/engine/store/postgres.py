@@ -220,7 +220,8 @@ class PostgresStore:
                 text = result(version) if callable(result) else result
                 connection.execute(
                     "INSERT INTO idempotency (key, result) VALUES (%s, %s)"
-                    " ON CONFLICT (key) DO UPDATE SET result = excluded.result",
+                    " ON CONFLICT (key) DO UPDATE SET result = excluded.result,"
+                    " created = excluded.created",
                     (key, text),
                 )
         return CommitResult(version, added, removed, deleted)
@@ -377,6 +378,20 @@ class PostgresStore:
             )
             connection.execute("UPDATE versions SET floor = %s WHERE id = 1", (new_floor,))
         return keys
+
+    @unavailable()
+    def forget_idempotency(self, retention_seconds: float) -> int:
+        """Drop idempotency keys recorded ``retention_seconds`` ago or earlier; returns how many.
+
+        The database's clock dates and ages every key, so servers whose clocks disagree
+        still keep a key the same time. No versions lock: a key may go while another
+        process checks it, which is as if the repeat came after the retention.
+        """
+        cursor = self.reader().execute(
+            "DELETE FROM idempotency WHERE created <= now() - make_interval(secs => %s)",
+            (float(retention_seconds),),
+        )
+        return int(cursor.rowcount)
 
     # --- reads ---
 
