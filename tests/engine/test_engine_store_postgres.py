@@ -406,3 +406,45 @@ def test_keys_of_a_schema_1_database_keep_a_full_retention_after_the_upgrade(
     assert store.remembered("k1") == "one"
     assert store.forget_idempotency(0) == 1
     store.close()
+
+
+def _vector_index(url: str) -> tuple[bool, bool] | None:
+    """(valid, HNSW) of the chunks_embedding index, None when absent."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        row = connection.execute(
+            "SELECT i.indisvalid, a.amname = 'hnsw' FROM pg_index AS i"
+            " JOIN pg_class AS c ON c.oid = i.indexrelid JOIN pg_am AS a ON a.oid = c.relam"
+            " WHERE i.indexrelid = to_regclass('chunks_embedding')"
+        ).fetchone()
+    return None if row is None else (bool(row[0]), bool(row[1]))
+
+
+async def test_a_bulk_load_defers_the_vector_index_and_db_reindex_builds_it(
+    postgres_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["db", "migrate", "--store", postgres_url]) == 0
+    assert main(["db", "reindex", "--store", postgres_url]) == 2  # no vectors yet
+    assert "no vectors yet" in capsys.readouterr().err
+    assert main(["db", "defer-index", "--store", postgres_url]) == 0
+    assert "until `rcpkit db reindex`" in capsys.readouterr().out
+    engine = make_engine(tmp_path / "local", store=postgres_url)  # opening builds no index
+    documents = [
+        {"id": f"d{i}", "text": f"document number {i} about topic {i % 7}"} for i in range(40)
+    ]
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        await call.result("index/add", {"documents": documents})
+        assert _vector_index(postgres_url) is None
+        query = {"query": "topic 3", "mode": "dense", "k": 5}
+        deferred = await call.result("retrieve", query)  # exact scan meanwhile
+        assert main(["db", "reindex", "--store", postgres_url]) == 0
+        assert "built the HNSW index" in capsys.readouterr().out
+        assert _vector_index(postgres_url) == (True, True)
+        assert main(["db", "reindex", "--store", postgres_url]) == 0
+        assert "rebuilt the HNSW index" in capsys.readouterr().out
+        indexed = await call.result("retrieve", query)
+    engine.close()
+    assert [hit["id"] for hit in indexed["hits"]] == [hit["id"] for hit in deferred["hits"]]
+    reopened = make_engine(tmp_path / "local", store=postgres_url)
+    reopened.close()
+    assert _vector_index(postgres_url) == (True, True)
