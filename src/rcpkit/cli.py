@@ -108,7 +108,12 @@ def _parser() -> argparse.ArgumentParser:
     _engine_options(evaluate)
 
     database = commands.add_parser("db", help="manage a shared PostgreSQL store")
-    database.add_argument("action", choices=["migrate", "status"])
+    database.add_argument(
+        "action",
+        choices=["migrate", "status", "reindex", "defer-index"],
+        help="reindex: (re)build the HNSW vector index concurrently;"
+        " defer-index: drop it for a bulk load (until reindex)",
+    )
     database.add_argument(
         "--store", default=None, metavar="URL", help="postgres://… (or $RCPKIT_STORE)"
     )

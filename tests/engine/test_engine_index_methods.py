@@ -69,6 +69,23 @@ async def test_an_idempotency_key_returns_the_original_result(engine: Engine) ->
     assert len(found["hits"]) == 1
 
 
+async def test_an_idempotency_key_past_its_retention_applies_the_write_again(
+    tmp_path: Path,
+) -> None:
+    # §7.10 keys are kept `idempotency_retention_seconds`, then collected with old versions.
+    engine = make_engine(tmp_path / "index", idempotency_retention_seconds=0)
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        meta = {"_meta": {"idempotencyKey": "k-1"}}
+        first = await call.result("index/add", {"documents": [{"text": "once"}], **meta})
+        repeat = await call.result("index/add", {"documents": [{"text": "once"}], **meta})
+        found = await call.result("retrieve", {"query": "once", "k": 10, "mode": "sparse"})
+    assert repeat["ids"] != first["ids"]  # no id given: the repeat minted a second copy
+    assert len(found["hits"]) == 2
+    assert engine.store.remembered("k-1") is None
+    engine.close()
+
+
 async def test_a_key_recorded_while_the_request_ran_returns_the_original_result(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:

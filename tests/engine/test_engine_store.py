@@ -177,6 +177,17 @@ def test_a_commit_under_an_already_recorded_key_writes_nothing(store: Store) -> 
     assert store.remembered("k1") == "one"
 
 
+def test_idempotency_keys_past_their_retention_are_forgotten(store: Store) -> None:
+    store.commit(WriteBatch(documents=[document("a", "x")]), ("k1", "one"))
+    assert store.forget_idempotency(3600) == 0  # young: kept
+    assert store.remembered("k1") == "one"
+    assert store.forget_idempotency(0) == 1
+    assert store.remembered("k1") is None
+    repeat = store.commit(WriteBatch(documents=[document("a", "y")]), ("k1", "two"))
+    assert (repeat.remembered, repeat.version) == (None, 2)  # a forgotten key writes again
+    assert store.remembered("k1") == "two"
+
+
 def test_settings_idempotency_and_fetch(store: Store) -> None:
     assert store.setting_default("cursor.secret", "aa") == "aa"
     assert store.setting_default("cursor.secret", "bb") == "aa"
@@ -191,3 +202,22 @@ def test_settings_idempotency_and_fetch(store: Store) -> None:
         ("there", 1),
     ]
     assert store.live_texts(5) == ["hello there"]
+
+
+def test_an_index_of_layout_3_keeps_its_idempotency_keys_a_full_retention(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "index.sqlite3"
+    old = SQLiteStore(path)
+    old.commit(WriteBatch(documents=[document("a", "x")]), ("k1", "one"))
+    old.close()
+    with sqlite3.connect(path) as connection:  # back to layout 3: no `created`
+        connection.execute("DROP INDEX idempotency_created")
+        connection.execute("ALTER TABLE idempotency DROP COLUMN created")
+        connection.execute("PRAGMA user_version = 3")
+    connection.close()
+    upgraded = SQLiteStore(path)
+    assert upgraded.forget_idempotency(3600) == 0
+    assert upgraded.remembered("k1") == "one"
+    assert upgraded.forget_idempotency(0) == 1
+    upgraded.close()

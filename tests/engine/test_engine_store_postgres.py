@@ -17,6 +17,7 @@ from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.store import migrations
 from rcpkit.engine.store._pg_dense import HnswSettings, PostgresDenseSearch
 from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
+from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.store.pgserver import start_server
 from rcpkit.engine.store.postgres import PostgresStore
 from rcpkit.protocol.errors import ErrorCode, RCPError
@@ -338,3 +339,112 @@ async def test_an_idempotency_key_postgres_cannot_store_is_invalid_params(
     assert (error["code"], error["data"]["field"]) == (-32602, "_meta.idempotencyKey")
     assert engine.store.version == 0
     engine.close()
+
+
+def _lock_waiters(url: str) -> int:
+    """Backends of ``url``'s database waiting on a lock (a statement still running)."""
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(url, autocommit=True) as connection:
+        (count,) = connection.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s"
+            " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
+            (name,),
+        ).fetchone()
+    return int(count)
+
+
+async def test_a_retrieve_past_its_deadline_stops_its_sql_and_is_timeout(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # §13.1: past the deadline the answer is -32014 and the work stops, SQL included:
+    # the read blocked on a lock is cancelled by its statement_timeout, not left waiting.
+    engine = make_engine(tmp_path / "local", store=postgres_url)
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        await call.result("index/add", {"documents": [{"id": "a", "text": "alpha"}]})
+        for mode in ("sparse", "dense"):
+            blocker = psycopg.connect(postgres_url)  # holds the lock until closed
+            blocker.execute("LOCK TABLE postings, chunks IN ACCESS EXCLUSIVE MODE")
+            try:
+                params = {"query": "alpha", "mode": mode, "_meta": {"deadlineMs": 300}}
+                error = await call.error("retrieve", params)
+                assert error["code"] == ErrorCode.TIMEOUT, mode
+                for _ in range(100):  # bounded: the timeout fires with the deadline
+                    if _lock_waiters(postgres_url) == 0:
+                        break
+                    await asyncio.sleep(0.02)
+                assert _lock_waiters(postgres_url) == 0, mode
+            finally:
+                blocker.close()
+            hits = (await call.result("retrieve", {"query": "alpha", "mode": mode}))["hits"]
+            assert [hit["id"] for hit in hits] == ["a#0"], mode
+    engine.close()
+
+
+def test_a_store_read_past_the_deadline_is_timeout_and_one_within_it_runs(
+    postgres_url: str,
+) -> None:
+    store = PostgresStore(postgres_url)
+    with deadline_scope(time.monotonic() - 1), pytest.raises(RCPError) as raised:
+        store.lexical(["alpha"], 5)
+    assert raised.value.code == ErrorCode.TIMEOUT
+    with deadline_scope(time.monotonic() + 30):
+        assert store.lexical(["alpha"], 5) == []
+        assert store.version == 0
+    store.close()
+
+
+def test_keys_of_a_schema_1_database_keep_a_full_retention_after_the_upgrade(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as patch, psycopg.connect(postgres_url, autocommit=True) as old:
+        patch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
+        migrations.migrate(old)
+        old.execute("INSERT INTO idempotency (key, result) VALUES ('k1', 'one')")
+    store = PostgresStore(postgres_url)  # applies 0002: the key is dated now
+    assert store.forget_idempotency(3600) == 0
+    assert store.remembered("k1") == "one"
+    assert store.forget_idempotency(0) == 1
+    store.close()
+
+
+def _vector_index(url: str) -> tuple[bool, bool] | None:
+    """(valid, HNSW) of the chunks_embedding index, None when absent."""
+    with psycopg.connect(url, autocommit=True) as connection:
+        row = connection.execute(
+            "SELECT i.indisvalid, a.amname = 'hnsw' FROM pg_index AS i"
+            " JOIN pg_class AS c ON c.oid = i.indexrelid JOIN pg_am AS a ON a.oid = c.relam"
+            " WHERE i.indexrelid = to_regclass('chunks_embedding')"
+        ).fetchone()
+    return None if row is None else (bool(row[0]), bool(row[1]))
+
+
+async def test_a_bulk_load_defers_the_vector_index_and_db_reindex_builds_it(
+    postgres_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["db", "migrate", "--store", postgres_url]) == 0
+    assert main(["db", "reindex", "--store", postgres_url]) == 2  # no vectors yet
+    assert "no vectors yet" in capsys.readouterr().err
+    assert main(["db", "defer-index", "--store", postgres_url]) == 0
+    assert "until `rcpkit db reindex`" in capsys.readouterr().out
+    engine = make_engine(tmp_path / "local", store=postgres_url)  # opening builds no index
+    documents = [
+        {"id": f"d{i}", "text": f"document number {i} about topic {i % 7}"} for i in range(40)
+    ]
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        await call.result("index/add", {"documents": documents})
+        assert _vector_index(postgres_url) is None
+        query = {"query": "topic 3", "mode": "dense", "k": 5}
+        deferred = await call.result("retrieve", query)  # exact scan meanwhile
+        assert main(["db", "reindex", "--store", postgres_url]) == 0
+        assert "built the HNSW index" in capsys.readouterr().out
+        assert _vector_index(postgres_url) == (True, True)
+        assert main(["db", "reindex", "--store", postgres_url]) == 0
+        assert "rebuilt the HNSW index" in capsys.readouterr().out
+        indexed = await call.result("retrieve", query)
+    engine.close()
+    assert [hit["id"] for hit in indexed["hits"]] == [hit["id"] for hit in deferred["hits"]]
+    reopened = make_engine(tmp_path / "local", store=postgres_url)
+    reopened.close()
+    assert _vector_index(postgres_url) == (True, True)

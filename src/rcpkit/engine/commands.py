@@ -139,7 +139,7 @@ def _print_table(result: Any) -> None:
 
 
 def db_command(args: argparse.Namespace) -> int:
-    """``rcpkit db migrate|status --store URL``: the shared store's schema version."""
+    """``rcpkit db migrate|status|reindex|defer-index --store URL``: schema and vector index."""
     from rcpkit.engine.engine import is_postgres_url
     from rcpkit.engine.store import migrations
     from rcpkit.engine.store.postgres import connect
@@ -154,8 +154,28 @@ def db_command(args: argparse.Namespace) -> int:
             applied = migrations.applied_version(connection)
             print(f"schema version {applied} (this rcpkit: {latest})")
             return 0 if applied == latest else 1
+        if args.action in ("reindex", "defer-index"):
+            return _vector_index(connection, args.action, latest)
         version, done = migrations.migrate(connection)
     for step in done:
         print(f"applied {step.version:04d}_{step.name}")
     print(f"schema version {version}" + ("" if done else " (up to date)"))
+    return 0
+
+
+def _vector_index(connection: Any, action: str, latest: int) -> int:
+    """A bulk load: ``defer-index`` drops the HNSW index, ``reindex`` builds it once."""
+    from rcpkit.engine.store import migrations
+    from rcpkit.engine.store._pg_dense import defer_vector_index, rebuild_vector_index
+
+    if migrations.applied_version(connection) != latest:
+        raise ValueError("the store's schema is not current: run `rcpkit db migrate` first")
+    if action == "reindex":
+        print(rebuild_vector_index(connection))
+        return 0
+    dropped = defer_vector_index(connection)
+    print(
+        ("dropped the HNSW index" if dropped else "no HNSW index to drop")
+        + "; dense recall scans exactly until `rcpkit db reindex`"
+    )
     return 0

@@ -9,6 +9,8 @@ File: ``--config FILE``, else ``./rcpkit.toml`` when present, table ``[engine]``
     store = "postgres://user@db/rcpkit"  # optional: a PostgreSQL shared by many servers
     writable = true
     max_k = 200
+    snapshot_retention = 64        # versions a pinned retrieve or a cursor can still read
+    idempotency_retention_seconds = 86400  # §7.10 keys older than this are collected
     [engine.filter_fields]
     team = "keyword"
 

@@ -66,6 +66,9 @@ class EngineConfig:
     embed_batch_limit: int = 256
     max_add_documents: int = 4096  # per index/add; larger batches are -32013
     snapshot_retention: int = 64  # versions a pinned retrieve or a cursor can still read
+    # §7.10: how long a repeat of an index/add `_meta.idempotencyKey` returns the original
+    # result; older keys are collected with old versions (a later repeat writes again).
+    idempotency_retention_seconds: int = 86_400
     cross_encoder: str | None = None  # an ONNX cross-encoder folder, or "st:<name>"
     max_rerank: int = 100  # rerank.maxCandidates
     # §15.2: URI prefixes of ingested files the operator vouches for; nothing else is trusted.

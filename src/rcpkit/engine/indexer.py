@@ -116,11 +116,12 @@ def delete_documents(engine: Engine, ids: Sequence[str], tenant: str | None = No
 
 
 def _apply(engine: Engine, result: CommitResult, tenant: str | None) -> None:
-    """After a commit: update the dense index, then garbage-collect old versions."""
+    """After a commit: update the dense index, then garbage-collect old versions and keys."""
     engine.dense.apply(result, tenant)
     if engine.graphs is not None:
         engine.graphs.apply(tenant, [key for key, _ in result.added], result.removed)
     engine.dense.drop(engine.store.collect(engine.config.snapshot_retention))
+    engine.store.forget_idempotency(engine.config.idempotency_retention_seconds)
 
 
 _SPARSE_TERMS = 128  # strongest SPLADE terms kept per chunk (bounds the posting table)

@@ -25,6 +25,7 @@ from rcpkit.engine.snapshots import (
 )
 from rcpkit.engine.stages import Candidate, mmr, pack_to_budget, recency_decay
 from rcpkit.engine.store.base import ChunkRow
+from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.transform import Transformed, merge_rankings
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.content import Hit, text_of
@@ -65,6 +66,13 @@ class _Stages:
 
 
 def retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
+    # §13.1: the store's reads stop at the request's deadline too, not only the pipeline's
+    # checkpoints (a PostgreSQL statement is bounded by it; see store.deadline).
+    with deadline_scope(ctx.deadline):
+        return _retrieve(engine, params, ctx)
+
+
+def _retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
     started = time.perf_counter()
     query = text_of(params.query)
     if not query.strip():

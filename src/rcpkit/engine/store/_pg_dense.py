@@ -9,10 +9,17 @@ are scored exactly, without the index, so a filter never costs recall. Larger
 sets go through HNSW with pgvector's iterative index scan (``relaxed_order``,
 pgvector >= 0.8), which keeps walking the graph until ``k`` rows pass the
 ``WHERE``; should it still come back short, the exact path answers.
+
+A bulk load defers the index (:func:`defer_vector_index`, ``rcpkit db
+defer-index``): HNSW upkeep row by row dominates indexing, and one build over
+the loaded rows is far cheaper. Until :func:`rebuild_vector_index` (``rcpkit db
+reindex``) every process leaves the index absent and dense recall scans
+exactly: slower, never less recall.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,7 +35,14 @@ if TYPE_CHECKING:
     from rcpkit.engine.store.base import CommitResult
     from rcpkit.engine.store.postgres import PostgresStore
 
-__all__ = ["HnswSettings", "PostgresDenseSearch", "vector_literal"]
+__all__ = [
+    "HnswSettings",
+    "PostgresDenseSearch",
+    "defer_vector_index",
+    "ensure_vector_index",
+    "rebuild_vector_index",
+    "vector_literal",
+]
 
 Matrix = npt.NDArray[np.float32]
 
@@ -47,12 +61,15 @@ def vector_literal(vector: Matrix) -> str:
 
 
 def ensure_vector_index(connection: Any, dimension: int, settings: HnswSettings) -> None:
-    """Type the embedding column ``vector(dimension)`` and build its HNSW index, once."""
+    """Type the embedding column ``vector(dimension)`` and build its HNSW index, once.
+
+    While a bulk load deferred the index, only the column is typed.
+    """
     (typmod,) = connection.execute(
         "SELECT atttypmod FROM pg_attribute"
         " WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
     ).fetchone()
-    if typmod == dimension and _has_index(connection):
+    if typmod == dimension and (_has_index(connection) or _deferred(connection)):
         return
     with connection.transaction():
         connection.execute("SELECT pg_advisory_xact_lock(%s)", (_INDEX_LOCK,))
@@ -64,19 +81,77 @@ def ensure_vector_index(connection: Any, dimension: int, settings: HnswSettings)
             connection.execute(
                 f"ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({int(dimension)})"
             )
-        connection.execute(
-            "CREATE INDEX IF NOT EXISTS chunks_embedding ON chunks"
-            f" USING hnsw (embedding vector_cosine_ops)"
-            f" WITH (m = {int(settings.m)}, ef_construction = {int(settings.ef_construction)})"
-        )
+        if not _deferred(connection):
+            connection.execute(f"CREATE INDEX IF NOT EXISTS {_create_index(settings)}")
 
 
 _INDEX_LOCK = 0x72637032
+_DEFERRED = "dense.index_deferred"  # a settings row: present while a bulk load runs
+
+
+def _create_index(settings: HnswSettings) -> str:
+    return (
+        "chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops)"
+        f" WITH (m = {int(settings.m)}, ef_construction = {int(settings.ef_construction)})"
+    )
 
 
 def _has_index(connection: Any) -> bool:
     row = connection.execute("SELECT to_regclass('chunks_embedding') IS NOT NULL").fetchone()
     return bool(row[0])
+
+
+def _deferred(connection: Any) -> bool:
+    row = connection.execute("SELECT 1 FROM settings WHERE name = %s", (_DEFERRED,)).fetchone()
+    return row is not None
+
+
+def defer_vector_index(connection: Any) -> bool:
+    """Drop the HNSW index until :func:`rebuild_vector_index`; whether one was dropped."""
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (_INDEX_LOCK,))
+        connection.execute(
+            "INSERT INTO settings (name, value) VALUES (%s, '1') ON CONFLICT (name) DO NOTHING",
+            (_DEFERRED,),
+        )
+        existed = _has_index(connection)
+        connection.execute("DROP INDEX IF EXISTS chunks_embedding")
+    return existed
+
+
+def rebuild_vector_index(connection: Any, settings: HnswSettings | None = None) -> str:
+    """(Re)build the HNSW index without blocking writes; returns what was done.
+
+    ``connection`` must be in autocommit (``CONCURRENTLY`` runs outside a
+    transaction). An index a failed concurrent build left invalid is dropped and
+    built again, as PostgreSQL recommends. Servers and writers keep working
+    meanwhile; the deferral ends only once the index is valid.
+    """
+    settings = settings or HnswSettings()
+    (typmod,) = connection.execute(
+        "SELECT atttypmod FROM pg_attribute"
+        " WHERE attrelid = 'chunks'::regclass AND attname = 'embedding'"
+    ).fetchone()
+    if typmod <= 0:
+        raise ValueError("the store holds no vectors yet: index documents first")
+    started = time.monotonic()
+    (valid,) = connection.execute(
+        "SELECT coalesce(bool_and(i.indisvalid), true) FROM pg_index AS i"
+        " WHERE i.indexrelid = to_regclass('chunks_embedding')"
+    ).fetchone()
+    if _has_index(connection) and valid:
+        connection.execute("REINDEX INDEX CONCURRENTLY chunks_embedding")
+        done = "rebuilt"
+    else:
+        connection.execute("DROP INDEX CONCURRENTLY IF EXISTS chunks_embedding")
+        connection.execute(f"CREATE INDEX CONCURRENTLY {_create_index(settings)}")
+        done = "built"
+    connection.execute("DELETE FROM settings WHERE name = %s", (_DEFERRED,))
+    seconds = time.monotonic() - started
+    return (
+        f"{done} the HNSW index chunks_embedding (m = {settings.m}, ef_construction ="
+        f" {settings.ef_construction}) in {seconds:.1f} s"
+    )
 
 
 class PostgresDenseSearch:
@@ -99,8 +174,8 @@ class PostgresDenseSearch:
             return []
         where, params = _visible(filter, version, tenant)
         params.update(query=vector_literal(query), k=k, cap=self.settings.exact_max + 1)
-        connection = self._store.reader()
-        with connection.transaction():
+        # §13.1: bounded by the request's deadline (see PostgresStore.reading).
+        with self._store.reading() as connection, connection.transaction():
             (count,) = connection.execute(
                 f"SELECT count(*) FROM (SELECT 1 FROM chunks WHERE {where} LIMIT %(cap)s) AS c",
                 params,
@@ -136,9 +211,10 @@ class PostgresDenseSearch:
     def vectors_of(self, keys: Sequence[int]) -> dict[int, Matrix]:
         if not keys:
             return {}
-        rows = self._store.reader().execute(
-            "SELECT key, embedding::real[] FROM chunks WHERE key = ANY(%s)", (list(keys),)
-        )
+        with self._store.reading() as connection:
+            rows = connection.execute(
+                "SELECT key, embedding::real[] FROM chunks WHERE key = ANY(%s)", (list(keys),)
+            ).fetchall()
         return {int(key): np.asarray(vector, dtype=np.float32) for key, vector in rows}
 
     def apply(self, result: CommitResult, tenant: str | None) -> None:

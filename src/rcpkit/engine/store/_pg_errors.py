@@ -2,8 +2,10 @@
 
 A lost or refused connection (a restart, a failover, a killed backend) is
 ``-32010`` BackendUnavailable, which a client retries (§12.2); the connection is
-replaced on the next use. Text PostgreSQL cannot hold (U+0000 in ``text`` or
-``jsonb``, a number out of a column's range) refuses the write as ``-32602``.
+replaced on the next use. A read PostgreSQL cancelled (``query_canceled``: the
+``statement_timeout`` the request's deadline set) is ``-32014`` (§13.1). Text
+PostgreSQL cannot hold (U+0000 in ``text`` or ``jsonb``, a number out of a
+column's range) refuses the write as ``-32602``.
 Anything else stays unexpected: ``-32603``, logged, never shown to the peer.
 """
 
@@ -15,7 +17,7 @@ from typing import Any
 
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
-__all__ = ["psycopg", "unavailable", "unstorable"]
+__all__ = ["deadline_exceeded", "psycopg", "unavailable", "unstorable"]
 
 
 def psycopg() -> Any:
@@ -47,3 +49,16 @@ def unstorable(field: str) -> Iterator[None]:
             "the PostgreSQL store cannot hold a value of this write"
             " (a U+0000 character, or a number out of range)",
         ) from None
+
+
+@contextmanager
+def deadline_exceeded() -> Iterator[None]:
+    """A statement cancelled by the deadline's ``statement_timeout``: -32014 (§13.1).
+
+    Only reads run under a deadline, so only they translate ``query_canceled``
+    (psycopg's ``QueryCanceled``, an ``OperationalError`` that is not an outage).
+    """
+    try:
+        yield
+    except psycopg().errors.QueryCanceled:
+        raise RCPError(ErrorCode.TIMEOUT, "deadline exceeded", retryable=True) from None

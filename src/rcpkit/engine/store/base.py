@@ -167,6 +167,10 @@ class Store(Protocol):
 
     def collect(self, retain: int) -> list[int]: ...
 
+    def forget_idempotency(self, retention_seconds: float) -> int:
+        """Drop ``_meta.idempotencyKey`` results recorded at least that long ago (§7.10)."""
+        ...
+
     def open_dense(self, dimension: int, policy: Any) -> DenseSearch:
         """The dense recall this store's engine uses (``policy``: a DensePolicy)."""
         ...

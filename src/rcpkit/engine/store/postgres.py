@@ -16,6 +16,7 @@ process's, so exactly one live copy of an id remains (§7.10).
 from __future__ import annotations
 
 import json
+import math
 import threading
 import weakref
 from collections import Counter
@@ -28,14 +29,14 @@ import numpy.typing as npt
 
 from rcpkit.engine.analysis import surface_words
 from rcpkit.engine.filters import Filter, compile_postgres
-from rcpkit.engine.store import migrations
+from rcpkit.engine.store import deadline, migrations
 from rcpkit.engine.store._pg_dense import (
     HnswSettings,
     PostgresDenseSearch,
     ensure_vector_index,
     vector_literal,
 )
-from rcpkit.engine.store._pg_errors import psycopg, unavailable, unstorable
+from rcpkit.engine.store._pg_errors import deadline_exceeded, psycopg, unavailable, unstorable
 from rcpkit.engine.store._pg_lexical import (
     BODY_WEIGHT,
     K1,
@@ -61,6 +62,7 @@ from rcpkit.engine.store.base import (
     Keys,
     WriteBatch,
 )
+from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["PostgresStore", "connect"]
 
@@ -122,9 +124,31 @@ class PostgresStore:
             self._local.connection = connection
         return connection
 
+    @contextmanager
+    def reading(self) -> Iterator[Any]:
+        """This thread's connection, its statements bounded by the request's deadline.
+
+        §13.1: past the deadline the request is answered -32014 and its work must
+        stop, SQL included. Under a :func:`deadline.deadline_scope` the statements
+        run in one transaction with ``SET LOCAL statement_timeout`` of the time
+        left; PostgreSQL cancels one still running then, which is -32014 here too.
+        """
+        connection = self.reader()
+        left = deadline.remaining()
+        if left is None:
+            yield connection
+            return
+        if left <= 0:
+            raise RCPError(ErrorCode.TIMEOUT, "deadline exceeded", retryable=True)
+        with deadline_exceeded(), connection.transaction():
+            milliseconds = str(max(1, math.ceil(left * 1000)))
+            connection.execute("SELECT set_config('statement_timeout', %s, true)", (milliseconds,))
+            yield connection
+
     @unavailable()
     def _one(self, sql: str, params: Sequence[object] | dict[str, object] = ()) -> Any:
-        row = self.reader().execute(sql, params).fetchone()
+        with self.reading() as connection:
+            row = connection.execute(sql, params).fetchone()
         return None if row is None else row[0]
 
     @property
@@ -196,7 +220,8 @@ class PostgresStore:
                 text = result(version) if callable(result) else result
                 connection.execute(
                     "INSERT INTO idempotency (key, result) VALUES (%s, %s)"
-                    " ON CONFLICT (key) DO UPDATE SET result = excluded.result",
+                    " ON CONFLICT (key) DO UPDATE SET result = excluded.result,"
+                    " created = excluded.created",
                     (key, text),
                 )
         return CommitResult(version, added, removed, deleted)
@@ -354,6 +379,20 @@ class PostgresStore:
             connection.execute("UPDATE versions SET floor = %s WHERE id = 1", (new_floor,))
         return keys
 
+    @unavailable()
+    def forget_idempotency(self, retention_seconds: float) -> int:
+        """Drop idempotency keys recorded ``retention_seconds`` ago or earlier; returns how many.
+
+        The database's clock dates and ages every key, so servers whose clocks disagree
+        still keep a key the same time. No versions lock: a key may go while another
+        process checks it, which is as if the repeat came after the retention.
+        """
+        cursor = self.reader().execute(
+            "DELETE FROM idempotency WHERE created <= now() - make_interval(secs => %s)",
+            (float(retention_seconds),),
+        )
+        return int(cursor.rowcount)
+
     # --- reads ---
 
     def open_dense(self, dimension: int, policy: Any = None) -> PostgresDenseSearch:
@@ -382,7 +421,8 @@ class PostgresStore:
             title_weight=TITLE_WEIGHT, body_weight=BODY_WEIGHT,
             version=self.version if version is None else version,
         )  # fmt: skip
-        rows = self.reader().execute(lexical_sql(filter_sql), params).fetchall()
+        with self.reading() as connection:
+            rows = connection.execute(lexical_sql(filter_sql), params).fetchall()
         return [(int(key), float(score)) for key, score in rows]
 
     @staticmethod
@@ -411,9 +451,8 @@ class PostgresStore:
             tenant=tenant or "", limit=limit,
             version=self.version if version is None else version,
         )  # fmt: skip
-        rows = (
-            self.reader()
-            .execute(
+        with self.reading() as connection:
+            rows = connection.execute(
                 "SELECT s.key, sum(s.weight * q.weight) AS score"
                 " FROM unnest(%(terms)s::int[], %(weights)s::float8[]) AS q(term, weight)"
                 " JOIN splade AS s ON s.term = q.term JOIN chunks AS c ON c.key = s.key"
@@ -422,9 +461,7 @@ class PostgresStore:
                 f" AND {filter_sql or 'true'}"
                 " GROUP BY s.key ORDER BY score DESC, s.key LIMIT %(limit)s",
                 params,
-            )
-            .fetchall()
-        )
+            ).fetchall()
         return [(int(key), float(score)) for key, score in rows]
 
     @unavailable()
@@ -433,11 +470,12 @@ class PostgresStore:
     ) -> Keys:
         filter_sql, params = self._compiled(filter, "filter_meta")
         params.update(tenant=tenant or "", version=self.version if version is None else version)
-        rows = self.reader().execute(
-            "SELECT key FROM chunks WHERE tenant = %(tenant)s AND added <= %(version)s"
-            f" AND (removed IS NULL OR removed > %(version)s) AND {filter_sql} ORDER BY key",
-            params,
-        )
+        with self.reading() as connection:
+            rows = connection.execute(
+                "SELECT key FROM chunks WHERE tenant = %(tenant)s AND added <= %(version)s"
+                f" AND (removed IS NULL OR removed > %(version)s) AND {filter_sql} ORDER BY key",
+                params,
+            ).fetchall()
         return np.fromiter((row[0] for row in rows), dtype=np.int64)
 
     @unavailable()
@@ -445,12 +483,13 @@ class PostgresStore:
         """Chunks by key, whatever their version (a pinned reader may need old ones)."""
         if not keys:
             return {}
-        rows = self.reader().execute(
-            'SELECT c.key, c.doc_id, c.idx, c.start, c."end", c.text, c.page, c.context,'
-            " d.modality, d.title, d.uri, d.source, d.meta, d.origin"
-            " FROM chunks c JOIN documents d ON d.doc_key = c.doc_key WHERE c.key = ANY(%s)",
-            (list(keys),),
-        )
+        with self.reading() as connection:
+            rows = connection.execute(
+                'SELECT c.key, c.doc_id, c.idx, c.start, c."end", c.text, c.page, c.context,'
+                " d.modality, d.title, d.uri, d.source, d.meta, d.origin"
+                " FROM chunks c JOIN documents d ON d.doc_key = c.doc_key WHERE c.key = ANY(%s)",
+                (list(keys),),
+            ).fetchall()
         found: dict[int, ChunkRow] = {}
         for key, doc_id, index, start, end, text, page, context, *document in rows:
             modality, title, uri, source, meta, origin = document
@@ -482,9 +521,10 @@ class PostgresStore:
 
     @unavailable()
     def filter_values(self, keys: Sequence[int], name: str) -> dict[int, Any]:
-        rows = self.reader().execute(
-            "SELECT key, filter_meta -> %s FROM chunks WHERE key = ANY(%s)", (name, list(keys))
-        )
+        with self.reading() as connection:
+            rows = connection.execute(
+                "SELECT key, filter_meta -> %s FROM chunks WHERE key = ANY(%s)", (name, list(keys))
+            ).fetchall()
         return {int(key): value for key, value in rows}
 
     def content_hash(self, doc_id: str, tenant: str | None = None) -> str | None:
@@ -502,18 +542,20 @@ class PostgresStore:
 
     @unavailable()
     def vocabulary(self, tenant: str | None = None) -> list[tuple[str, int]]:
-        rows = self.reader().execute(
-            "SELECT word, df FROM vocabulary WHERE tenant = %s", (tenant or "",)
-        )
+        with self.reading() as connection:
+            rows = connection.execute(
+                "SELECT word, df FROM vocabulary WHERE tenant = %s", (tenant or "",)
+            ).fetchall()
         return [(str(word), int(df)) for word, df in rows]
 
     @unavailable()
     def live_texts(self, limit: int, tenant: str | None = None) -> list[str]:
-        rows = self.reader().execute(
-            "SELECT text FROM chunks WHERE removed IS NULL AND tenant = %s"
-            " ORDER BY key DESC LIMIT %s",
-            (tenant or "", limit),
-        )
+        with self.reading() as connection:
+            rows = connection.execute(
+                "SELECT text FROM chunks WHERE removed IS NULL AND tenant = %s"
+                " ORDER BY key DESC LIMIT %s",
+                (tenant or "", limit),
+            ).fetchall()
         return [str(row[0]) for row in rows]
 
     def document_frequency(self, word: str, tenant: str | None = None) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -65,13 +66,17 @@ CREATE TABLE IF NOT EXISTS splade (
     key INTEGER NOT NULL, term INTEGER NOT NULL, weight REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS splade_terms ON splade (term, key);
-CREATE TABLE IF NOT EXISTS idempotency (key TEXT PRIMARY KEY, result TEXT NOT NULL);
+-- created: when the key was recorded (Unix seconds), so keys past their retention go.
+CREATE TABLE IF NOT EXISTS idempotency (
+    key TEXT PRIMARY KEY, result TEXT NOT NULL, created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created);
 CREATE TABLE IF NOT EXISTS vocabulary (
     tenant TEXT NOT NULL, word TEXT NOT NULL, df INTEGER NOT NULL, PRIMARY KEY (tenant, word)
 );
 """
 
-SCHEMA_VERSION = 3  # PRAGMA user_version of the layout below
+SCHEMA_VERSION = 4  # PRAGMA user_version of the layout below
 # BM25 column weights: a title match counts twice a body match.
 _TITLE_WEIGHT, _BODY_WEIGHT = 2.0, 1.0
 _IN_BATCH = 500  # bound on `IN (?, …)` parameters per statement
@@ -95,6 +100,16 @@ class SQLiteStore:
     def _check_schema(self) -> None:
         (version,) = self._writer.execute("PRAGMA user_version").fetchone()
         tables = self._writer.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+        if tables and version == 3:
+            # Layout 4 dates idempotency keys. Keys of unknown age count from now: each
+            # keeps a full retention after the upgrade, so a retry in flight is still safe.
+            with self._transaction() as connection:
+                connection.execute(
+                    "ALTER TABLE idempotency ADD COLUMN created REAL NOT NULL DEFAULT 0"
+                )
+                connection.execute("UPDATE idempotency SET created = ?", (time.time(),))
+                connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            return
         if tables and version != SCHEMA_VERSION:
             raise ValueError(
                 f"{self.path} holds an index of layout {version}, this rcpkit reads layout "
@@ -181,7 +196,8 @@ class SQLiteStore:
                 key, result = idempotency
                 text = result(version) if callable(result) else result
                 connection.execute(
-                    "INSERT OR REPLACE INTO idempotency (key, result) VALUES (?, ?)", (key, text)
+                    "INSERT OR REPLACE INTO idempotency (key, result, created) VALUES (?, ?, ?)",
+                    (key, text, time.time()),
                 )
         self._version = version
         return CommitResult(version, added, removed, deleted)
@@ -341,6 +357,14 @@ class SQLiteStore:
                 "INSERT OR REPLACE INTO settings (name, value) VALUES ('floor', ?)", (floor,)
             )
         return keys
+
+    def forget_idempotency(self, retention_seconds: float) -> int:
+        """Drop idempotency keys recorded ``retention_seconds`` ago or earlier; returns how many."""
+        cutoff = time.time() - retention_seconds
+        with self._transaction() as connection:
+            return connection.execute(
+                "DELETE FROM idempotency WHERE created <= ?", (cutoff,)
+            ).rowcount
 
     # --- reads ---
 
