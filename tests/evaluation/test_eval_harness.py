@@ -94,3 +94,31 @@ async def test_a_query_the_server_rejects_is_kept_as_a_failure_and_scores_zero(
     assert default.scores.per_query["q1"]["nDCG@10"] == 1.0
     assert result.index_version is None  # the server has no snapshots to pin
     assert "(2 failed)" in render_table(result)
+
+
+def _topic_app(name: str, **capability: object) -> App:
+    """A read-only server that answers each query with the four documents of its topic."""
+    app = App(name, "1.0")
+
+    @app.retrieve(**capability)
+    def retrieve(params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
+        text = str(params.query)
+        topic = next((t for t in ("wing", "heat", "shell", "shock") if t in text), "wing")
+        return m.RetrieveResult(hits=[Hit(id=f"{topic}{n}", score=1.0 - n / 10) for n in range(4)])
+
+    return app
+
+
+async def test_a_retrieve_capability_without_metadata_is_still_retrieve(tmp_path: Path) -> None:
+    # §6: presence means supported, and the value MAY be {}.
+    app = _topic_app("bare")
+    dataset = load_dataset(write_dataset(tmp_path / "tiny"))
+    client = await connect_in_memory(app.server)
+    try:
+        assert client.raw_capabilities["retrieve"] == {}
+        result = await evaluate(client, dataset)
+    finally:
+        await client.close()
+    (row,) = result.rows
+    assert row.errors == 0
+    assert row.scores["R@50"] == 1.0

@@ -90,6 +90,8 @@ async def evaluate(
     gets one line per finished stage.
     """
     bars = bars or _no_bar
+    if not isinstance(client.raw_capabilities.get("retrieve"), dict):  # §6: {} is offered
+        raise ValueError(f"{client.server.name or 'the server'} does not offer retrieve")
     chosen = select_stages(available_stages(client.raw_capabilities), stages)
     loaded: Loaded | None = None
     if load and _writable(client):
@@ -130,10 +132,7 @@ def _writable(client: Client) -> bool:
 async def _pinning(
     client: Client, dataset: Dataset, loaded: Loaded | None, depth: int, seed: int
 ) -> Pinning:
-    retrieve = client.raw_capabilities.get("retrieve")
-    retrieve = retrieve if isinstance(retrieve, dict) else {}
-    if not retrieve:
-        raise ValueError(f"{client.server.name or 'the server'} does not offer retrieve")
+    retrieve = client.raw_capabilities["retrieve"]
     max_k = retrieve.get("maxK") if isinstance(retrieve.get("maxK"), int) else None
     whole = "document" in (retrieve.get("units") or [])
     wanted = depth if whole else depth * 2  # chunks collapse into fewer documents
