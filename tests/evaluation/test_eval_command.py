@@ -126,3 +126,37 @@ def test_an_engine_with_a_graph_is_also_measured_through_the_graph_method(tmp_pa
     assert graph["key"] == "graph-local"
     assert graph["failedQueries"] == 0
     assert graph["aggregate"]["nDCG@10"] > 0  # entity seeds reach some judged documents
+
+
+DYING_SERVER = '''
+import os
+from rcpkit import App, RequestContext
+from rcpkit.protocol import messages as m
+from rcpkit.protocol.content import Hit
+
+app = App("dying", "1.0")
+answered = 0
+
+@app.retrieve(max_k=100)
+def retrieve(params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
+    global answered
+    answered += 1
+    if answered > 2:
+        os._exit(3)
+    return m.RetrieveResult(hits=[Hit(id="wing0", score=1.0)])
+
+app.run_stdio()
+'''
+
+
+def test_a_server_that_dies_mid_run_is_a_one_line_error_not_a_table_or_a_traceback(
+    tmp_path: Path,
+) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    script = tmp_path / "dying.py"
+    script.write_text(DYING_SERVER)
+    done = rcpkit("eval", str(data), "--no-progress", "--", sys.executable, str(script))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "exited with code 3" in done.stderr
+    assert done.stdout == ""  # no table of zeros

@@ -5,12 +5,15 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from engine_support import make_engine
 from eval_support import write_dataset
 
 from rcpkit import App, ErrorCode, RCPError, RequestContext
-from rcpkit.client import connect_in_memory
+from rcpkit.client import TransportClosed, connect_in_memory
 from rcpkit.engine.service import build_engine_app
 from rcpkit.evaluation import evaluate, load_dataset, render_table
 from rcpkit.evaluation.harness import Tick
@@ -122,3 +125,26 @@ async def test_a_retrieve_capability_without_metadata_is_still_retrieve(tmp_path
     (row,) = result.rows
     assert row.errors == 0
     assert row.scores["R@50"] == 1.0
+
+
+async def test_a_server_that_dies_mid_run_stops_the_run_instead_of_scoring_zeros(
+    tmp_path: Path,
+) -> None:
+    dataset = load_dataset(write_dataset(tmp_path / "tiny"))
+    client = await connect_in_memory(_topic_app("dying", max_k=100).server)
+    answered = 0
+    real = client.retrieve
+
+    async def retrieve(*args: Any, **kwargs: Any) -> m.RetrieveResult:
+        nonlocal answered
+        answered += 1
+        if answered > 2:
+            raise TransportClosed("the server process exited")
+        return await real(*args, **kwargs)
+
+    client.retrieve = retrieve  # type: ignore[method-assign]
+    try:
+        with pytest.raises(TransportClosed, match="the server process exited"):
+            await evaluate(client, dataset, concurrency=1)
+    finally:
+        await client.close()

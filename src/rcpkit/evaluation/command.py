@@ -8,7 +8,8 @@
 For the CLI: ``add_arguments(parser)`` declares the options (the engine
 options --index/--embedder/… come from the CLI and shape the spawned
 engine), ``run(args)`` returns the exit status: 0, 1 when ``--min-ratio`` is
-not met, 2 for a usage error.
+not met, 2 for a usage error or a server that failed (one that dies
+mid-run stops the run: its remaining queries would only score zeros).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from rcpkit.evaluation.report import (
     to_json,
 )
 from rcpkit.evaluation.stages import DEFAULT_STAGE
+from rcpkit.protocol.errors import RCPError
 
 __all__ = ["add_arguments", "run"]
 
@@ -101,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
         evaluation = asyncio.run(_evaluate(args, dataset, command))
     except ValueError as error:
         print(f"rcpkit eval: {error}", file=sys.stderr)
+        return 2
+    except RCPError as error:  # the server went away, or refused index/add or the probe
+        print(f"rcpkit eval: the server failed: {error}", file=sys.stderr)
         return 2
     print(render_table(evaluation, markdown=args.markdown))
     if args.json is not None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
-from rcpkit.client import Client
+from rcpkit.client import Client, TransportClosed
 from rcpkit.evaluation.baseline import BM25_BASELINE, bm25_baseline
 from rcpkit.evaluation.dataset import Dataset
 from rcpkit.evaluation.metrics import PRIMARY, Scores, ranked_run, score_run
@@ -193,6 +193,8 @@ async def run_stage(
             started = time.perf_counter()
             try:
                 hits, used = await _ask(client, stage, text, pinning)
+            except TransportClosed:
+                raise  # the server is gone: every later query would "fail" too
             except RCPError as error:
                 errors[query_id] = f"{error.code}: {error}"
                 hits, used = [], None
@@ -203,9 +205,12 @@ async def run_stage(
             if tick is not None:
                 tick(1)
 
-    async with asyncio.TaskGroup() as group:
-        for query_id, text in dataset.queries.items():
-            group.create_task(one(query_id, text))
+    try:
+        async with asyncio.TaskGroup() as group:
+            for query_id, text in dataset.queries.items():
+                group.create_task(one(query_id, text))
+    except* TransportClosed as lost:
+        raise lost.exceptions[0] from None
     ordered = {query: ranking[query] for query in dataset.queries}
     return StageResult(
         stage,
