@@ -84,3 +84,18 @@ def test_comparing_names_a_missing_run_or_file_clearly(tmp_path: Path) -> None:
 def test_the_bar_chart_is_a_png(tmp_path: Path) -> None:
     plot(evaluation(), tmp_path / "chart.png")
     assert (tmp_path / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_compare_reads_file_colon_run_when_the_path_itself_holds_colons(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rcpkit.cli import main
+
+    folder = tmp_path / "runs:2026-12-01T10:00"
+    folder.mkdir()
+    record = folder / "a.json"
+    record.write_text(json.dumps(to_json(evaluation())))
+    assert main(["eval", "--compare", f"{record}:default", f"{record}:dense"]) == 0
+    assert "A = run default, B = run dense" in capsys.readouterr().out
+    assert main(["eval", "--compare", str(record), f"{record}:nope"]) == 2
+    assert "B has no run 'nope'" in capsys.readouterr().err
