@@ -184,7 +184,7 @@ def _bar(total: int, label: str) -> Iterator[Tick]:
 def _compare(args: argparse.Namespace) -> int:
     sides = []
     for spec in args.compare:
-        # The run key follows the last ':' (a path may hold colons: dates, C:\\).
+        # The run key follows the last colon: a path may hold colons (dates, drive letters).
         path, _, key = spec.rpartition(":") if not Path(spec).exists() else (spec, "", "")
         sides.append((load_evaluation(Path(path)), key or None))
     labels_a, labels_b, changes = compare(sides[0], sides[1], args.measure)
