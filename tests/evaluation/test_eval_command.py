@@ -160,3 +160,19 @@ def test_a_server_that_dies_mid_run_is_a_one_line_error_not_a_table_or_a_traceba
     assert "Traceback" not in done.stderr
     assert "exited with code 3" in done.stderr
     assert done.stdout == ""  # no table of zeros
+
+
+def test_counts_below_one_are_usage_errors_before_any_server_starts(tmp_path: Path) -> None:
+    from rcpkit.evaluation import load_dataset
+
+    data = write_dataset(tmp_path / "tiny")
+    # subset(-1) used to keep all but the last query; subset(0) left nothing to measure.
+    for count in ("0", "-1"):
+        done = rcpkit("eval", str(data), *FAST, "--queries", count)
+        assert done.returncode == 2, done.stderr
+        assert "--queries is at least 1" in done.stderr
+    for option in ("--depth", "--concurrency"):
+        done = rcpkit("eval", str(data), *FAST, option, "0")
+        assert done.returncode == 2
+        assert f"{option} is at least 1" in done.stderr
+    assert list(load_dataset(data).subset(5).queries) == ["q1", "q2", "q3", "q4", "q5"]

@@ -96,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
             return _compare(args)
         if args.dataset is None:
             raise ValueError("name a dataset folder (or --compare A B)")
+        for option in ("queries", "depth", "concurrency"):
+            value = getattr(args, option)
+            if value is not None and value < 1:
+                raise ValueError(f"--{option} is at least 1, not {value}")
         command = list(getattr(args, "command", None) or [])  # what followed `--`
         if command and args.http:
             raise ValueError("evaluate either an HTTP URL or a command, not both")

@@ -35,6 +35,8 @@ class Dataset:
 
     def subset(self, limit: int | None) -> Dataset:
         """The first ``limit`` judged queries (the whole corpus stays: it is the haystack)."""
+        if limit is not None and limit < 1:
+            raise ValueError(f"a subset keeps at least 1 query, not {limit}")
         if limit is None or limit >= len(self.queries):
             return self
         kept = dict(list(self.queries.items())[:limit])
