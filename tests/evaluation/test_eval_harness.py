@@ -148,3 +148,31 @@ async def test_a_server_that_dies_mid_run_stops_the_run_instead_of_scoring_zeros
             await evaluate(client, dataset, concurrency=1)
     finally:
         await client.close()
+
+
+async def test_an_answer_from_another_snapshot_than_the_pinned_one_is_a_failure(
+    tmp_path: Path,
+) -> None:
+    # §7.7.1: a pinned server serves that snapshot or fails, never silently another.
+    app = App("drifting", "1.0")
+    calls = 0
+
+    @app.retrieve(max_k=100, snapshots=True)
+    def retrieve(params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
+        nonlocal calls
+        calls += 1
+        version = "v1" if calls <= 3 else "v2"  # the probe and two queries, then a reindex
+        hits = [Hit(id=f"wing{n}", score=1.0 - n / 10) for n in range(4)]
+        return m.RetrieveResult(hits=hits, index_version=version)
+
+    dataset = load_dataset(write_dataset(tmp_path / "tiny"))
+    client = await connect_in_memory(app.server)
+    try:
+        result = await evaluate(client, dataset, concurrency=1)
+    finally:
+        await client.close()
+    assert result.index_version == "v1"
+    (row,) = result.rows
+    assert row.errors == 4  # q3..q6 came from v2
+    assert row.scores.per_query["q1"]["nDCG@10"] == 1.0
+    assert row.scores.per_query["q5"]["nDCG@10"] == 0.0  # a wing query, but from v2

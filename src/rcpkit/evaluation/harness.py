@@ -198,6 +198,9 @@ async def run_stage(
             except RCPError as error:
                 errors[query_id] = f"{error.code}: {error}"
                 hits, used = [], None
+            except _OtherSnapshot as error:
+                errors[query_id] = str(error)
+                hits, used = [], None
             latency[query_id] = (time.perf_counter() - started) * 1000
             ranking[query_id] = document_ids(hits)[: pinning.depth]
             if used is not None:
@@ -234,8 +237,18 @@ async def _ask(
     if pinning.unit is not None:
         fields["unit"] = pinning.unit
     result = await client.retrieve(text, k=pinning.k, **fields, **_typed(stage.params))
+    served = result.index_version
+    if pinning.index_version is not None and served is not None and served != pinning.index_version:
+        raise _OtherSnapshot(served, pinning.index_version)
     used = result.usage.candidates if result.usage else None
     return result.hits, used
+
+
+class _OtherSnapshot(Exception):
+    """§7.7.1: a pinned query answered from another snapshot (a server MUST NOT do that)."""
+
+    def __init__(self, served: str, pinned: str) -> None:
+        super().__init__(f"served indexVersion {served!r}, not the pinned {pinned!r}")
 
 
 def _typed(params: dict[str, Any]) -> dict[str, Any]:
