@@ -61,3 +61,14 @@ def test_a_folder_that_is_not_beir_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "bad" / "corpus.jsonl").write_text('{"_id": "a"}\nnot json\n')
     with pytest.raises(ValueError, match=r"corpus.jsonl:2: not JSON"):
         load_dataset(tmp_path / "bad")
+
+
+def test_a_query_with_no_relevant_document_is_not_judged_and_does_not_dilute_the_mean(
+    tmp_path: Path,
+) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    with (data / "qrels" / "test.tsv").open("a") as qrels:
+        qrels.write("unjudged\twing0\t0\nunjudged\twing1\t-1\n")  # judged, nothing relevant
+    dataset = load_dataset(data)
+    assert "unjudged" not in dataset.queries  # no run can score above 0 on it
+    assert len(dataset.queries) == 6

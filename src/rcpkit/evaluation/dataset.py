@@ -44,11 +44,19 @@ class Dataset:
 
 
 def load_dataset(folder: Path, split: str = "test") -> Dataset:
-    """Load ``folder``; queries without a judgement in ``split`` are left out."""
+    """Load ``folder``; queries without a relevant (grade > 0) judgement in ``split`` are left out.
+
+    A query whose judgements are all 0 or negative has nothing to find: every
+    run scores 0 on it, so counting it would only shrink every mean alike.
+    """
     for name in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
         if not (folder / name).is_file():
             raise ValueError(f"{folder} is not a BEIR-layout dataset: {name} is missing")
-    qrels = _qrels(folder / "qrels" / f"{split}.tsv")
+    qrels = {
+        query: grades
+        for query, grades in _qrels(folder / "qrels" / f"{split}.tsv").items()
+        if any(grade > 0 for grade in grades.values())
+    }
     queries = {
         str(row["_id"]): str(row["text"])
         for row in _rows(folder / "queries.jsonl")
