@@ -72,3 +72,24 @@ def test_a_query_with_no_relevant_document_is_not_judged_and_does_not_dilute_the
     dataset = load_dataset(data)
     assert "unjudged" not in dataset.queries  # no run can score above 0 on it
     assert len(dataset.queries) == 6
+
+
+def test_malformed_qrels_and_queries_are_errors_that_name_the_file_and_line(
+    tmp_path: Path,
+) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    qrels = data / "qrels" / "test.tsv"
+    body = qrels.read_text().split("\n", 1)[1]
+    qrels.write_text(body)  # TREC-style: no header row
+    with pytest.raises(ValueError, match=r"test.tsv:1: .*query-id\tcorpus-id\tscore"):
+        load_dataset(data)
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\twing0\thigh\n")
+    with pytest.raises(ValueError, match=r"test.tsv:2: the score 'high' is not an integer"):
+        load_dataset(data)
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\twing0\n")
+    with pytest.raises(ValueError, match=r"test.tsv:2: "):
+        load_dataset(data)
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\twing0\t1\n")
+    (data / "queries.jsonl").write_text('{"_id": "q1"}\n')
+    with pytest.raises(ValueError, match=r"queries.jsonl:1: a query needs a text"):
+        load_dataset(data)

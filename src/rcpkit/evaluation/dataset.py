@@ -59,7 +59,7 @@ def load_dataset(folder: Path, split: str = "test") -> Dataset:
     }
     queries = {
         str(row["_id"]): str(row["text"])
-        for row in _rows(folder / "queries.jsonl")
+        for row in _rows(folder / "queries.jsonl", query=True)
         if str(row["_id"]) in qrels
     }
     corpus = [
@@ -74,7 +74,7 @@ def load_dataset(folder: Path, split: str = "test") -> Dataset:
     return Dataset(folder.resolve().name, corpus, queries, {q: qrels[q] for q in queries})
 
 
-def _rows(path: Path) -> Iterator[dict[str, Any]]:
+def _rows(path: Path, *, query: bool = False) -> Iterator[dict[str, Any]]:
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -85,12 +85,31 @@ def _rows(path: Path) -> Iterator[dict[str, Any]]:
                 raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from None
             if not isinstance(row, dict) or "_id" not in row:
                 raise ValueError(f"{path}:{number}: a row needs an _id")
+            if query and not isinstance(row.get("text"), str):
+                raise ValueError(f"{path}:{number}: a query needs a text")
             yield row
 
 
 def _qrels(path: Path) -> Qrels:
     qrels: Qrels = {}
-    with path.open(encoding="utf-8") as handle:
-        for row in csv.DictReader(handle, delimiter="\t"):
-            qrels.setdefault(row["query-id"], {})[row["corpus-id"]] = int(row["score"])
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = csv.reader(handle, delimiter="\t")
+        head = next(rows, [])
+        if head[:3] != list(_QRELS_HEAD):
+            raise ValueError(f"{path}:1: the first row is the header {_HEAD_LINE}")
+        for number, row in enumerate(rows, 2):
+            if not row or not "".join(row).strip():
+                continue
+            if len(row) < 3:
+                raise ValueError(f"{path}:{number}: a row is query-id, corpus-id and score")
+            query, document, score = (cell.strip() for cell in row[:3])
+            try:
+                grade = int(score)
+            except ValueError:
+                raise ValueError(f"{path}:{number}: the score {score!r} is not an integer") from None
+            qrels.setdefault(query, {})[document] = grade
     return qrels
+
+
+_QRELS_HEAD = ("query-id", "corpus-id", "score")
+_HEAD_LINE = "\t".join(_QRELS_HEAD)  # BEIR's, tab-separated
