@@ -93,3 +93,16 @@ def test_malformed_qrels_and_queries_are_errors_that_name_the_file_and_line(
     (data / "queries.jsonl").write_text('{"_id": "q1"}\n')
     with pytest.raises(ValueError, match=r"queries.jsonl:1: a query needs a text"):
         load_dataset(data)
+
+
+def test_the_bm25_baseline_ranks_only_documents_that_match_the_query(tmp_path: Path) -> None:
+    from rcpkit.evaluation.baseline import bm25_baseline
+
+    data = write_dataset(tmp_path / "tiny")
+    (data / "queries.jsonl").write_text(
+        '{"_id": "q1", "text": "zebra quokka"}\n{"_id": "q2", "text": "heat"}\n'
+    )
+    run = bm25_baseline(load_dataset(data), depth=100)
+    # Score-0 documents used to fill the list in index order: free, arbitrary recall.
+    assert run["q1"] == {}
+    assert sorted(run["q2"]) == ["heat0", "heat1", "heat2", "heat3"]
