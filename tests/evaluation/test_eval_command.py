@@ -176,3 +176,31 @@ def test_counts_below_one_are_usage_errors_before_any_server_starts(tmp_path: Pa
         assert done.returncode == 2
         assert f"{option} is at least 1" in done.stderr
     assert list(load_dataset(data).subset(5).queries) == ["q1", "q2", "q3", "q4", "q5"]
+
+
+ORACLE_SERVER = '''
+from rcpkit import App, RequestContext
+from rcpkit.protocol import messages as m
+from rcpkit.protocol.content import Hit
+
+app = App("oracle", "1.0")
+
+@app.retrieve(max_k=100)
+def retrieve(params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
+    return m.RetrieveResult(hits=[Hit(id=f"wing{n}", score=1.0) for n in range(4)])
+
+app.run_stdio()
+'''
+
+
+def test_the_min_ratio_gate_is_not_met_when_the_baseline_scores_zero(tmp_path: Path) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    (data / "queries.jsonl").write_text('{"_id": "q1", "text": "zebra quokka"}\n')  # no BM25 match
+    script = tmp_path / "oracle.py"
+    script.write_text(ORACLE_SERVER)
+    record = tmp_path / "o.json"
+    done = rcpkit("eval", str(data), "--no-progress", "--min-ratio", "1.1", "--json", str(record),
+                  "--", sys.executable, str(script))  # fmt: skip
+    assert done.returncode == 1, done.stderr  # NaN >= 1.1 is no pass
+    assert "the baseline's nDCG@10 is 0, so there is no ratio" in done.stderr
+    assert json.loads(record.read_text())["runs"][0]["ratioToBaseline"] is None

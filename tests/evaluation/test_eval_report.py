@@ -99,3 +99,13 @@ def test_compare_reads_file_colon_run_when_the_path_itself_holds_colons(
     assert "A = run default, B = run dense" in capsys.readouterr().out
     assert main(["eval", "--compare", str(record), f"{record}:nope"]) == 2
     assert "B has no run 'nope'" in capsys.readouterr().err
+
+
+def test_a_baseline_that_scores_zero_gives_no_ratio_and_still_valid_json() -> None:
+    base = row("bm25-baseline", {"1": ["x"], "2": ["y"], "3": ["z"]})  # nDCG@10 = 0
+    found = row("default", {"1": ["a"], "2": ["b"], "3": ["c"]})
+    zero = Evaluation("tiny", 3, 3, "test 1.0", None, 0, base, [found], "BM25")
+    record = json.dumps(to_json(zero), allow_nan=False)  # NaN is not JSON
+    assert json.loads(record)["runs"][0]["ratioToBaseline"] is None
+    assert "| run default | 1.0000 |" in render_table(zero)
+    assert "nan" not in render_table(zero)

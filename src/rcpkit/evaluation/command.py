@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import os
 import sys
 import tempfile
@@ -120,9 +121,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.plot}")
     if args.min_ratio is not None:
         default = next((row for row in evaluation.rows if row.key == DEFAULT_STAGE), None)
-        if default is None or evaluation.ratio(default) < args.min_ratio:
-            got = "no default run" if default is None else f"{evaluation.ratio(default):.3f}×"
-            print(f"rcpkit eval: default nDCG@10 is {got}, not {args.min_ratio}×", file=sys.stderr)
+        ratio = math.nan if default is None else evaluation.ratio(default)
+        if not ratio >= args.min_ratio:  # a NaN ratio (the baseline scored 0) is not met
+            got = (
+                "there is no default run" if default is None
+                else "the baseline's nDCG@10 is 0, so there is no ratio" if math.isnan(ratio)
+                else f"the default run's nDCG@10 is {ratio:.3f}× the baseline's"
+            )  # fmt: skip
+            print(f"rcpkit eval: --min-ratio {args.min_ratio} is not met: {got}", file=sys.stderr)
             return 1
     return 0
 

@@ -76,7 +76,9 @@ def render_table(evaluation: Evaluation, *, markdown: bool = True) -> str:
         p50 = row.latency(0.5)
         cells = [row.label + (f" ({row.errors} failed)" if row.errors else "")]
         cells += [f"{row.scores[m]:.4f}" for m in MEASURES]
-        cells += [f"{evaluation.ratio(row):.3f}×", "—" if p50 is None else f"{p50:.1f}"]
+        ratio = evaluation.ratio(row)
+        cells += ["—" if math.isnan(ratio) else f"{ratio:.3f}×"]
+        cells += ["—" if p50 is None else f"{p50:.1f}"]
         lines.append(cells)
     title = (
         f"{evaluation.dataset}: {evaluation.documents} documents, {evaluation.queries} judged "
@@ -114,7 +116,7 @@ def _row_json(row: Row, evaluation: Evaluation) -> dict[str, Any]:
         "label": row.label,
         "params": row.params,
         "aggregate": row.scores.aggregate,
-        "ratioToBaseline": evaluation.ratio(row),
+        "ratioToBaseline": _finite(evaluation.ratio(row)),  # null when the baseline scores 0
         "latencyMs": {"p50": row.latency(0.5), "p95": row.latency(0.95),
                       "median": median(row.latency_ms) if row.latency_ms else None},
         "failedQueries": row.errors,
@@ -122,6 +124,14 @@ def _row_json(row: Row, evaluation: Evaluation) -> dict[str, Any]:
         "perQuery": row.scores.per_query,
         "ranking": row.ranking,
     }  # fmt: skip
+
+
+def _times(ratio: float) -> str:
+    return "" if math.isnan(ratio) else f" ({ratio:.2f}×)"
+
+
+def _finite(value: float) -> float | None:
+    return None if math.isnan(value) else value
 
 
 def load_evaluation(path: Path) -> dict[str, Any]:
@@ -208,7 +218,7 @@ def plot(evaluation: Evaluation, path: Path, measure: str = PRIMARY) -> None:
     axes.axvline(evaluation.baseline.scores[measure], color="#c44e52", linestyle="--", linewidth=1)
     for bar, row in zip(bars, rows, strict=True):
         axes.text(bar.get_width(), bar.get_y() + bar.get_height() / 2,
-                  f" {row.scores[measure]:.3f} ({evaluation.ratio(row, measure):.2f}×)",
+                  f" {row.scores[measure]:.3f}" + _times(evaluation.ratio(row, measure)),
                   va="center", fontsize=8)  # fmt: skip
     axes.invert_yaxis()
     axes.set_xlabel(f"{_LABELS.get(measure, measure)} (dashed: the BM25 baseline)")
