@@ -204,3 +204,15 @@ def test_the_min_ratio_gate_is_not_met_when_the_baseline_scores_zero(tmp_path: P
     assert done.returncode == 1, done.stderr  # NaN >= 1.1 is no pass
     assert "the baseline's nDCG@10 is 0, so there is no ratio" in done.stderr
     assert json.loads(record.read_text())["runs"][0]["ratioToBaseline"] is None
+
+
+def test_load_always_against_a_read_only_server_is_an_error_not_a_silent_skip(
+    tmp_path: Path,
+) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    server = [sys.executable, "-m", "rcpkit", "serve", "--read-only", "--index",
+              str(tmp_path / "idx"), "--embedder", "hashing:64"]  # fmt: skip
+    done = rcpkit("eval", str(data), "--no-progress", "--load", "always", "--", *server)
+    assert done.returncode == 2, done.stderr
+    assert "--load always, but the server is read-only" in done.stderr
+    assert done.stdout == ""

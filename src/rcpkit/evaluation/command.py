@@ -137,6 +137,9 @@ async def _evaluate(args: argparse.Namespace, dataset: Dataset, command: list[st
     with _server(args, command) as (connect, fresh):
         client = await connect()
         try:
+            index = client.raw_capabilities.get("index")
+            if args.load == "always" and not (isinstance(index, dict) and index.get("writable")):
+                raise ValueError("--load always, but the server is read-only (no index.writable)")
             return await evaluate(
                 client,
                 dataset,
