@@ -176,3 +176,31 @@ async def test_an_answer_from_another_snapshot_than_the_pinned_one_is_a_failure(
     assert row.errors == 4  # q3..q6 came from v2
     assert row.scores.per_query["q1"]["nDCG@10"] == 1.0
     assert row.scores.per_query["q5"]["nDCG@10"] == 0.0  # a wing query, but from v2
+
+
+async def test_a_rerank_stage_keeps_the_funnel_top_n_at_least_k(tmp_path: Path) -> None:
+    # §7.7: candidateK >= rerank.topN >= k; asking 200 hits with topN 30 breaks it.
+    app = _topic_app("reranking", max_k=500, rerank_builtin=True)
+
+    @app.rerank(methods=["cross-encoder"])
+    def rerank(params: m.RerankParams, ctx: RequestContext) -> m.RerankResult:
+        raise AssertionError("not called: the stage reranks inside retrieve")
+
+    dataset = load_dataset(write_dataset(tmp_path / "tiny"))
+    client = await connect_in_memory(app.server)
+    asked: list[tuple[int, int | None]] = []
+    real = client.retrieve
+
+    async def retrieve(query: Any, *, k: int, **fields: Any) -> m.RetrieveResult:
+        option = fields.get("rerank")
+        asked.append((k, option.top_n if option is not None else None))
+        return await real(query, k=k, **fields)
+
+    client.retrieve = retrieve  # type: ignore[method-assign]
+    try:
+        result = await evaluate(client, dataset, stages=["rerank-cross-encoder"])
+    finally:
+        await client.close()
+    assert result.rows[0].errors == 0
+    assert "30" not in result.rows[0].label  # the server, not the harness, picks the head
+    assert asked and all(top_n is None or top_n >= k for k, top_n in asked)

@@ -24,7 +24,7 @@ def test_a_full_engine_gets_every_stage_with_the_default_first() -> None:
     by_key = {s.key: s for s in stages}
     assert by_key["default"].params == {}
     assert by_key["hybrid-convex"].params == {"mode": "hybrid", "fusion": {"method": "convex"}}
-    assert by_key["rerank-colbert"].params == {"rerank": {"method": "colbert", "topN": 30}}
+    assert by_key["rerank-colbert"].params == {"rerank": {"method": "colbert"}}
     assert by_key["graph-local"].method == "graph"
 
 
