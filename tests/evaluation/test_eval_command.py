@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from eval_support import write_dataset
 
 FAST = ["--embedder", "hashing:64", "--no-progress"]
@@ -216,3 +217,19 @@ def test_load_always_against_a_read_only_server_is_an_error_not_a_silent_skip(
     assert done.returncode == 2, done.stderr
     assert "--load always, but the server is read-only" in done.stderr
     assert done.stdout == ""
+
+
+def test_a_missing_eval_extra_is_named_before_anything_is_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rcpkit.cli import main
+
+    data = write_dataset(tmp_path / "tiny")
+    monkeypatch.setitem(sys.modules, "bm25s", None)  # `import bm25s` now fails
+    assert main(["eval", str(data), *FAST]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'rcpkit[eval]'" in err and "bm25s" in err
+    monkeypatch.delitem(sys.modules, "bm25s")
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert main(["eval", str(data), *FAST, "--plot", str(tmp_path / "p.png")]) == 2
+    assert "matplotlib" in capsys.readouterr().err

@@ -104,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         command = list(getattr(args, "command", None) or [])  # what followed `--`
         if command and args.http:
             raise ValueError("evaluate either an HTTP URL or a command, not both")
+        _check_extras(args)
         dataset = load_dataset(args.dataset, args.split).subset(args.queries)
         evaluation = asyncio.run(_evaluate(args, dataset, command))
     except ValueError as error:
@@ -179,6 +180,25 @@ def _server(args: argparse.Namespace, command: list[str]) -> Iterator[tuple[Any,
                 spawn += [f"--{option}", str(value)]
         yield (lambda: Client.connect_stdio(
             spawn, pass_env=pass_env, timeout=600.0, connect_timeout=120.0)), fresh  # fmt: skip
+
+
+def _check_extras(args: argparse.Namespace) -> None:
+    """The ``eval`` extra's modules, found before the run rather than after it."""
+    import importlib.util
+
+    wanted = ["ir_measures", "bm25s", "Stemmer"]
+    wanted += [] if args.no_progress else ["tqdm"]
+    wanted += [] if args.plot is None else ["matplotlib"]
+    missing = []
+    for name in wanted:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except ValueError:  # a module set to None in sys.modules
+            found = False
+        if not found:
+            missing.append(name)
+    if missing:
+        raise ValueError(f"{', '.join(missing)} missing: pip install 'rcpkit[eval]'")
 
 
 def _log(line: str) -> None:
