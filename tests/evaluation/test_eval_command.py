@@ -129,7 +129,7 @@ def test_an_engine_with_a_graph_is_also_measured_through_the_graph_method(tmp_pa
     assert graph["aggregate"]["nDCG@10"] > 0  # entity seeds reach some judged documents
 
 
-DYING_SERVER = '''
+DYING_SERVER = """
 import os
 from rcpkit import App, RequestContext
 from rcpkit.protocol import messages as m
@@ -147,7 +147,7 @@ def retrieve(params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
     return m.RetrieveResult(hits=[Hit(id="wing0", score=1.0)])
 
 app.run_stdio()
-'''
+"""
 
 
 def test_a_server_that_dies_mid_run_is_a_one_line_error_not_a_table_or_a_traceback(
@@ -179,7 +179,7 @@ def test_counts_below_one_are_usage_errors_before_any_server_starts(tmp_path: Pa
     assert list(load_dataset(data).subset(5).queries) == ["q1", "q2", "q3", "q4", "q5"]
 
 
-ORACLE_SERVER = '''
+ORACLE_SERVER = """
 from rcpkit import App, RequestContext
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.content import Hit
@@ -191,7 +191,7 @@ def retrieve(params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
     return m.RetrieveResult(hits=[Hit(id=f"wing{n}", score=1.0) for n in range(4)])
 
 app.run_stdio()
-'''
+"""
 
 
 def test_the_min_ratio_gate_is_not_met_when_the_baseline_scores_zero(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from engine_support import make_engine
 from eval_support import write_dataset
 

@@ -49,9 +49,7 @@ def bm25_baseline(dataset: Dataset, depth: int, baseline: Baseline = BM25_BASELI
     # bm25s fills the top k with score-0 documents in index order; they do not match.
     return {
         query: {
-            ids[index]: float(score)
-            for index, score in zip(rows, values, strict=True)
-            if score > 0
+            ids[index]: float(score) for index, score in zip(rows, values, strict=True) if score > 0
         }
         for query, rows, values in zip(query_ids, found, scores, strict=True)
     }

@@ -103,11 +103,9 @@ def _qrels(path: Path) -> Qrels:
             if len(row) < 3:
                 raise ValueError(f"{path}:{number}: a row is query-id, corpus-id and score")
             query, document, score = (cell.strip() for cell in row[:3])
-            try:
-                grade = int(score)
-            except ValueError:
-                raise ValueError(f"{path}:{number}: the score {score!r} is not an integer") from None
-            qrels.setdefault(query, {})[document] = grade
+            if not score.lstrip("+-").isdigit():
+                raise ValueError(f"{path}:{number}: the score {score!r} is not an integer")
+            qrels.setdefault(query, {})[document] = int(score)
     return qrels
 
 
