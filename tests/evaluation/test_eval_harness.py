@@ -16,6 +16,7 @@ from rcpkit.client import TransportClosed, connect_in_memory
 from rcpkit.engine.service import build_engine_app
 from rcpkit.evaluation import evaluate, load_dataset, render_table
 from rcpkit.evaluation.harness import Tick
+from rcpkit.evaluation.report import to_json
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.content import Hit
 
@@ -96,6 +97,11 @@ async def test_a_query_the_server_rejects_is_kept_as_a_failure_and_scores_zero(
     assert default.scores.per_query["q1"]["nDCG@10"] == 1.0
     assert result.index_version is None  # the server has no snapshots to pin
     assert "(2 failed)" in render_table(result)
+    # Why they failed is kept, in the record and under the table.
+    failures = to_json(result)["runs"][0]["failures"]
+    assert sorted(failures) == ["q3", "q6"]
+    assert "the shell shard is down" in failures["q3"]
+    assert "first q3: [-32010] the shell shard is down" in render_table(result)
 
 
 def _topic_app(name: str, **capability: object) -> App:

@@ -114,7 +114,8 @@ async def evaluate(
         base_ranking)), {}, ranking=base_ranking)  # fmt: skip
     rows = [
         Row(r.stage.key, r.stage.label, r.scores, r.stage.params, r.latency_ms, len(r.errors),
-            r.ranking, fmean(r.candidates) if r.candidates else None)
+            r.ranking, fmean(r.candidates) if r.candidates else None,
+            {q: r.errors[q] for q in dataset.queries if q in r.errors})
         for r in results
     ]  # fmt: skip
     server = f"{client.server.name} {client.server.version}".strip() or "server"
@@ -196,7 +197,7 @@ async def run_stage(
             except TransportClosed:
                 raise  # the server is gone: every later query would "fail" too
             except RCPError as error:
-                errors[query_id] = f"{error.code}: {error}"
+                errors[query_id] = str(error)  # "[code] message"
                 hits, used = [], None
             except _OtherSnapshot as error:
                 errors[query_id] = str(error)

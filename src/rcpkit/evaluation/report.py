@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -43,6 +43,7 @@ class Row:
     errors: int = 0
     ranking: dict[str, list[str]] | None = None
     candidates: float | None = None  # mean usage.candidates: what recall handed on (App. F)
+    failures: dict[str, str] = field(default_factory=dict)  # query id → why it failed
 
     def latency(self, quantile: float) -> float | None:
         if not self.latency_ms:
@@ -88,11 +89,21 @@ def render_table(evaluation: Evaluation, *, markdown: bool = True) -> str:
     if markdown:
         table = [f"| {' | '.join(heads)} |", f"|{'---|' * len(heads)}"]
         table += [f"| {' | '.join(cells)} |" for cells in lines]
-        return "\n".join([title, "", *table])
+        return "\n".join([title, "", *table, *_failures(evaluation)])
     widths = [max(len(row[i]) for row in [heads, *lines]) for i in range(len(heads))]
     text = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
             for row in [heads, *lines]]  # fmt: skip
-    return "\n".join([title, "", *text])
+    return "\n".join([title, "", *text, *_failures(evaluation)])
+
+
+def _failures(evaluation: Evaluation) -> list[str]:
+    """Under the table: each failing row's count and its first error."""
+    lines = []
+    for row in evaluation.rows:
+        if row.failures:
+            query, why = next(iter(row.failures.items()))
+            lines.append(f"{row.label}: {len(row.failures)} failed, first {query}: {why}")
+    return ["", *lines] if lines else []
 
 
 def to_json(evaluation: Evaluation) -> dict[str, Any]:
@@ -120,6 +131,7 @@ def _row_json(row: Row, evaluation: Evaluation) -> dict[str, Any]:
         "latencyMs": {"p50": row.latency(0.5), "p95": row.latency(0.95),
                       "median": median(row.latency_ms) if row.latency_ms else None},
         "failedQueries": row.errors,
+        "failures": row.failures,
         "meanCandidates": row.candidates,
         "perQuery": row.scores.per_query,
         "ranking": row.ranking,
