@@ -107,6 +107,20 @@ def _failures(evaluation: Evaluation) -> list[str]:
 
 
 def to_json(evaluation: Evaluation) -> dict[str, Any]:
+    """The record ``--json`` writes and ``--compare`` reads (camelCase, like the wire).
+
+    Top level: ``dataset``, ``documents`` (corpus rows, empty ones included),
+    ``queries`` (judged), ``server``, ``indexVersion`` (the pinned snapshot, null
+    without snapshots), ``seed``, ``measures``, ``baselineName``, ``baseline`` and
+    ``runs``. Each run: ``key`` (what ``--stages`` and ``FILE:RUN`` name),
+    ``label``, ``params`` (the wire ``retrieve``/``graph`` fields), ``aggregate``
+    (measure → mean over every judged query), ``ratioToBaseline`` (nDCG@10; null
+    when the baseline scores 0), ``latencyMs`` (``p50``/``p95`` nearest-rank,
+    ``median`` interpolated; null for the baseline), ``failedQueries``,
+    ``failures`` (query id → the server's error), ``meanCandidates`` (mean
+    ``usage.candidates``, null when not reported), ``perQuery`` (query id →
+    measure → value) and ``ranking`` (query id → document ids, best first).
+    """
     return {
         "dataset": evaluation.dataset,
         "documents": evaluation.documents,
