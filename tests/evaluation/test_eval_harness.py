@@ -183,6 +183,32 @@ async def test_an_answer_from_another_snapshot_than_the_pinned_one_is_a_failure(
     assert row.scores.per_query["q5"]["nDCG@10"] == 0.0  # a wing query, but from v2
 
 
+async def test_a_server_without_snapshots_is_not_held_to_the_versions_it_echoes(
+    tmp_path: Path,
+) -> None:
+    app = App("echoing", "1.0")
+    calls = 0
+
+    @app.retrieve(max_k=100)  # no snapshots: it cannot serve a pinned version
+    def retrieve(params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
+        nonlocal calls
+        calls += 1
+        hits = [Hit(id=f"wing{n}", score=1.0 - n / 10) for n in range(4)]
+        return m.RetrieveResult(hits=hits, index_version=str(calls))
+
+    @app.index_add(writable=True)
+    def add(params: m.IndexAddParams, ctx: RequestContext) -> m.IndexAddResult:
+        return m.IndexAddResult(ids=[str(d.id) for d in params.documents], index_version="0")
+
+    dataset = load_dataset(write_dataset(tmp_path / "tiny"))
+    client = await connect_in_memory(app.server)
+    try:
+        result = await evaluate(client, dataset, concurrency=1)
+    finally:
+        await client.close()
+    assert result.rows[0].errors == 0
+
+
 async def test_a_rerank_stage_keeps_the_funnel_top_n_at_least_k(tmp_path: Path) -> None:
     # §7.7: candidateK >= rerank.topN >= k; asking 200 hits with topN 30 breaks it.
     app = _topic_app("reranking", max_k=500, rerank_builtin=True)

@@ -60,6 +60,7 @@ class Pinning:
     depth: int  # documents ranked per query (Recall@100 needs 100)
     k: int  # hits asked for: more than depth when hits are chunks of documents
     unit: str | None  # "document" when the server can return whole documents (§7.7.2)
+    snapshots: bool = False  # retrieve.snapshots: only then must an answer match the pin
 
 
 @dataclass(slots=True)
@@ -139,10 +140,11 @@ async def _pinning(
     wanted = depth if whole else depth * 2  # chunks collapse into fewer documents
     k = min(wanted, max_k) if max_k else wanted
     version = loaded.index_version if loaded else None
-    if version is None and retrieve.get("snapshots"):
+    if version is None and retrieve.get("snapshots") is True:
         probe = await client.retrieve(next(iter(dataset.queries.values()), "a"), k=1)
         version = probe.index_version
-    return Pinning(version, seed, depth, k, "document" if whole else None)
+    snapshots = retrieve.get("snapshots") is True
+    return Pinning(version, seed, depth, k, "document" if whole else None, snapshots)
 
 
 @contextlib.contextmanager
@@ -239,8 +241,9 @@ async def _ask(
         fields["unit"] = pinning.unit
     result = await client.retrieve(text, k=pinning.k, **fields, **_typed(stage.params))
     served = result.index_version
-    if pinning.index_version is not None and served is not None and served != pinning.index_version:
-        raise _OtherSnapshot(served, pinning.index_version)
+    pinned = pinning.index_version if pinning.snapshots else None
+    if pinned is not None and served is not None and served != pinned:
+        raise _OtherSnapshot(served, pinned)
     used = result.usage.candidates if result.usage else None
     return result.hits, used
 
