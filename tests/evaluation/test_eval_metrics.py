@@ -106,3 +106,10 @@ def test_the_bm25_baseline_ranks_only_documents_that_match_the_query(tmp_path: P
     # Score-0 documents used to fill the list in index order: free, arbitrary recall.
     assert run["q1"] == {}
     assert sorted(run["q2"]) == ["heat0", "heat1", "heat2", "heat3"]
+
+
+def test_a_split_that_judges_none_of_the_queries_is_a_clear_error(tmp_path: Path) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nQ-1\twing0\t1\n")
+    with pytest.raises(ValueError, match=r"no query of .*queries.jsonl has a relevant document"):
+        load_dataset(data)

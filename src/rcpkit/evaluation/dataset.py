@@ -62,6 +62,11 @@ def load_dataset(folder: Path, split: str = "test") -> Dataset:
         for row in _rows(folder / "queries.jsonl", query=True)
         if str(row["_id"]) in qrels
     }
+    if not queries:
+        raise ValueError(
+            f"no query of {folder / 'queries.jsonl'} has a relevant document in "
+            f"{folder / 'qrels' / f'{split}.tsv'} (do the query ids match?)"
+        )
     corpus = [
         CorpusDocument(
             str(row["_id"]),
