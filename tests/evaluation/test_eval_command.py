@@ -233,3 +233,16 @@ def test_a_missing_eval_extra_is_named_before_anything_is_loaded(
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     assert main(["eval", str(data), *FAST, "--plot", str(tmp_path / "p.png")]) == 2
     assert "matplotlib" in capsys.readouterr().err
+
+
+def test_an_output_file_in_a_missing_folder_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rcpkit.cli import main
+
+    data = write_dataset(tmp_path / "tiny")
+    for option in ("--json", "--plot"):
+        assert main(["eval", str(data), *FAST, option, str(tmp_path / "nope" / "out")]) == 2
+        captured = capsys.readouterr()
+        assert f"{option}: the folder {tmp_path / 'nope'} does not exist" in captured.err
+        assert captured.out == ""  # nothing was run

@@ -105,6 +105,9 @@ def run(args: argparse.Namespace) -> int:
         if command and args.http:
             raise ValueError("evaluate either an HTTP URL or a command, not both")
         _check_extras(args)
+        for option, path in (("--json", args.json), ("--plot", args.plot)):
+            if path is not None and not path.parent.is_dir():  # found now, not after the run
+                raise ValueError(f"{option}: the folder {path.parent} does not exist")
         dataset = load_dataset(args.dataset, args.split).subset(args.queries)
         evaluation = asyncio.run(_evaluate(args, dataset, command))
     except ValueError as error:
