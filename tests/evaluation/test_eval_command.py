@@ -246,3 +246,15 @@ def test_an_output_file_in_a_missing_folder_is_refused_before_the_run(
         captured = capsys.readouterr()
         assert f"{option}: the folder {tmp_path / 'nope'} does not exist" in captured.err
         assert captured.out == ""  # nothing was run
+
+
+def test_a_token_variable_that_is_not_set_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rcpkit.cli import main
+
+    data = write_dataset(tmp_path / "tiny")
+    monkeypatch.delenv("EVAL_TOKEN_NOT_SET", raising=False)
+    args = ["eval", str(data), "--no-progress", "--http", "http://127.0.0.1:9/rcp"]
+    assert main([*args, "--token-env", "EVAL_TOKEN_NOT_SET"]) == 2
+    assert "--token-env: $EVAL_TOKEN_NOT_SET is not set" in capsys.readouterr().err

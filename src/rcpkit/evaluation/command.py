@@ -163,6 +163,8 @@ async def _evaluate(args: argparse.Namespace, dataset: Dataset, command: list[st
 def _server(args: argparse.Namespace, command: list[str]) -> Iterator[tuple[Any, bool]]:
     """How to connect, and whether the target starts without the corpus (``fresh``)."""
     token = os.environ.get(args.token_env) if args.token_env else None
+    if args.token_env and not token:  # else the server's 401 hides the cause
+        raise ValueError(f"--token-env: ${args.token_env} is not set")
     pass_env = [name for name in os.environ if name.startswith(_PASS_ENV_PREFIXES)]
     if args.http:
         yield (lambda: Client.connect_http(args.http, token=token, timeout=600.0)), True
