@@ -258,3 +258,12 @@ def test_a_token_variable_that_is_not_set_is_named(
     args = ["eval", str(data), "--no-progress", "--http", "http://127.0.0.1:9/rcp"]
     assert main([*args, "--token-env", "EVAL_TOKEN_NOT_SET"]) == 2
     assert "--token-env: $EVAL_TOKEN_NOT_SET is not set" in capsys.readouterr().err
+
+
+def test_engine_options_with_another_server_are_refused_not_ignored(tmp_path: Path) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    server = [sys.executable, "-m", "rcpkit", "serve"]
+    done = rcpkit("eval", str(data), "--no-progress", "--index", str(tmp_path / "idx"),
+                  "--embedder", "hashing:64", "--", *server)  # fmt: skip
+    assert done.returncode == 2
+    assert "--index, --embedder shape the engine rcpkit eval spawns" in done.stderr

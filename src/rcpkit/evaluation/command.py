@@ -49,6 +49,10 @@ __all__ = ["add_arguments", "run"]
 _PASS_ENV_PREFIXES = ("RCPKIT_", "OPENBLAS_", "OMP_")
 
 
+# The CLI's engine options (all but --index are passed on to `rcpkit serve`).
+_ENGINE_OPTIONS = ("index", "config", "embedder", "sparse", "graph", "store")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "dataset", type=Path, nargs="?", help="folder with corpus.jsonl, queries.jsonl, qrels/"
@@ -104,6 +108,12 @@ def run(args: argparse.Namespace) -> int:
         command = list(getattr(args, "command", None) or [])  # what followed `--`
         if command and args.http:
             raise ValueError("evaluate either an HTTP URL or a command, not both")
+        engine = [f"--{o}" for o in _ENGINE_OPTIONS if getattr(args, o, None) is not None]
+        if engine and (command or args.http):
+            raise ValueError(
+                f"{', '.join(engine)} shape the engine rcpkit eval spawns; "
+                "with --http or a command they would be ignored"
+            )
         _check_extras(args)
         for option, path in (("--json", args.json), ("--plot", args.plot)):
             if path is not None and not path.parent.is_dir():  # found now, not after the run
@@ -179,7 +189,7 @@ def _server(args: argparse.Namespace, command: list[str]) -> Iterator[tuple[Any,
         if folder is None:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rcpkit-eval-")))
         spawn = [sys.executable, "-m", "rcpkit", "serve", "--stdio", "--index", str(folder)]
-        for option in ("config", "embedder", "sparse", "graph", "store"):
+        for option in _ENGINE_OPTIONS[1:]:
             value = getattr(args, option, None)
             if value is not None:
                 spawn += [f"--{option}", str(value)]
