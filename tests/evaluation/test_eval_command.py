@@ -267,3 +267,17 @@ def test_engine_options_with_another_server_are_refused_not_ignored(tmp_path: Pa
                   "--embedder", "hashing:64", "--", *server)  # fmt: skip
     assert done.returncode == 2
     assert "--index, --embedder shape the engine rcpkit eval spawns" in done.stderr
+
+
+def test_stage_lists_allow_spaces_and_an_empty_one_is_not_the_full_sweep(
+    tmp_path: Path,
+) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    record = tmp_path / "s.json"
+    done = rcpkit("eval", str(data), *FAST, "--stages", "lexical, dense", "--json", str(record))
+    assert done.returncode == 0, done.stderr
+    assert [run["key"] for run in json.loads(record.read_text())["runs"]] == ["lexical", "dense"]
+    for empty in ("", ","):  # e.g. an unset $STAGES: not every stage, rerank included
+        done = rcpkit("eval", str(data), *FAST, "--stages", empty)
+        assert done.returncode == 2
+        assert "--stages names no stage" in done.stderr

@@ -115,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
                 "with --http or a command they would be ignored"
             )
         _check_extras(args)
+        if args.stages is not None and not _stage_keys(args.stages):
+            raise ValueError(f"--stages names no stage ({args.stages!r}); omit it for all")
         for option, path in (("--json", args.json), ("--plot", args.plot)):
             if path is not None and not path.parent.is_dir():  # found now, not after the run
                 raise ValueError(f"{option}: the folder {path.parent} does not exist")
@@ -158,7 +160,7 @@ async def _evaluate(args: argparse.Namespace, dataset: Dataset, command: list[st
                 client,
                 dataset,
                 load=args.load == "always" or (args.load == "auto" and fresh),
-                stages=args.stages.split(",") if args.stages else None,
+                stages=_stage_keys(args.stages),
                 depth=args.depth,
                 seed=args.seed,
                 concurrency=args.concurrency,
@@ -195,6 +197,13 @@ def _server(args: argparse.Namespace, command: list[str]) -> Iterator[tuple[Any,
                 spawn += [f"--{option}", str(value)]
         yield (lambda: Client.connect_stdio(
             spawn, pass_env=pass_env, timeout=600.0, connect_timeout=120.0)), fresh  # fmt: skip
+
+
+def _stage_keys(stages: str | None) -> list[str] | None:
+    """``--stages a, b`` as keys; None (every stage) when the option is absent."""
+    if stages is None:
+        return None
+    return [key.strip() for key in stages.split(",") if key.strip()]
 
 
 def _check_extras(args: argparse.Namespace) -> None:
