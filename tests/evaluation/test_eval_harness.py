@@ -70,6 +70,9 @@ async def test_a_depth_beyond_the_servers_max_k_is_clamped_not_refused(tmp_path:
     (row,) = result.rows
     assert row.errors == 0
     assert all(len(ranked) <= 5 for ranked in (row.ranking or {}).values())
+    # The record says what was asked, so a reader sees Recall@100 came from 5 hits.
+    record = to_json(result)
+    assert (record["depth"], record["k"], record["unit"]) == (100, 5, "document")
 
 
 async def test_a_query_the_server_rejects_is_kept_as_a_failure_and_scores_zero(

@@ -123,6 +123,7 @@ async def evaluate(
     return Evaluation(
         dataset.name, len(dataset.corpus), len(dataset.queries), server,
         pinning.index_version, seed, base_row, rows, BM25_BASELINE.name,
+        depth, pinning.k, pinning.unit,
     )  # fmt: skip
 
 

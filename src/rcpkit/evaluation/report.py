@@ -63,6 +63,9 @@ class Evaluation:
     baseline: Row
     rows: list[Row]
     baseline_name: str = "BM25"
+    depth: int = 100  # documents ranked per query
+    k: int | None = None  # hits asked per retrieve (clamped to maxK; more when hits are chunks)
+    unit: str | None = None  # the retrieve.unit asked, None for the server's default
 
     def ratio(self, row: Row, measure: str = PRIMARY) -> float:
         base = self.baseline.scores[measure]
@@ -111,8 +114,10 @@ def to_json(evaluation: Evaluation) -> dict[str, Any]:
 
     Top level: ``dataset``, ``documents`` (corpus rows, empty ones included),
     ``queries`` (judged), ``server``, ``indexVersion`` (the pinned snapshot, null
-    without snapshots), ``seed``, ``measures``, ``baselineName``, ``baseline`` and
-    ``runs``. Each run: ``key`` (what ``--stages`` and ``FILE:RUN`` name),
+    without snapshots), ``seed``, ``depth`` (documents ranked per query), ``k``
+    (hits asked per ``retrieve``), ``unit`` (the ``retrieve.unit`` asked),
+    ``measures``, ``baselineName``, ``baseline`` and ``runs``. Each run: ``key``
+    (what ``--stages`` and ``FILE:RUN`` name),
     ``label``, ``params`` (the wire ``retrieve``/``graph`` fields), ``aggregate``
     (measure → mean over every judged query), ``ratioToBaseline`` (nDCG@10; null
     when the baseline scores 0), ``latencyMs`` (``p50``/``p95`` nearest-rank,
@@ -128,6 +133,9 @@ def to_json(evaluation: Evaluation) -> dict[str, Any]:
         "server": evaluation.server,
         "indexVersion": evaluation.index_version,
         "seed": evaluation.seed,
+        "depth": evaluation.depth,
+        "k": evaluation.k,
+        "unit": evaluation.unit,
         "measures": list(MEASURES),
         "baselineName": evaluation.baseline_name,
         "baseline": _row_json(evaluation.baseline, evaluation),
