@@ -61,3 +61,55 @@ def test_a_folder_that_is_not_beir_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "bad" / "corpus.jsonl").write_text('{"_id": "a"}\nnot json\n')
     with pytest.raises(ValueError, match=r"corpus.jsonl:2: not JSON"):
         load_dataset(tmp_path / "bad")
+
+
+def test_a_query_with_no_relevant_document_is_not_judged_and_does_not_dilute_the_mean(
+    tmp_path: Path,
+) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    with (data / "qrels" / "test.tsv").open("a") as qrels:
+        qrels.write("unjudged\twing0\t0\nunjudged\twing1\t-1\n")  # judged, nothing relevant
+    dataset = load_dataset(data)
+    assert "unjudged" not in dataset.queries  # no run can score above 0 on it
+    assert len(dataset.queries) == 6
+
+
+def test_malformed_qrels_and_queries_are_errors_that_name_the_file_and_line(
+    tmp_path: Path,
+) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    qrels = data / "qrels" / "test.tsv"
+    body = qrels.read_text().split("\n", 1)[1]
+    qrels.write_text(body)  # TREC-style: no header row
+    with pytest.raises(ValueError, match=r"test.tsv:1: .*query-id\tcorpus-id\tscore"):
+        load_dataset(data)
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\twing0\thigh\n")
+    with pytest.raises(ValueError, match=r"test.tsv:2: the score 'high' is not an integer"):
+        load_dataset(data)
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\twing0\n")
+    with pytest.raises(ValueError, match=r"test.tsv:2: "):
+        load_dataset(data)
+    qrels.write_text("query-id\tcorpus-id\tscore\nq1\twing0\t1\n")
+    (data / "queries.jsonl").write_text('{"_id": "q1"}\n')
+    with pytest.raises(ValueError, match=r"queries.jsonl:1: a query needs a text"):
+        load_dataset(data)
+
+
+def test_the_bm25_baseline_ranks_only_documents_that_match_the_query(tmp_path: Path) -> None:
+    from rcpkit.evaluation.baseline import bm25_baseline
+
+    data = write_dataset(tmp_path / "tiny")
+    (data / "queries.jsonl").write_text(
+        '{"_id": "q1", "text": "zebra quokka"}\n{"_id": "q2", "text": "heat"}\n'
+    )
+    run = bm25_baseline(load_dataset(data), depth=100)
+    # Score-0 documents used to fill the list in index order: free, arbitrary recall.
+    assert run["q1"] == {}
+    assert sorted(run["q2"]) == ["heat0", "heat1", "heat2", "heat3"]
+
+
+def test_a_split_that_judges_none_of_the_queries_is_a_clear_error(tmp_path: Path) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nQ-1\twing0\t1\n")
+    with pytest.raises(ValueError, match=r"no query of .*queries.jsonl has a relevant document"):
+        load_dataset(data)

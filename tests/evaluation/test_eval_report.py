@@ -84,3 +84,28 @@ def test_comparing_names_a_missing_run_or_file_clearly(tmp_path: Path) -> None:
 def test_the_bar_chart_is_a_png(tmp_path: Path) -> None:
     plot(evaluation(), tmp_path / "chart.png")
     assert (tmp_path / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_compare_reads_file_colon_run_when_the_path_itself_holds_colons(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rcpkit.cli import main
+
+    folder = tmp_path / "runs:2026-12-01T10:00"
+    folder.mkdir()
+    record = folder / "a.json"
+    record.write_text(json.dumps(to_json(evaluation())))
+    assert main(["eval", "--compare", f"{record}:default", f"{record}:dense"]) == 0
+    assert "A = run default, B = run dense" in capsys.readouterr().out
+    assert main(["eval", "--compare", str(record), f"{record}:nope"]) == 2
+    assert "B has no run 'nope'" in capsys.readouterr().err
+
+
+def test_a_baseline_that_scores_zero_gives_no_ratio_and_still_valid_json() -> None:
+    base = row("bm25-baseline", {"1": ["x"], "2": ["y"], "3": ["z"]})  # nDCG@10 = 0
+    found = row("default", {"1": ["a"], "2": ["b"], "3": ["c"]})
+    zero = Evaluation("tiny", 3, 3, "test 1.0", None, 0, base, [found], "BM25")
+    record = json.dumps(to_json(zero), allow_nan=False)  # NaN is not JSON
+    assert json.loads(record)["runs"][0]["ratioToBaseline"] is None
+    assert "| run default | 1.0000 |" in render_table(zero)
+    assert "nan" not in render_table(zero)

@@ -24,7 +24,7 @@ def test_a_full_engine_gets_every_stage_with_the_default_first() -> None:
     by_key = {s.key: s for s in stages}
     assert by_key["default"].params == {}
     assert by_key["hybrid-convex"].params == {"mode": "hybrid", "fusion": {"method": "convex"}}
-    assert by_key["rerank-colbert"].params == {"rerank": {"method": "colbert", "topN": 30}}
+    assert by_key["rerank-colbert"].params == {"rerank": {"method": "colbert"}}
     assert by_key["graph-local"].method == "graph"
 
 
@@ -41,3 +41,12 @@ def test_choosing_stages_keeps_the_given_order_and_refuses_unknown_names() -> No
     ]
     with pytest.raises(ValueError, match=r"no stage hybrid-weighted; it offers: default, "):
         select_stages(stages, ["hybrid-weighted"])
+
+
+def test_rewrite_stages_come_from_transform_methods_only() -> None:
+    # The client refuses retrieve.rewrite unless transform.methods lists it (§7.7),
+    # so a stage built without one would fail every query.
+    keys = [s.key for s in available_stages({"retrieve": {"rewrite": True}, "transform": {}})]
+    assert keys == ["default"]
+    hyde = available_stages({"retrieve": {}, "transform": {"methods": ["hyde"]}})
+    assert [s.key for s in hyde] == ["default", "rewrite-hyde"]

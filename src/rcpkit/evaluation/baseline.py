@@ -30,7 +30,7 @@ BM25_BASELINE = Baseline()
 
 
 def bm25_baseline(dataset: Dataset, depth: int, baseline: Baseline = BM25_BASELINE) -> Run:
-    """The baseline's top ``depth`` documents for every query of ``dataset``."""
+    """The baseline's top ``depth`` matching documents for every query of ``dataset``."""
     import bm25s
     import Stemmer
 
@@ -46,7 +46,10 @@ def bm25_baseline(dataset: Dataset, depth: int, baseline: Baseline = BM25_BASELI
         show_progress=False,
     )  # fmt: skip
     found, scores = model.retrieve(asked, k=min(depth, len(ids)), show_progress=False)
+    # bm25s fills the top k with score-0 documents in index order; they do not match.
     return {
-        query: {ids[index]: float(score) for index, score in zip(rows, values, strict=True)}
+        query: {
+            ids[index]: float(score) for index, score in zip(rows, values, strict=True) if score > 0
+        }
         for query, rows, values in zip(query_ids, found, scores, strict=True)
     }

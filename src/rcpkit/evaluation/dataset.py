@@ -35,6 +35,8 @@ class Dataset:
 
     def subset(self, limit: int | None) -> Dataset:
         """The first ``limit`` judged queries (the whole corpus stays: it is the haystack)."""
+        if limit is not None and limit < 1:
+            raise ValueError(f"a subset keeps at least 1 query, not {limit}")
         if limit is None or limit >= len(self.queries):
             return self
         kept = dict(list(self.queries.items())[:limit])
@@ -42,16 +44,29 @@ class Dataset:
 
 
 def load_dataset(folder: Path, split: str = "test") -> Dataset:
-    """Load ``folder``; queries without a judgement in ``split`` are left out."""
+    """Load ``folder``; queries without a relevant (grade > 0) judgement in ``split`` are left out.
+
+    A query whose judgements are all 0 or negative has nothing to find: every
+    run scores 0 on it, so counting it would only shrink every mean alike.
+    """
     for name in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
         if not (folder / name).is_file():
             raise ValueError(f"{folder} is not a BEIR-layout dataset: {name} is missing")
-    qrels = _qrels(folder / "qrels" / f"{split}.tsv")
+    qrels = {
+        query: grades
+        for query, grades in _qrels(folder / "qrels" / f"{split}.tsv").items()
+        if any(grade > 0 for grade in grades.values())
+    }
     queries = {
         str(row["_id"]): str(row["text"])
-        for row in _rows(folder / "queries.jsonl")
+        for row in _rows(folder / "queries.jsonl", query=True)
         if str(row["_id"]) in qrels
     }
+    if not queries:
+        raise ValueError(
+            f"no query of {folder / 'queries.jsonl'} has a relevant document in "
+            f"{folder / 'qrels' / f'{split}.tsv'} (do the query ids match?)"
+        )
     corpus = [
         CorpusDocument(
             str(row["_id"]),
@@ -64,7 +79,7 @@ def load_dataset(folder: Path, split: str = "test") -> Dataset:
     return Dataset(folder.resolve().name, corpus, queries, {q: qrels[q] for q in queries})
 
 
-def _rows(path: Path) -> Iterator[dict[str, Any]]:
+def _rows(path: Path, *, query: bool = False) -> Iterator[dict[str, Any]]:
     with path.open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -75,12 +90,29 @@ def _rows(path: Path) -> Iterator[dict[str, Any]]:
                 raise ValueError(f"{path}:{number}: not JSON ({error.msg})") from None
             if not isinstance(row, dict) or "_id" not in row:
                 raise ValueError(f"{path}:{number}: a row needs an _id")
+            if query and not isinstance(row.get("text"), str):
+                raise ValueError(f"{path}:{number}: a query needs a text")
             yield row
 
 
 def _qrels(path: Path) -> Qrels:
     qrels: Qrels = {}
-    with path.open(encoding="utf-8") as handle:
-        for row in csv.DictReader(handle, delimiter="\t"):
-            qrels.setdefault(row["query-id"], {})[row["corpus-id"]] = int(row["score"])
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = csv.reader(handle, delimiter="\t")
+        head = next(rows, [])
+        if head[:3] != list(_QRELS_HEAD):
+            raise ValueError(f"{path}:1: the first row is the header {_HEAD_LINE}")
+        for number, row in enumerate(rows, 2):
+            if not row or not "".join(row).strip():
+                continue
+            if len(row) < 3:
+                raise ValueError(f"{path}:{number}: a row is query-id, corpus-id and score")
+            query, document, score = (cell.strip() for cell in row[:3])
+            if not score.lstrip("+-").isdigit():
+                raise ValueError(f"{path}:{number}: the score {score!r} is not an integer")
+            qrels.setdefault(query, {})[document] = int(score)
     return qrels
+
+
+_QRELS_HEAD = ("query-id", "corpus-id", "score")
+_HEAD_LINE = "\t".join(_QRELS_HEAD)  # BEIR's, tab-separated

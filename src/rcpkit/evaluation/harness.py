@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
-from rcpkit.client import Client
+from rcpkit.client import Client, TransportClosed
 from rcpkit.evaluation.baseline import BM25_BASELINE, bm25_baseline
 from rcpkit.evaluation.dataset import Dataset
 from rcpkit.evaluation.metrics import PRIMARY, Scores, ranked_run, score_run
@@ -60,6 +60,7 @@ class Pinning:
     depth: int  # documents ranked per query (Recall@100 needs 100)
     k: int  # hits asked for: more than depth when hits are chunks of documents
     unit: str | None  # "document" when the server can return whole documents (§7.7.2)
+    snapshots: bool = False  # retrieve.snapshots: only then must an answer match the pin
 
 
 @dataclass(slots=True)
@@ -90,6 +91,8 @@ async def evaluate(
     gets one line per finished stage.
     """
     bars = bars or _no_bar
+    if not isinstance(client.raw_capabilities.get("retrieve"), dict):  # §6: {} is offered
+        raise ValueError(f"{client.server.name or 'the server'} does not offer retrieve")
     chosen = select_stages(available_stages(client.raw_capabilities), stages)
     loaded: Loaded | None = None
     if load and _writable(client):
@@ -112,13 +115,15 @@ async def evaluate(
         base_ranking)), {}, ranking=base_ranking)  # fmt: skip
     rows = [
         Row(r.stage.key, r.stage.label, r.scores, r.stage.params, r.latency_ms, len(r.errors),
-            r.ranking, fmean(r.candidates) if r.candidates else None)
+            r.ranking, fmean(r.candidates) if r.candidates else None,
+            {q: r.errors[q] for q in dataset.queries if q in r.errors})
         for r in results
     ]  # fmt: skip
     server = f"{client.server.name} {client.server.version}".strip() or "server"
     return Evaluation(
         dataset.name, len(dataset.corpus), len(dataset.queries), server,
         pinning.index_version, seed, base_row, rows, BM25_BASELINE.name,
+        depth, pinning.k, pinning.unit,
     )  # fmt: skip
 
 
@@ -130,19 +135,17 @@ def _writable(client: Client) -> bool:
 async def _pinning(
     client: Client, dataset: Dataset, loaded: Loaded | None, depth: int, seed: int
 ) -> Pinning:
-    retrieve = client.raw_capabilities.get("retrieve")
-    retrieve = retrieve if isinstance(retrieve, dict) else {}
-    if not retrieve:
-        raise ValueError(f"{client.server.name or 'the server'} does not offer retrieve")
+    retrieve = client.raw_capabilities["retrieve"]
     max_k = retrieve.get("maxK") if isinstance(retrieve.get("maxK"), int) else None
     whole = "document" in (retrieve.get("units") or [])
     wanted = depth if whole else depth * 2  # chunks collapse into fewer documents
     k = min(wanted, max_k) if max_k else wanted
     version = loaded.index_version if loaded else None
-    if version is None and retrieve.get("snapshots"):
+    if version is None and retrieve.get("snapshots") is True:
         probe = await client.retrieve(next(iter(dataset.queries.values()), "a"), k=1)
         version = probe.index_version
-    return Pinning(version, seed, depth, k, "document" if whole else None)
+    snapshots = retrieve.get("snapshots") is True
+    return Pinning(version, seed, depth, k, "document" if whole else None, snapshots)
 
 
 @contextlib.contextmanager
@@ -194,8 +197,13 @@ async def run_stage(
             started = time.perf_counter()
             try:
                 hits, used = await _ask(client, stage, text, pinning)
+            except TransportClosed:
+                raise  # the server is gone: every later query would "fail" too
             except RCPError as error:
-                errors[query_id] = f"{error.code}: {error}"
+                errors[query_id] = str(error)  # "[code] message"
+                hits, used = [], None
+            except _OtherSnapshot as error:
+                errors[query_id] = str(error)
                 hits, used = [], None
             latency[query_id] = (time.perf_counter() - started) * 1000
             ranking[query_id] = document_ids(hits)[: pinning.depth]
@@ -204,9 +212,12 @@ async def run_stage(
             if tick is not None:
                 tick(1)
 
-    async with asyncio.TaskGroup() as group:
-        for query_id, text in dataset.queries.items():
-            group.create_task(one(query_id, text))
+    try:
+        async with asyncio.TaskGroup() as group:
+            for query_id, text in dataset.queries.items():
+                group.create_task(one(query_id, text))
+    except* TransportClosed as lost:
+        raise lost.exceptions[0] from None
     ordered = {query: ranking[query] for query in dataset.queries}
     return StageResult(
         stage,
@@ -230,8 +241,19 @@ async def _ask(
     if pinning.unit is not None:
         fields["unit"] = pinning.unit
     result = await client.retrieve(text, k=pinning.k, **fields, **_typed(stage.params))
+    served = result.index_version
+    pinned = pinning.index_version if pinning.snapshots else None
+    if pinned is not None and served is not None and served != pinned:
+        raise _OtherSnapshot(served, pinned)
     used = result.usage.candidates if result.usage else None
     return result.hits, used
+
+
+class _OtherSnapshot(Exception):
+    """§7.7.1: a pinned query answered from another snapshot (a server MUST NOT do that)."""
+
+    def __init__(self, served: str, pinned: str) -> None:
+        super().__init__(f"served indexVersion {served!r}, not the pinned {pinned!r}")
 
 
 def _typed(params: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
 from typing import Any
@@ -43,6 +43,7 @@ class Row:
     errors: int = 0
     ranking: dict[str, list[str]] | None = None
     candidates: float | None = None  # mean usage.candidates: what recall handed on (App. F)
+    failures: dict[str, str] = field(default_factory=dict)  # query id → why it failed
 
     def latency(self, quantile: float) -> float | None:
         if not self.latency_ms:
@@ -62,6 +63,9 @@ class Evaluation:
     baseline: Row
     rows: list[Row]
     baseline_name: str = "BM25"
+    depth: int = 100  # documents ranked per query
+    k: int | None = None  # hits asked per retrieve (clamped to maxK; more when hits are chunks)
+    unit: str | None = None  # the retrieve.unit asked, None for the server's default
 
     def ratio(self, row: Row, measure: str = PRIMARY) -> float:
         base = self.baseline.scores[measure]
@@ -76,7 +80,9 @@ def render_table(evaluation: Evaluation, *, markdown: bool = True) -> str:
         p50 = row.latency(0.5)
         cells = [row.label + (f" ({row.errors} failed)" if row.errors else "")]
         cells += [f"{row.scores[m]:.4f}" for m in MEASURES]
-        cells += [f"{evaluation.ratio(row):.3f}×", "—" if p50 is None else f"{p50:.1f}"]
+        ratio = evaluation.ratio(row)
+        cells += ["—" if math.isnan(ratio) else f"{ratio:.3f}×"]
+        cells += ["—" if p50 is None else f"{p50:.1f}"]
         lines.append(cells)
     title = (
         f"{evaluation.dataset}: {evaluation.documents} documents, {evaluation.queries} judged "
@@ -86,14 +92,40 @@ def render_table(evaluation: Evaluation, *, markdown: bool = True) -> str:
     if markdown:
         table = [f"| {' | '.join(heads)} |", f"|{'---|' * len(heads)}"]
         table += [f"| {' | '.join(cells)} |" for cells in lines]
-        return "\n".join([title, "", *table])
+        return "\n".join([title, "", *table, *_failures(evaluation)])
     widths = [max(len(row[i]) for row in [heads, *lines]) for i in range(len(heads))]
     text = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
             for row in [heads, *lines]]  # fmt: skip
-    return "\n".join([title, "", *text])
+    return "\n".join([title, "", *text, *_failures(evaluation)])
+
+
+def _failures(evaluation: Evaluation) -> list[str]:
+    """Under the table: each failing row's count and its first error."""
+    lines = []
+    for row in evaluation.rows:
+        if row.failures:
+            query, why = next(iter(row.failures.items()))
+            lines.append(f"{row.label}: {len(row.failures)} failed, first {query}: {why}")
+    return ["", *lines] if lines else []
 
 
 def to_json(evaluation: Evaluation) -> dict[str, Any]:
+    """The record ``--json`` writes and ``--compare`` reads (camelCase, like the wire).
+
+    Top level: ``dataset``, ``documents`` (corpus rows, empty ones included),
+    ``queries`` (judged), ``server``, ``indexVersion`` (the pinned snapshot, null
+    without snapshots), ``seed``, ``depth`` (documents ranked per query), ``k``
+    (hits asked per ``retrieve``), ``unit`` (the ``retrieve.unit`` asked),
+    ``measures``, ``baselineName``, ``baseline`` and ``runs``. Each run: ``key``
+    (what ``--stages`` and ``FILE:RUN`` name),
+    ``label``, ``params`` (the wire ``retrieve``/``graph`` fields), ``aggregate``
+    (measure → mean over every judged query), ``ratioToBaseline`` (nDCG@10; null
+    when the baseline scores 0), ``latencyMs`` (``p50``/``p95`` nearest-rank,
+    ``median`` interpolated; null for the baseline), ``failedQueries``,
+    ``failures`` (query id → the server's error), ``meanCandidates`` (mean
+    ``usage.candidates``, null when not reported), ``perQuery`` (query id →
+    measure → value) and ``ranking`` (query id → document ids, best first).
+    """
     return {
         "dataset": evaluation.dataset,
         "documents": evaluation.documents,
@@ -101,6 +133,9 @@ def to_json(evaluation: Evaluation) -> dict[str, Any]:
         "server": evaluation.server,
         "indexVersion": evaluation.index_version,
         "seed": evaluation.seed,
+        "depth": evaluation.depth,
+        "k": evaluation.k,
+        "unit": evaluation.unit,
         "measures": list(MEASURES),
         "baselineName": evaluation.baseline_name,
         "baseline": _row_json(evaluation.baseline, evaluation),
@@ -114,14 +149,23 @@ def _row_json(row: Row, evaluation: Evaluation) -> dict[str, Any]:
         "label": row.label,
         "params": row.params,
         "aggregate": row.scores.aggregate,
-        "ratioToBaseline": evaluation.ratio(row),
+        "ratioToBaseline": _finite(evaluation.ratio(row)),  # null when the baseline scores 0
         "latencyMs": {"p50": row.latency(0.5), "p95": row.latency(0.95),
                       "median": median(row.latency_ms) if row.latency_ms else None},
         "failedQueries": row.errors,
+        "failures": row.failures,
         "meanCandidates": row.candidates,
         "perQuery": row.scores.per_query,
         "ranking": row.ranking,
     }  # fmt: skip
+
+
+def _times(ratio: float) -> str:
+    return "" if math.isnan(ratio) else f" ({ratio:.2f}×)"
+
+
+def _finite(value: float) -> float | None:
+    return None if math.isnan(value) else value
 
 
 def load_evaluation(path: Path) -> dict[str, Any]:
@@ -208,7 +252,7 @@ def plot(evaluation: Evaluation, path: Path, measure: str = PRIMARY) -> None:
     axes.axvline(evaluation.baseline.scores[measure], color="#c44e52", linestyle="--", linewidth=1)
     for bar, row in zip(bars, rows, strict=True):
         axes.text(bar.get_width(), bar.get_y() + bar.get_height() / 2,
-                  f" {row.scores[measure]:.3f} ({evaluation.ratio(row, measure):.2f}×)",
+                  f" {row.scores[measure]:.3f}" + _times(evaluation.ratio(row, measure)),
                   va="center", fontsize=8)  # fmt: skip
     axes.invert_yaxis()
     axes.set_xlabel(f"{_LABELS.get(measure, measure)} (dashed: the BM25 baseline)")

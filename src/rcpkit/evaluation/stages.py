@@ -42,19 +42,20 @@ def available_stages(capabilities: Mapping[str, Any]) -> list[Stage]:
             )  # fmt: skip
     rerank = _object(capabilities.get("rerank"))
     if retrieve.get("rerankBuiltin"):
+        # No topN: the harness asks k >= depth hits and §7.7 wants topN >= k.
         for method in rerank.get("methods") or []:
             stages.append(
-                Stage(f"rerank-{method}", f"default + {method} rerank (top 30)",
-                      {"rerank": {"method": method, "topN": 30}})
+                Stage(f"rerank-{method}", f"default + {method} rerank",
+                      {"rerank": {"method": method}})
             )  # fmt: skip
     if retrieve.get("mmr"):
         stages.append(Stage("mmr", "default + MMR (λ 0.7)", {"mmr": {"lambda": 0.7}}))
     transform = _object(capabilities.get("transform"))
-    if retrieve.get("rewrite") or transform:
-        for method in transform.get("methods") or ["rewrite"]:
-            stages.append(
-                Stage(f"rewrite-{method}", f"default + rewrite {method}", {"rewrite": method})
-            )
+    # retrieve.rewrite names a transform method, and only those are accepted (§7.7).
+    for method in transform.get("methods") or []:
+        stages.append(
+            Stage(f"rewrite-{method}", f"default + rewrite {method}", {"rewrite": method})
+        )
     graph = _object(capabilities.get("graph"))
     if "local" in (graph.get("ops") or []):
         stages.append(Stage("graph-local", "graph local search alone", {"op": "local"}, "graph"))
