@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rcpkit.engine.store.base import DocumentRow
-
-__all__ = ["Pending", "add_counts", "copy_rows", "document_values", "draw_keys"]
+__all__ = ["Pending", "add_counts", "copy_rows", "draw_keys"]
 
 
 @dataclass(slots=True)
@@ -54,20 +51,3 @@ def copy_rows(connection: Any, table: str, rows: Sequence[Sequence[object]]) -> 
     with connection.cursor().copy(f"COPY {table} FROM STDIN") as copy:
         for row in rows:
             copy.write_row(row)
-
-
-def document_values(tenant: str, document: DocumentRow, version: int) -> tuple[object, ...]:
-    return (
-        tenant,
-        document.doc_id,
-        document.title,
-        document.uri,
-        document.source,
-        document.modality,
-        json.dumps(document.meta, ensure_ascii=False),
-        document.content_hash,
-        document.text,
-        json.dumps(document.pages) if document.pages else None,
-        document.origin,
-        version,
-    )

@@ -13,6 +13,7 @@ The contract tests in ``tests/engine/test_engine_store.py`` run against both.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -23,6 +24,7 @@ import numpy.typing as npt
 from rcpkit.engine.filters import Filter
 
 __all__ = [
+    "DOCUMENT_COLUMNS",
     "ChunkRow",
     "CommitResult",
     "DenseSearch",
@@ -31,6 +33,7 @@ __all__ = [
     "NewChunk",
     "Store",
     "WriteBatch",
+    "document_values",
 ]
 
 Keys = npt.NDArray[np.int64]
@@ -48,6 +51,31 @@ class DocumentRow:
     text: str
     pages: list[tuple[int, int, int]] | None = None  # (page, start, end)
     origin: str = "index/add"  # how it arrived: "ingest" (rcpkit index) or "index/add"
+
+
+# The documents table's column order, shared by every backend's insert.
+DOCUMENT_COLUMNS = (
+    "tenant", "doc_id", "title", "uri", "source", "modality", "meta",
+    "content_hash", "text", "pages", "origin", "added",
+)  # fmt: skip
+
+
+def document_values(tenant: str, document: DocumentRow, version: int) -> tuple[object, ...]:
+    """One documents row in :data:`DOCUMENT_COLUMNS` order (JSON columns serialised)."""
+    return (
+        tenant,
+        document.doc_id,
+        document.title,
+        document.uri,
+        document.source,
+        document.modality,
+        json.dumps(document.meta, ensure_ascii=False),
+        document.content_hash,
+        document.text,
+        json.dumps(document.pages) if document.pages else None,
+        document.origin,
+        version,
+    )
 
 
 @dataclass(frozen=True, slots=True)

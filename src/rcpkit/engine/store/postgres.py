@@ -51,25 +51,23 @@ from rcpkit.engine.store._pg_rows import (
     Pending,
     add_counts,
     copy_rows,
-    document_values,
     draw_keys,
 )
 from rcpkit.engine.store.base import (
+    DOCUMENT_COLUMNS,
     ChunkRow,
     CommitResult,
     DocumentRow,
     Idempotency,
     Keys,
     WriteBatch,
+    document_values,
 )
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["PostgresStore", "connect"]
 
-_DOCUMENT_COLUMNS = (
-    "doc_key, tenant, doc_id, title, uri, source, modality, meta, content_hash, text, pages,"
-    " origin, added"
-)
+_DOCUMENT_COLUMNS = ", ".join(("doc_key", *DOCUMENT_COLUMNS))
 _CHUNK_COLUMNS = (
     'key, doc_key, tenant, doc_id, idx, start, "end", page, text, context, filter_meta,'
     " embedding, length, added"

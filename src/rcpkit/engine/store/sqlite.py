@@ -28,6 +28,7 @@ from rcpkit.engine.analysis import fts_query, surface_words
 from rcpkit.engine.dense import DenseIndex, DensePolicy, LocalDenseSearch
 from rcpkit.engine.filters import Filter, compile_sqlite
 from rcpkit.engine.store.base import (
+    DOCUMENT_COLUMNS,
     ChunkRow,
     CommitResult,
     DocumentRow,
@@ -35,6 +36,7 @@ from rcpkit.engine.store.base import (
     Keys,
     NewChunk,
     WriteBatch,
+    document_values,
 )
 
 __all__ = ["SQLiteStore"]
@@ -262,23 +264,9 @@ class SQLiteStore:
         self, connection: sqlite3.Connection, tenant: str, document: DocumentRow, version: int
     ) -> int:
         cursor = connection.execute(
-            "INSERT INTO documents (tenant, doc_id, title, uri, source, modality, meta,"
-            " content_hash, text, pages, origin, added)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                tenant,
-                document.doc_id,
-                document.title,
-                document.uri,
-                document.source,
-                document.modality,
-                json.dumps(document.meta, ensure_ascii=False),
-                document.content_hash,
-                document.text,
-                json.dumps(document.pages) if document.pages else None,
-                document.origin,
-                version,
-            ),
+            f"INSERT INTO documents ({', '.join(DOCUMENT_COLUMNS)})"
+            f" VALUES ({', '.join('?' * len(DOCUMENT_COLUMNS))})",
+            document_values(tenant, document, version),
         )
         return int(cursor.lastrowid or 0)
 
