@@ -99,12 +99,12 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--json", action="store_true", help="print the raw RCP result")
     _engine_options(query)
 
-    from rcpkit.evaluation import command as eval_command
+    from rcpkit.evaluation.options import add_arguments as eval_arguments
 
     evaluate = commands.add_parser(
         "eval", help="retrieval quality of an RCP server on a BEIR-layout collection"
     )
-    eval_command.add_arguments(evaluate)
+    eval_arguments(evaluate)
     _engine_options(evaluate)
 
     database = commands.add_parser("db", help="manage a shared PostgreSQL store")

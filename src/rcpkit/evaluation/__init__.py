@@ -17,10 +17,24 @@ From Python, against any connected client::
     print(render_table(evaluation))
 """
 
-from rcpkit.evaluation.dataset import Dataset, load_dataset
-from rcpkit.evaluation.harness import evaluate
-from rcpkit.evaluation.metrics import MEASURES, Scores, score_run
-from rcpkit.evaluation.report import Evaluation, render_table
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rcpkit.evaluation.dataset import Dataset, load_dataset
+    from rcpkit.evaluation.harness import evaluate
+    from rcpkit.evaluation.metrics import MEASURES, Scores, score_run
+    from rcpkit.evaluation.report import Evaluation, render_table
+
+# Imported on first use: the CLI's parser imports this package's options module
+# at every start-up, and the harness pulls in the client.
+_HOMES = {
+    "Dataset": "dataset", "load_dataset": "dataset", "evaluate": "harness",
+    "MEASURES": "metrics", "Scores": "metrics", "score_run": "metrics",
+    "Evaluation": "report", "render_table": "report",
+}  # fmt: skip
 
 __all__ = [
     "MEASURES",
@@ -32,3 +46,10 @@ __all__ = [
     "render_table",
     "score_run",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"rcpkit.evaluation.{home}"), name)

@@ -5,7 +5,7 @@
     rcpkit eval DATASET -- <server command>  # any RCP server over stdio (the CLI cuts at --)
     rcpkit eval --compare A.json B.json      # which queries a change helped or hurt
 
-For the CLI: ``add_arguments(parser)`` declares the options (the engine
+For the CLI: ``rcpkit.evaluation.options.add_arguments`` declares the options (the engine
 options --index/--embedder/… come from the CLI and shape the spawned
 engine), ``run(args)`` returns the exit status: 0, 1 when ``--min-ratio`` is
 not met, 2 for a usage error or a server that failed (one that dies
@@ -29,7 +29,6 @@ from typing import Any
 from rcpkit.client import Client
 from rcpkit.evaluation.dataset import Dataset, load_dataset
 from rcpkit.evaluation.harness import Tick, evaluate
-from rcpkit.evaluation.metrics import MEASURES, PRIMARY
 from rcpkit.evaluation.report import (
     Evaluation,
     compare,
@@ -42,7 +41,7 @@ from rcpkit.evaluation.report import (
 from rcpkit.evaluation.stages import DEFAULT_STAGE
 from rcpkit.protocol.errors import RCPError
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["run"]
 
 # What a spawned engine may inherit beyond the base set (§15.1): its own settings
 # and the BLAS settings this machine needs for correct numerics.
@@ -51,48 +50,6 @@ _PASS_ENV_PREFIXES = ("RCPKIT_", "OPENBLAS_", "OMP_")
 
 # The CLI's engine options (all but --index are passed on to `rcpkit serve`).
 _ENGINE_OPTIONS = ("index", "config", "embedder", "sparse", "graph", "store")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "dataset", type=Path, nargs="?", help="folder with corpus.jsonl, queries.jsonl, qrels/"
-    )
-    parser.add_argument("--http", default=None, metavar="URL", help="evaluate an HTTP server")
-    parser.add_argument("--token-env", default=None, metavar="NAME", help="bearer token variable")
-    parser.add_argument(
-        "--load",
-        choices=["auto", "always", "never"],
-        default="auto",
-        help="load the corpus through index/add: auto = when the server is writable and "
-        "--index does not name an existing index",
-    )
-    parser.add_argument(
-        "--stages", default=None, help="comma-separated stage keys (default: all the server has)"
-    )
-    parser.add_argument("--queries", type=int, default=None, metavar="N", help="first N queries")
-    parser.add_argument("--split", default="test", help="qrels split (default: test)")
-    parser.add_argument("--depth", type=int, default=100, help="documents ranked per query")
-    parser.add_argument("--seed", type=int, default=0, help="retrieve.seed (§7.7.1)")
-    parser.add_argument("--concurrency", type=int, default=4, help="queries in flight")
-    parser.add_argument("--json", type=Path, default=None, metavar="FILE", help="write results")
-    parser.add_argument("--plot", type=Path, default=None, metavar="FILE.png", help="bar chart")
-    parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
-    parser.add_argument(
-        "--min-ratio",
-        type=float,
-        default=None,
-        metavar="X",
-        help="exit 1 unless the default run's nDCG@10 is at least X times the BM25 baseline's",
-    )
-    parser.add_argument(
-        "--compare",
-        nargs=2,
-        default=None,
-        metavar=("A", "B"),
-        help="two eval JSON files, each FILE or FILE:RUN (default run: 'default')",
-    )
-    parser.add_argument("--measure", default=PRIMARY, choices=MEASURES, help="for --compare")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,56 @@
+"""The options of ``rcpkit eval``, declared without importing the harness.
+
+Every ``rcpkit`` command builds the whole parser at start-up, so this module
+imports nothing the eval run itself needs (the client, ir-measures, bm25s).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rcpkit.evaluation.metrics import MEASURES, PRIMARY
+
+__all__ = ["add_arguments"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "dataset", type=Path, nargs="?", help="folder with corpus.jsonl, queries.jsonl, qrels/"
+    )
+    parser.add_argument("--http", default=None, metavar="URL", help="evaluate an HTTP server")
+    parser.add_argument("--token-env", default=None, metavar="NAME", help="bearer token variable")
+    parser.add_argument(
+        "--load",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="load the corpus through index/add: auto = when the server is writable and "
+        "--index does not name an existing index",
+    )
+    parser.add_argument(
+        "--stages", default=None, help="comma-separated stage keys (default: all the server has)"
+    )
+    parser.add_argument("--queries", type=int, default=None, metavar="N", help="first N queries")
+    parser.add_argument("--split", default="test", help="qrels split (default: test)")
+    parser.add_argument("--depth", type=int, default=100, help="documents ranked per query")
+    parser.add_argument("--seed", type=int, default=0, help="retrieve.seed (§7.7.1)")
+    parser.add_argument("--concurrency", type=int, default=4, help="queries in flight")
+    parser.add_argument("--json", type=Path, default=None, metavar="FILE", help="write results")
+    parser.add_argument("--plot", type=Path, default=None, metavar="FILE.png", help="bar chart")
+    parser.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    parser.add_argument(
+        "--min-ratio",
+        type=float,
+        default=None,
+        metavar="X",
+        help="exit 1 unless the default run's nDCG@10 is at least X times the BM25 baseline's",
+    )
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        default=None,
+        metavar=("A", "B"),
+        help="two eval JSON files, each FILE or FILE:RUN (default run: 'default')",
+    )
+    parser.add_argument("--measure", default=PRIMARY, choices=MEASURES, help="for --compare")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
