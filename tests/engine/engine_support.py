@@ -10,7 +10,7 @@ from typing import Any
 
 from rcpkit.engine.config import load_config
 from rcpkit.engine.engine import Engine, open_engine
-from rcpkit.engine.service import build_engine_app
+from rcpkit.handlers.engine import build_engine_app
 from rcpkit.transport.memory import MemoryPeer
 from support import running
 

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from rcpkit.engine.analysis import analyze, analyze_many
 from rcpkit.engine.filters import OPERATORS, parse_filter
+from rcpkit.engine.store.analysis import analyze, analyze_many
 from rcpkit.engine.store.base import DocumentRow, NewChunk, Store, WriteBatch
 from rcpkit.engine.store.sqlite import SQLiteStore
 

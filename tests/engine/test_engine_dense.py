@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rcpkit.engine.dense import DenseIndex, DensePolicy
+from rcpkit.engine.store.dense import DenseIndex, DensePolicy
 
 
 def unit_rows(count: int, dimension: int, seed: int) -> np.ndarray:

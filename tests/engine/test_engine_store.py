@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rcpkit.engine.dense import DensePolicy
 from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.store.base import DocumentRow, NewChunk, Store, WriteBatch
+from rcpkit.engine.store.dense import DensePolicy
 from rcpkit.engine.store.sqlite import SQLiteStore
 
 

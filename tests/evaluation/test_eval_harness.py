@@ -13,10 +13,10 @@ from eval_support import write_dataset
 
 from rcpkit import App, ErrorCode, RCPError, RequestContext
 from rcpkit.client import TransportClosed, connect_in_memory
-from rcpkit.engine.service import build_engine_app
 from rcpkit.evaluation import evaluate, load_dataset, render_table
 from rcpkit.evaluation.harness import Tick
 from rcpkit.evaluation.report import to_json
+from rcpkit.handlers.engine import build_engine_app
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.content import Hit
 

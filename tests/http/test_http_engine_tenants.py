@@ -29,7 +29,7 @@ def test_the_persistent_engine_is_declared_tenant_aware() -> None:
 
 
 def test_two_tenant_tokens_over_http_see_two_corpora(serve: Serve, engine: Any) -> None:
-    from rcpkit.engine.service import build_engine_app
+    from rcpkit.handlers.engine import build_engine_app
 
     credentials = Credentials(
         [

@@ -10,17 +10,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rcpkit.engine.confidence import Calibration
-from rcpkit.engine.dense import DensePolicy
-from rcpkit.engine.feedback import FeedbackLog
-from rcpkit.engine.graphs import Graphs
-from rcpkit.engine.memory import MemoryBank
+from rcpkit.engine.graph.tenants import Graphs
 from rcpkit.engine.models import Embedder, SparseEncoder, load_embedder, load_sparse_encoder
 from rcpkit.engine.rerank import Reranker, load_reranker
-from rcpkit.engine.rewriting import Rewriter
-from rcpkit.engine.snapshots import cursor_secret
+from rcpkit.engine.retrieve.confidence import Calibration
+from rcpkit.engine.retrieve.cursors import cursor_secret
+from rcpkit.engine.state.feedback import FeedbackLog
+from rcpkit.engine.state.memory import MemoryBank
+from rcpkit.engine.state.trajectories import Trajectories
 from rcpkit.engine.store.base import Store
-from rcpkit.engine.trajectory import Trajectories
+from rcpkit.engine.store.dense import DensePolicy
+from rcpkit.engine.transform.rewriter import Rewriter
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = [

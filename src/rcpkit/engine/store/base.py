@@ -3,7 +3,7 @@
 Two backends implement it: the embedded SQLite file (``sqlite.py``) and
 PostgreSQL + pgvector (``postgres.py``) shared by many stateless servers. The
 interface speaks the engine's own terms, never a backend's query language:
-lexical reads take analysed terms (``rcpkit.engine.analysis.analyze``) and every
+lexical reads take analysed terms (``rcpkit.engine.store.analysis.analyze``) and every
 read takes the parsed §8 filter tree (or None); each store compiles both itself.
 Dense recall goes through :class:`DenseSearch`, which a store opens: a
 process-local index for SQLite, SQL over pgvector for PostgreSQL.

@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.analysis import surface_words
 from rcpkit.engine.filters import Filter, compile_postgres
 from rcpkit.engine.store import deadline, migrations
 from rcpkit.engine.store._pg_dense import (
@@ -53,6 +52,7 @@ from rcpkit.engine.store._pg_rows import (
     copy_rows,
     draw_keys,
 )
+from rcpkit.engine.store.analysis import surface_words
 from rcpkit.engine.store.base import (
     DOCUMENT_COLUMNS,
     ChunkRow,

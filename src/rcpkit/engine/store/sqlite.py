@@ -24,9 +24,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.analysis import fts_query, surface_words
-from rcpkit.engine.dense import DenseIndex, DensePolicy, LocalDenseSearch
 from rcpkit.engine.filters import Filter, compile_sqlite
+from rcpkit.engine.store.analysis import fts_query, surface_words
 from rcpkit.engine.store.base import (
     DOCUMENT_COLUMNS,
     ChunkRow,
@@ -38,6 +37,7 @@ from rcpkit.engine.store.base import (
     WriteBatch,
     document_values,
 )
+from rcpkit.engine.store.dense import DenseIndex, DensePolicy, LocalDenseSearch
 
 __all__ = ["SQLiteStore"]
 

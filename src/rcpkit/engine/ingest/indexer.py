@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from rcpkit.engine.analysis import analyze_many
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import normalize_meta
 from rcpkit.engine.ingest import ChunkSpan, SourceDocument, chunk_document, contextual_prefix
+from rcpkit.engine.store.analysis import analyze_many
 from rcpkit.engine.store.base import CommitResult, DocumentRow, NewChunk, WriteBatch
 
 __all__ = ["IndexReport", "content_hash_of", "delete_documents", "index_documents"]

@@ -15,8 +15,8 @@ from typing import Any
 from rcpkit.codec import Request
 from rcpkit.engine.config import load_config
 from rcpkit.engine.engine import Engine, open_engine
-from rcpkit.engine.indexer import index_documents
 from rcpkit.engine.ingest import SourceDocument, iter_documents
+from rcpkit.engine.ingest.indexer import index_documents
 from rcpkit.protocol.errors import RCPError
 from rcpkit.server.context import RequestContext
 from rcpkit.server.session import Call, Session
@@ -87,7 +87,7 @@ def index_command(args: argparse.Namespace) -> int:
 
 def query_command(args: argparse.Namespace) -> int:
     """Retrieve through the same validation and gating as the server, print a table."""
-    from rcpkit.engine.service import build_engine_app
+    from rcpkit.handlers.engine import build_engine_app
 
     engine = open_from_args(args)
     app = build_engine_app(engine)

@@ -9,11 +9,16 @@ import msgspec
 import rcpkit
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS
-from rcpkit.engine.indexer import IndexReport, content_hash_of, delete_documents, index_documents
 from rcpkit.engine.ingest import SourceDocument
+from rcpkit.engine.ingest.indexer import (
+    IndexReport,
+    content_hash_of,
+    delete_documents,
+    index_documents,
+)
 from rcpkit.engine.models import encode_f32_base64
-from rcpkit.engine.recall import SCORE_FLOORS
-from rcpkit.engine.retrieval import retrieve
+from rcpkit.engine.retrieve.pipeline import retrieve
+from rcpkit.engine.retrieve.recall import SCORE_FLOORS
 from rcpkit.engine.transform import TRANSFORM_METHODS
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.capabilities import FilterCapability
@@ -266,7 +271,7 @@ def _register_memory(app: App, engine: Engine) -> None:
 
 
 def _register_graph(app: App, engine: Engine) -> None:
-    from rcpkit.engine.graph_service import graph_handler
+    from rcpkit.handlers.graph import graph_handler
 
     @app.graph(ops=["local", "global", "drift", "communities", "neighbors"], max_hops=3)
     def graph(params: m.GraphParams, ctx: RequestContext) -> m.GraphResult:

@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from rcpkit.engine.analysis import surface_words
 from rcpkit.engine.models import Embedder, decode_f32_base64, encode_f32_base64
+from rcpkit.engine.store.analysis import surface_words
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["Clue", "MemoryBank"]

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.graph import LOCAL_UNITS, GraphHit, KnowledgeGraph
-from rcpkit.engine.graphs import provenance_of
+from rcpkit.engine.graph.tenants import provenance_of
 from rcpkit.engine.models import EmbedKind, Vectors
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.content import Chunk, Citation, Hit, text_of

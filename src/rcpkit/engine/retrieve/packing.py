@@ -8,10 +8,10 @@ import numpy as np
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.models import encode_f32_base64
-from rcpkit.engine.recall import Recalled
-from rcpkit.engine.stages import Candidate
+from rcpkit.engine.retrieve.recall import Recalled
+from rcpkit.engine.retrieve.stages import Candidate
+from rcpkit.engine.retrieve.trust import screen, trust_level
 from rcpkit.engine.store.base import ChunkRow
-from rcpkit.engine.trust import screen, trust_level
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.content import Chunk, Citation, Hit, Trust
 from rcpkit.server.context import RequestContext

@@ -62,7 +62,7 @@ class Rewriter:
             return cached.vocabulary
 
     def _passages(self, text: str, k: int, ctx: RequestContext) -> Sequence[str]:
-        from rcpkit.engine.retrieval import retrieve
+        from rcpkit.engine.retrieve.pipeline import retrieve
 
         feedback = RequestContext(ctx.id, "retrieve", {}, deadline=ctx.deadline, tenant=ctx.tenant)
         result = retrieve(self._engine, m.RetrieveParams(query=text, k=k), feedback)

@@ -199,11 +199,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.subcommand == "serve":
             return _serve(args)
         if args.subcommand == "index":
-            from rcpkit.engine.commands import index_command
+            from rcpkit.cli.engine import index_command
 
             return index_command(args)
         if args.subcommand == "query":
-            from rcpkit.engine.commands import query_command
+            from rcpkit.cli.engine import query_command
 
             return query_command(args)
         if args.subcommand == "gateway":
@@ -219,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_eval(args)
         if args.subcommand == "db":
-            from rcpkit.engine.commands import db_command
+            from rcpkit.cli.engine import db_command
 
             return db_command(args)
         if args.subcommand == "demo":
@@ -245,15 +245,15 @@ def _serve(args: argparse.Namespace) -> int:
 
     if args.engine == "keyword":
         from rcpkit.engine.keyword import KeywordIndex
-        from rcpkit.engine.keyword_server import build_keyword_app, load_samples
+        from rcpkit.handlers.keyword import build_keyword_app, load_samples
 
         index = KeywordIndex()
         if args.sample:
             index.upsert(load_samples())
         app = build_keyword_app(index, writable=not args.read_only)
     else:
-        from rcpkit.engine.commands import open_from_args
-        from rcpkit.engine.service import build_engine_app
+        from rcpkit.cli.engine import open_from_args
+        from rcpkit.handlers.engine import build_engine_app
 
         app = build_engine_app(open_from_args(args, writable=not args.read_only))
     if args.http is not None:

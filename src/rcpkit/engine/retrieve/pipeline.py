@@ -14,16 +14,16 @@ from typing import Any, TypeVar
 import numpy as np
 
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.packing import UNIT_KEYS, build_hits, merge_units
-from rcpkit.engine.recall import Recalled, recall
-from rcpkit.engine.snapshots import (
+from rcpkit.engine.retrieve.cursors import (
     Cursor,
     decode_cursor,
     encode_cursor,
     params_digest,
     resolve_version,
 )
-from rcpkit.engine.stages import Candidate, mmr, pack_to_budget, recency_decay
+from rcpkit.engine.retrieve.packing import UNIT_KEYS, build_hits, merge_units
+from rcpkit.engine.retrieve.recall import Recalled, recall
+from rcpkit.engine.retrieve.stages import Candidate, mmr, pack_to_budget, recency_decay
 from rcpkit.engine.store.base import ChunkRow
 from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.transform import Transformed, merge_rankings
@@ -171,7 +171,7 @@ def _through_graph(
     engine: Engine, params: m.RetrieveParams, query: str, ctx: RequestContext, started: float
 ) -> m.RetrieveResult:
     """§7.7.2 graph granularities: answered by the knowledge graph at the latest version."""
-    from rcpkit.engine.graph_service import graph_hits
+    from rcpkit.handlers.graph import graph_hits
 
     assert engine.graphs is not None
     graph = engine.graphs.of(ctx.tenant)

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.analysis import analyze
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS, Filter, parse_filter
-from rcpkit.engine.fusion import FusionOptions, fuse
-from rcpkit.engine.stages import Candidate
+from rcpkit.engine.retrieve.fusion import FusionOptions, fuse
+from rcpkit.engine.retrieve.stages import Candidate
+from rcpkit.engine.store.analysis import analyze
 from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
 

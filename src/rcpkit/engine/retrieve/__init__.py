@@ -1,0 +1,1 @@
+"""The retrieve pipeline (§7): recall, fusion, stages, packing, confidence, trust, cursors."""

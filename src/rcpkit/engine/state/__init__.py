@@ -1,0 +1,1 @@
+"""Per-engine state outside the index: feedback (§11), memory banks, trajectories."""

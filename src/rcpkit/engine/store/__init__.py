@@ -1,0 +1,1 @@
+"""Stores: the ``Store`` protocol, SQLite (+ its dense index), PostgreSQL + pgvector, migrations."""
