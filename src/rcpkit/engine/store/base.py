@@ -8,7 +8,7 @@ read takes the parsed §8 filter tree (or None); each store compiles both itself
 Dense recall goes through :class:`DenseSearch`, which a store opens: a
 process-local index for SQLite, SQL over pgvector for PostgreSQL.
 
-The contract tests in ``tests/engine/test_engine_store.py`` run against both.
+The contract tests in ``tests/engine/store/test_engine_store.py`` run against both.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A server for the graceful-shutdown test: its retrieve takes a while, like a backend call.
 
-python tests/http/http_slow_server.py SECONDS
+python tests/transport/http/http_slow_server.py SECONDS
 """
 
 from __future__ import annotations
