@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from rcpkit.engine.config import load_config
-from rcpkit.engine.engine import Engine, open_engine
+from rcpkit.engine.engine import Engine
+from rcpkit.engine.open import open_engine
 from rcpkit.handlers.engine import build_engine_app
 from rcpkit.transport.memory import MemoryPeer
 from support import running

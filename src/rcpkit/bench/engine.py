@@ -26,10 +26,11 @@ import numpy as np
 
 from rcpkit.bench.report import Figure, Scale, collecting, record
 from rcpkit.engine.config import load_config
-from rcpkit.engine.engine import Engine, open_engine
+from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.ingest import SourceDocument
 from rcpkit.engine.ingest.indexer import content_hash_of, index_documents
+from rcpkit.engine.open import open_engine
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.store.analysis import analyze
 from rcpkit.protocol import messages as m

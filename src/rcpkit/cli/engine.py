@@ -14,9 +14,10 @@ from typing import Any
 
 from rcpkit.codec import Request
 from rcpkit.engine.config import load_config
-from rcpkit.engine.engine import Engine, open_engine
+from rcpkit.engine.engine import Engine
 from rcpkit.engine.ingest import SourceDocument, iter_documents
 from rcpkit.engine.ingest.indexer import index_documents
+from rcpkit.engine.open import open_engine
 from rcpkit.protocol.errors import RCPError
 from rcpkit.server.context import RequestContext
 from rcpkit.server.session import Call, Session
@@ -140,7 +141,7 @@ def _print_table(result: Any) -> None:
 
 def db_command(args: argparse.Namespace) -> int:
     """``rcpkit db migrate|status|reindex|defer-index --store URL``: schema and vector index."""
-    from rcpkit.engine.engine import is_postgres_url
+    from rcpkit.engine.open import is_postgres_url
     from rcpkit.engine.store import migrations
     from rcpkit.engine.store.postgres import connect
 

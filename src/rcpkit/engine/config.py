@@ -22,13 +22,57 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import fields, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from rcpkit.engine.engine import DEFAULT_FILTER_FIELDS, EngineConfig
+from rcpkit.engine.store.dense import DensePolicy
 
-__all__ = ["default_index_path", "load_config"]
+__all__ = ["DEFAULT_FILTER_FIELDS", "EngineConfig", "default_index_path", "load_config"]
+
+# Fields every ingested document carries (see rcpkit.engine.ingest), plus the
+# common ones clients set through index/add meta.
+DEFAULT_FILTER_FIELDS: dict[str, str] = {
+    "path": "keyword",
+    "ext": "keyword",
+    "mtime": "date",
+    "lang": "keyword",
+    "tag": "keyword",
+    "year": "int",
+    "date": "date",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class EngineConfig:
+    """Typed engine configuration (file + environment, see rcpkit.engine.config)."""
+
+    index: Path  # local side state (feedback, memory, graph); the SQLite index unless `store`
+    # None: the embedded SQLite file under `index`; "postgres://…": a shared PostgreSQL.
+    store: str | None = None
+    embedder: str | None = None  # None: the bundled MiniLM
+    sparse: str | None = None  # e.g. "splade-tiny" to enable learned sparse
+    writable: bool = True
+    filter_fields: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_FILTER_FIELDS))
+    max_k: int = 200
+    default_candidate_k: int = 100
+    max_chunk_tokens: int = 200
+    chunk_overlap_tokens: int = 32
+    embed_batch_limit: int = 256
+    max_add_documents: int = 4096  # per index/add; larger batches are -32013
+    snapshot_retention: int = 64  # versions a pinned retrieve or a cursor can still read
+    # §7.10: how long a repeat of an index/add `_meta.idempotencyKey` returns the original
+    # result; older keys are collected with old versions (a later repeat writes again).
+    idempotency_retention_seconds: int = 86_400
+    cross_encoder: str | None = None  # an ONNX cross-encoder folder, or "st:<name>"
+    max_rerank: int = 100  # rerank.maxCandidates
+    # §15.2: URI prefixes of ingested files the operator vouches for; nothing else is trusted.
+    trusted_sources: list[str] = field(default_factory=list)
+    session_ttl_seconds: int = 3600  # §7.7.3 trajectory state lifetime
+    quarantine_reports: int = 3  # distinct sessions reporting a document before it is withheld
+    graph: str | None = None  # "spacy" (NER + noun phrases) or "regex"; None: no graph
+    threads: int = 2
+    dense_policy: DensePolicy = field(default_factory=DensePolicy)
 
 
 def default_index_path() -> Path:

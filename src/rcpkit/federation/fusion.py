@@ -3,7 +3,7 @@
 Strategies: ``rrf`` (default), ``weighted`` (per-engine min-max) and
 ``convex`` (the interval's minimum is each engine's advertised ``scoreFloor``;
 falls back to RRF when any engine lacks one). The rank and min-max
-arithmetic is the engine's own (:mod:`rcpkit.engine.retrieve.fusion`), applied here
+arithmetic is the engine's own (:mod:`rcpkit.engine.fusion`), applied here
 with engines as the arms. Ties break by fused score, then summed weight,
 then the smaller stringified id, so the order never depends on which engine
 answered first. Duplicates collapse on an identity key (``id``, ``content``
@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from rcpkit.engine.retrieve.fusion import FUSION, FusionOptions, Ranked
+from rcpkit.engine.fusion import FUSION, FusionOptions, Ranked
 from rcpkit.protocol.content import Hit
 from rcpkit.protocol.messages import Usage
 

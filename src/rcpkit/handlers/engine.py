@@ -20,6 +20,7 @@ from rcpkit.engine.models import encode_f32_base64
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.retrieve.recall import SCORE_FLOORS
 from rcpkit.engine.transform import TRANSFORM_METHODS
+from rcpkit.handlers.graph import graph_handler
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.capabilities import FilterCapability
 from rcpkit.protocol.content import text_of
@@ -271,8 +272,6 @@ def _register_memory(app: App, engine: Engine) -> None:
 
 
 def _register_graph(app: App, engine: Engine) -> None:
-    from rcpkit.handlers.graph import graph_handler
-
     @app.graph(ops=["local", "global", "drift", "communities", "neighbors"], max_hops=3)
     def graph(params: m.GraphParams, ctx: RequestContext) -> m.GraphResult:
         return graph_handler(engine, params, ctx)

@@ -8,15 +8,15 @@ import hmac
 from collections.abc import Callable, Sequence
 
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.graph import LOCAL_UNITS, GraphHit, KnowledgeGraph
-from rcpkit.engine.graph.tenants import provenance_of
+from rcpkit.engine.graph import LOCAL_UNITS, KnowledgeGraph
 from rcpkit.engine.models import EmbedKind, Vectors
+from rcpkit.engine.retrieve.graph_units import graph_hits
 from rcpkit.protocol import messages as m
-from rcpkit.protocol.content import Chunk, Citation, Hit, text_of
+from rcpkit.protocol.content import text_of
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.server.context import RequestContext
 
-__all__ = ["graph_handler", "graph_hits"]
+__all__ = ["graph_handler"]
 
 Embed = Callable[[Sequence[str], EmbedKind], Vectors]
 
@@ -114,35 +114,6 @@ _OPS = {
     "communities": _communities,
     "neighbors": _neighbors,
 }
-
-
-def graph_hits(engine: Engine, hits: Sequence[GraphHit]) -> list[Hit]:
-    """Graph results as Hits; chunk hits carry the chunk's citation like any retrieve hit."""
-    rows = engine.store.fetch([h.chunk_keys[0] for h in hits if h.unit == "chunk" and h.chunk_keys])
-    out = []
-    for hit in hits:
-        row = rows.get(hit.chunk_keys[0]) if hit.unit == "chunk" and hit.chunk_keys else None
-        out.append(
-            Hit(
-                id=hit.id,
-                score=hit.score,
-                text=row.text if row is not None else hit.text,
-                unit=hit.unit,
-                provenance=provenance_of(hit),
-                citation=Citation(
-                    source=row.source,
-                    uri=row.uri or None,
-                    title=row.title,
-                    start=row.start,
-                    end=row.end,
-                    page=row.page,
-                )
-                if row is not None
-                else None,
-                chunk=Chunk(doc_id=row.doc_id, index=row.index) if row is not None else None,
-            )
-        )
-    return out
 
 
 def _signature(engine: Engine, body: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rcpkit.engine.retrieve.fusion import FusionOptions, fuse
+from rcpkit.engine.fusion import FusionOptions, fuse
 from rcpkit.engine.transform import merge_rankings
 
 RANKINGS = [

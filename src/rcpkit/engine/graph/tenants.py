@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from rcpkit.engine.graph import (
     GraphHit,
@@ -21,10 +21,8 @@ from rcpkit.engine.graph import (
     RegexExtractor,
     SpacyExtractor,
 )
+from rcpkit.engine.store.base import Store
 from rcpkit.protocol.content import Edge, Provenance
-
-if TYPE_CHECKING:
-    from rcpkit.engine.engine import Engine
 
 __all__ = ["EXTRACTORS", "Graphs", "provenance_of"]
 
@@ -32,18 +30,19 @@ EXTRACTORS = {"spacy": SpacyExtractor, "regex": RegexExtractor}
 
 
 class Graphs:
-    def __init__(self, engine: Engine, extractor: str) -> None:
-        self._engine = engine
+    def __init__(self, store: Store, folder: Path, extractor: str) -> None:
+        self._store = store
+        self._folder = folder
         self._extractor = EXTRACTORS[extractor]()
         self._lock = threading.Lock()
         self._graphs: dict[str, KnowledgeGraph] = {}
-        (engine.config.index / "graph").mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
 
     def of(self, tenant: str | None) -> KnowledgeGraph:
         name = hashlib.sha256((tenant or "").encode()).hexdigest()[:16]
         with self._lock:
             if name not in self._graphs:
-                path = self._engine.config.index / "graph" / f"{name}.sqlite3"
+                path = self._folder / f"{name}.sqlite3"
                 self._graphs[name] = KnowledgeGraph(path, self._extractor)
             return self._graphs[name]
 
@@ -53,7 +52,7 @@ class Graphs:
         if removed:
             graph.remove_chunks(list(removed))
         if added:
-            rows = self._engine.store.fetch(list(added))
+            rows = self._store.fetch(list(added))
             graph.add_chunks([(key, rows[key].chunk_id, rows[key].text) for key in added
                               if key in rows])  # fmt: skip
 

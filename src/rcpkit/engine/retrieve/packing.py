@@ -8,13 +8,14 @@ import numpy as np
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.models import encode_f32_base64
+from rcpkit.engine.request import EngineRequest
+from rcpkit.engine.retrieve.citations import citation_of
 from rcpkit.engine.retrieve.recall import Recalled
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.retrieve.trust import screen, trust_level
 from rcpkit.engine.store.base import ChunkRow
 from rcpkit.protocol import messages as m
-from rcpkit.protocol.content import Chunk, Citation, Hit, Trust
-from rcpkit.server.context import RequestContext
+from rcpkit.protocol.content import Chunk, Hit, Trust
 
 __all__ = ["UNIT_KEYS", "build_hits", "merge_units"]
 
@@ -52,7 +53,7 @@ def build_hits(
     rows: dict[int, ChunkRow],
     params: m.RetrieveParams,
     recalled: Recalled,
-    ctx: RequestContext,
+    ctx: EngineRequest,
 ) -> list[Hit]:
     unit = params.unit if params.unit in UNIT_KEYS else "chunk"
     engine.calibrate()
@@ -73,14 +74,7 @@ def build_hits(
                 meta=row.meta or None,
                 vector=_vector(vector, params),
                 scores=candidate.scores,
-                citation=Citation(
-                    source=row.source,
-                    uri=row.uri or None,
-                    title=row.title,
-                    start=row.start,
-                    end=row.end,
-                    page=row.page,
-                ),
+                citation=citation_of(row),
                 chunk=Chunk(doc_id=row.doc_id, index=row.index, context=row.context),
                 # §15.2: nothing is vouched for unless its source is configured as trusted.
                 trust=Trust(

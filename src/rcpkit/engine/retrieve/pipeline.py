@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from rcpkit.engine.engine import Engine
+from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.cursors import (
     Cursor,
     decode_cursor,
@@ -21,6 +22,7 @@ from rcpkit.engine.retrieve.cursors import (
     params_digest,
     resolve_version,
 )
+from rcpkit.engine.retrieve.graph_units import graph_hits
 from rcpkit.engine.retrieve.packing import UNIT_KEYS, build_hits, merge_units
 from rcpkit.engine.retrieve.recall import Recalled, recall
 from rcpkit.engine.retrieve.stages import Candidate, mmr, pack_to_budget, recency_decay
@@ -30,7 +32,6 @@ from rcpkit.engine.transform import Transformed, merge_rankings
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.content import Hit, text_of
 from rcpkit.protocol.errors import RCPError
-from rcpkit.server.context import RequestContext
 
 __all__ = ["DEFAULT_RERANK_TOP_N", "retrieve"]
 
@@ -42,7 +43,7 @@ T = TypeVar("T")
 class _Stages:
     """Times each stage for ``usage.stages`` and reports progress as it goes."""
 
-    def __init__(self, ctx: RequestContext) -> None:
+    def __init__(self, ctx: EngineRequest) -> None:
         self.ctx = ctx
         self.timings: dict[str, float] = {}
 
@@ -65,14 +66,14 @@ class _Stages:
         return result
 
 
-def retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
+def retrieve(engine: Engine, params: m.RetrieveParams, ctx: EngineRequest) -> m.RetrieveResult:
     # §13.1: the store's reads stop at the request's deadline too, not only the pipeline's
     # checkpoints (a PostgreSQL statement is bounded by it; see store.deadline).
     with deadline_scope(ctx.deadline):
         return _retrieve(engine, params, ctx)
 
 
-def _retrieve(engine: Engine, params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
+def _retrieve(engine: Engine, params: m.RetrieveParams, ctx: EngineRequest) -> m.RetrieveResult:
     started = time.perf_counter()
     query = text_of(params.query)
     if not query.strip():
@@ -168,11 +169,9 @@ GRAPH_UNITS = ("node", "triplet", "path", "subgraph", "community")
 
 
 def _through_graph(
-    engine: Engine, params: m.RetrieveParams, query: str, ctx: RequestContext, started: float
+    engine: Engine, params: m.RetrieveParams, query: str, ctx: EngineRequest, started: float
 ) -> m.RetrieveResult:
     """§7.7.2 graph granularities: answered by the knowledge graph at the latest version."""
-    from rcpkit.handlers.graph import graph_hits
-
     assert engine.graphs is not None
     graph = engine.graphs.of(ctx.tenant)
     embed = engine.embedder(ctx.check_cancelled).embed
@@ -199,7 +198,7 @@ def _recall(
     transformed: Transformed | None,
     version: int,
     depth: int,
-    ctx: RequestContext,
+    ctx: EngineRequest,
 ) -> Recalled:
     """Recall for the query, or for each transformed query merged into one ranking."""
     if transformed is None:
@@ -235,7 +234,7 @@ def _withhold(
     candidates: list[Candidate],
     rows: dict[int, ChunkRow],
     quarantined: frozenset[str],
-    ctx: RequestContext,
+    ctx: EngineRequest,
 ) -> list[Candidate]:
     kept = [c for c in candidates if rows[c.key].doc_id not in quarantined]
     if len(kept) < len(candidates):
@@ -268,7 +267,7 @@ def _rerank(
     params: m.RetrieveParams,
     query: str,
     candidates: list[Candidate],
-    ctx: RequestContext,
+    ctx: EngineRequest,
 ) -> tuple[list[Candidate], int]:
     option = params.rerank
     assert isinstance(option, m.RerankOption)
@@ -302,7 +301,7 @@ def bounded_scores(engine: Engine, method: str, query: str, raw: Any) -> list[fl
     return [float(v) for v in 1.0 / (1.0 + np.exp(-values))]
 
 
-def _degrade(top_n: int, params: m.RetrieveParams, ctx: RequestContext) -> int:
+def _degrade(top_n: int, params: m.RetrieveParams, ctx: EngineRequest) -> int:
     """Near the deadline, and only with strict:false: a smaller head, then no rerank."""
     remaining = ctx.remaining()
     if remaining is None or params.strict is not False:
@@ -336,7 +335,7 @@ def _budget(
     page: list[Candidate],
     rows: dict[int, ChunkRow],
     budget: int,
-    ctx: RequestContext,
+    ctx: EngineRequest,
 ) -> tuple[list[Candidate], int]:
     texts = [c.text if c.text is not None else rows[c.key].text for c in page]
     counter = engine.embedder(ctx.check_cancelled).count_tokens

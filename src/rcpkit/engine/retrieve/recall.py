@@ -9,11 +9,11 @@ import numpy.typing as npt
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS, Filter, parse_filter
-from rcpkit.engine.retrieve.fusion import FusionOptions, fuse
+from rcpkit.engine.fusion import FusionOptions, fuse
+from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.store.analysis import analyze
 from rcpkit.protocol import messages as m
-from rcpkit.server.context import RequestContext
 
 __all__ = ["MAX_QUERY_TERMS", "SCORE_FLOORS", "Recalled", "recall"]
 
@@ -37,7 +37,7 @@ def recall(
     query: str,
     version: int,
     depth: int,
-    ctx: RequestContext,
+    ctx: EngineRequest,
 ) -> Recalled:
     """Run the arms of ``params.mode`` at ``version``; candidates best-first."""
     mode = params.mode or "hybrid"
@@ -82,7 +82,7 @@ def _lexical(
     k: int,
     tree: Filter | None,
     version: int | None,
-    ctx: RequestContext,
+    ctx: EngineRequest,
 ) -> list[tuple[int, float]]:
     terms = analyze(query)
     if len(terms) > MAX_QUERY_TERMS:

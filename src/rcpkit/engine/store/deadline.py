@@ -5,7 +5,7 @@ deadline (a ``time.monotonic()`` instant); a store that runs its reads
 elsewhere (PostgreSQL) bounds each statement by :func:`remaining`, so SQL stops
 when the deadline passes instead of running on after the ``-32014`` answer.
 The embedded store reads in-process and ignores it: the pipeline's checkpoints
-(``RequestContext.check_cancelled``) already stop it between stages.
+(``EngineRequest.check_cancelled``) already stop it between stages.
 
 A context variable is per thread and per task, so concurrent requests on the
 worker pool never see each other's deadline.

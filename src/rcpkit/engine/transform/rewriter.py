@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from rcpkit.engine.request import EngineRequest
+from rcpkit.engine.store.base import Store
 from rcpkit.engine.transform import IndexedCorpus, Transformed, VocabularyIndex, transform
-from rcpkit.protocol import messages as m
-from rcpkit.server.context import RequestContext
 
-if TYPE_CHECKING:
-    from rcpkit.engine.engine import Engine
+__all__ = ["Passages", "Rewriter"]
 
-__all__ = ["Rewriter"]
+# Passage search for pseudo-relevance feedback: (text, k, request) -> passage texts.
+Passages = Callable[[str, int, EngineRequest], Sequence[str]]
 
 _REBUILD_AFTER = 60.0  # seconds a stale vocabulary index may keep serving
 
@@ -35,21 +34,22 @@ class _Cached:
 
 
 class Rewriter:
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
+    def __init__(self, store: Store, passages: Passages) -> None:
+        self._store = store
+        self._passages = passages
         self._lock = threading.Lock()
         self._cache: dict[str | None, _Cached] = {}
 
-    def run(self, method: str, query: str, n: int | None, ctx: RequestContext) -> Transformed:
+    def run(self, method: str, query: str, n: int | None, request: EngineRequest) -> Transformed:
         corpus = IndexedCorpus(
-            self._vocabulary(ctx.tenant),
-            max(1, self._engine.store.count(ctx.tenant)[1]),
-            lambda text, k: self._passages(text, k, ctx),
+            self._vocabulary(request.tenant),
+            max(1, self._store.count(request.tenant)[1]),
+            lambda text, k: self._passages(text, k, request),
         )
         return transform(method, query, corpus, n)
 
     def _vocabulary(self, tenant: str | None) -> VocabularyIndex:
-        store = self._engine.store
+        store = self._store
         with self._lock:
             cached = self._cache.get(tenant)
             fresh = cached is not None and (
@@ -60,10 +60,3 @@ class Rewriter:
                 cached = _Cached(store.version, time.monotonic(), vocabulary)
                 self._cache[tenant] = cached
             return cached.vocabulary
-
-    def _passages(self, text: str, k: int, ctx: RequestContext) -> Sequence[str]:
-        from rcpkit.engine.retrieve.pipeline import retrieve
-
-        feedback = RequestContext(ctx.id, "retrieve", {}, deadline=ctx.deadline, tenant=ctx.tenant)
-        result = retrieve(self._engine, m.RetrieveParams(query=text, k=k), feedback)
-        return [hit.text or "" for hit in result.hits]
