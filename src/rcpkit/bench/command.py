@@ -12,8 +12,8 @@ import argparse
 import sys
 from collections.abc import Callable
 from functools import partial
-from pathlib import Path
 
+from rcpkit.bench.options import SUITES, add_arguments
 from rcpkit.bench.report import (
     BenchUnavailable,
     Figure,
@@ -29,45 +29,6 @@ from rcpkit.bench.report import (
 )
 
 __all__ = ["SUITES", "add_arguments", "run"]
-
-SUITES = ("protocol", "engine", "http")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "suite",
-        nargs="?",
-        choices=["all", *SUITES],
-        default="all",
-        help="which suite to run (default: all three, one table)",
-    )
-    scale = parser.add_mutually_exclusive_group()
-    scale.add_argument(
-        "--quick", action="store_true", help="fewer iterations: a few minutes for all suites"
-    )
-    scale.add_argument(
-        "--smoke",
-        action="store_true",
-        help="tiny iterations that only check the command works (the figures mean nothing)",
-    )
-    parser.add_argument(
-        "--store",
-        default=None,
-        metavar="postgres|URL",
-        help="engine suite: also measure a PostgreSQL store against the embedded one "
-        "('postgres' starts a private server; or a postgres:// URL)",
-    )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the rows as JSON")
-    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
-    parser.add_argument(
-        "--update-readme",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="rewrite the block between <!-- bench:begin --> and <!-- bench:end --> "
-        "in FILE with the Markdown table (repeatable)",
-    )
 
 
 def _suite(name: str, store: str | None = None) -> Callable[[Scale], list[Figure]]:

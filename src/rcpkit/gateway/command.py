@@ -10,76 +10,19 @@ from __future__ import annotations
 import argparse
 import hashlib
 import logging
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from rcpkit.federation.federation import Federation
-from rcpkit.federation.fusion import DEDUP_KEYS, FUSION_STRATEGIES, RRF_K_DEFAULT, FusionConfig
+from rcpkit.federation.fusion import RRF_K_DEFAULT, FusionConfig
 from rcpkit.federation.hops import inherited_path
 from rcpkit.federation.registry import Registry, RegistryError, load_registry
+from rcpkit.gateway.options import add_arguments
 from rcpkit.protocol.errors import RCPError
 
 __all__ = ["add_arguments", "default_identity", "run"]
 
 log = logging.getLogger("rcpkit.gateway")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("registry", type=Path, help="the rcp.json registry (§16.1) to federate")
-    gateway = parser.add_argument_group("federation (§16)")
-    gateway.add_argument("--name", default="rcpkit-gateway", help="server name in initialize")
-    gateway.add_argument(
-        "--identity",
-        default=None,
-        help="identity in _meta.federation.path (default: NAME@<registry path digest>)",
-    )
-    gateway.add_argument(
-        "--hide-endpoints", action="store_true", help="catalog/list omits engine endpoints"
-    )
-    gateway.add_argument("--fusion", choices=sorted(FUSION_STRATEGIES), default="rrf")
-    gateway.add_argument("--rrf-k", type=int, default=RRF_K_DEFAULT)
-    gateway.add_argument("--dedup", choices=sorted(DEDUP_KEYS), default="id")
-    gateway.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS")
-    gateway.add_argument("--engine-timeout", type=float, default=10.0, metavar="SECONDS")
-    gateway.add_argument(
-        "--deadline",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="per-request deadline when the caller sends no _meta.deadlineMs (§13.1)",
-    )
-    gateway.add_argument("--max-batch", type=int, default=1024)
-    gateway.add_argument("--max-line-bytes", type=int, default=16 * 1024 * 1024)
-    gateway.add_argument(
-        "--log-level", default=os.environ.get("RCPKIT_LOG_LEVEL", "WARNING"), help="stderr level"
-    )
-    _http_arguments(parser)
-
-
-def _http_arguments(parser: argparse.ArgumentParser) -> None:
-    http = parser.add_argument_group("HTTP (§5.2; needs the `http` extra)")
-    http.add_argument("--http", default=None, metavar="[HOST:]PORT", help="serve over HTTP")
-    http.add_argument("--base", default="/rcp")
-    http.add_argument("--stateful", action="store_true", help="sessions via RCP-Session")
-    http.add_argument("--session-ttl", type=float, default=1800.0, metavar="SECONDS")
-    http.add_argument(
-        "--auth-file",
-        type=Path,
-        default=None,
-        help="TOML [[token]] tables (or $RCPKIT_HTTP_TOKENS)",
-    )
-    http.add_argument("--cors-origin", action="append", metavar="ORIGIN")
-    http.add_argument("--rate-limit", type=float, default=None, metavar="PER_SECOND")
-    http.add_argument("--rate-burst", type=int, default=None, metavar="REQUESTS")
-    http.add_argument("--max-concurrent", type=int, default=64)
-    http.add_argument("--max-inflight", type=int, default=1024)
-    http.add_argument("--max-body-bytes", type=int, default=16 * 1024 * 1024)
-    http.add_argument("--workers", type=int, default=4)
-    http.add_argument("--keep-alive", type=int, default=75, metavar="SECONDS")
-    http.add_argument("--drain-timeout", type=int, default=30, metavar="SECONDS")
-    http.add_argument("--trust-proxy", default=None, metavar="IPS")
 
 
 def default_identity(name: str, registry: Registry) -> str:
@@ -97,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         registry = load_registry(args.registry)
-        fusion = FusionConfig(method=args.fusion, rrf_k=args.rrf_k, dedup=args.dedup)
+        rrf_k = RRF_K_DEFAULT if args.rrf_k is None else args.rrf_k
+        fusion = FusionConfig(method=args.fusion, rrf_k=rrf_k, dedup=args.dedup)
         http = _http_config(args) if args.http is not None else None
     except (RegistryError, ValueError, OSError) as error:
         print(f"rcpkit gateway: {error}", file=sys.stderr)

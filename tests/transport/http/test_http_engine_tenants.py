@@ -10,8 +10,8 @@ import httpx
 import pytest
 from http_support import Serve, rpc
 
+from rcpkit.cli.serve import TENANT_AWARE_ENGINES
 from rcpkit.transport.http import Credential, Credentials, HttpConfig
-from rcpkit.transport.http.command import TENANT_AWARE_ENGINES
 
 
 @pytest.fixture

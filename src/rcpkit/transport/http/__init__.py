@@ -6,10 +6,25 @@
 Needs the ``http`` extra (uvicorn, httptools, starlette).
 """
 
-from rcpkit.transport.http.app import HttpApp, build_http_app
-from rcpkit.transport.http.auth import Credential, Credentials, Principal
-from rcpkit.transport.http.config import HttpConfig, Listen, RateLimit, parse_bind
-from rcpkit.transport.http.serve import run_http, serve_http
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rcpkit.transport.http.app import HttpApp, build_http_app
+    from rcpkit.transport.http.auth import Credential, Credentials, Principal
+    from rcpkit.transport.http.config import HttpConfig, Listen, RateLimit, parse_bind
+    from rcpkit.transport.http.serve import run_http, serve_http
+
+# Imported on first use: the CLI declares the HTTP options (``options``, ``config``)
+# at every start-up, and the app pulls in Starlette.
+_HOMES = {
+    "HttpApp": "app", "build_http_app": "app",
+    "Credential": "auth", "Credentials": "auth", "Principal": "auth",
+    "HttpConfig": "config", "Listen": "config", "RateLimit": "config", "parse_bind": "config",
+    "run_http": "serve", "serve_http": "serve",
+}  # fmt: skip
 
 __all__ = [
     "Credential",
@@ -24,3 +39,10 @@ __all__ = [
     "run_http",
     "serve_http",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"rcpkit.transport.http.{home}"), name)

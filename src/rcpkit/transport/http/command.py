@@ -12,17 +12,16 @@ from rcpkit.transport.http.config import HttpConfig, Listen, RateLimit, is_loopb
 if TYPE_CHECKING:
     from rcpkit.server.lowlevel import Server
 
-__all__ = ["TENANT_AWARE_ENGINES", "config_from_args", "serve_command"]
+__all__ = ["config_from_args", "serve_command"]
 
 log = logging.getLogger("rcpkit.http")
 
-# Engines whose handlers honour ctx.tenant (the persistent engine keeps documents,
-# ids, cursors, sessions and memories per tenant). Tenant-scoped tokens are refused
-# for any other engine, so that a scoped caller can never see another tenant's data.
-TENANT_AWARE_ENGINES: frozenset[str] = frozenset({"index"})
 
-
-def config_from_args(args: argparse.Namespace) -> tuple[HttpConfig, Listen]:
+def config_from_args(
+    args: argparse.Namespace, *, tenant_aware: bool = False
+) -> tuple[HttpConfig, Listen]:
+    """The options of ``add_http_arguments``, typed; ``tenant_aware``: the caller's
+    server honours ``ctx.tenant`` (the CLI knows which engines do, this module not)."""
     if getattr(args, "stdio", False):
         raise ValueError("--stdio and --http name two different transports; pick one")
     host, port = parse_bind(args.http)
@@ -35,7 +34,7 @@ def config_from_args(args: argparse.Namespace) -> tuple[HttpConfig, Listen]:
         stateful=args.stateful,
         session_ttl=args.session_ttl,
         credentials=Credentials.load(args.auth_file),
-        tenant_aware=getattr(args, "engine", None) in TENANT_AWARE_ENGINES,
+        tenant_aware=tenant_aware,
         cors_origins=tuple(args.cors_origin or ()),
         rate_limit=rate,
         max_concurrent=args.max_concurrent or None,
@@ -55,11 +54,11 @@ def config_from_args(args: argparse.Namespace) -> tuple[HttpConfig, Listen]:
     return config, listen
 
 
-def serve_command(server: Server, args: argparse.Namespace) -> int:
+def serve_command(server: Server, args: argparse.Namespace, *, tenant_aware: bool = False) -> int:
     """Serve ``server`` over HTTP until SIGTERM/SIGINT; 0 once drained."""
     from rcpkit.transport.http.serve import run_http
 
-    config, listen = config_from_args(args)
+    config, listen = config_from_args(args, tenant_aware=tenant_aware)
     if not is_loopback(listen.host) and config.credentials is None:
         # §15.1: off loopback, put auth (and TLS in front) on it.
         log.warning(

@@ -1,0 +1,47 @@
+"""The options of ``rcpkit bench``, declared without importing a suite."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+__all__ = ["SUITES", "add_arguments"]
+
+SUITES = ("protocol", "engine", "http")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "suite",
+        nargs="?",
+        choices=["all", *SUITES],
+        default="all",
+        help="which suite to run (default: all three, one table)",
+    )
+    scale = parser.add_mutually_exclusive_group()
+    scale.add_argument(
+        "--quick", action="store_true", help="fewer iterations: a few minutes for all suites"
+    )
+    scale.add_argument(
+        "--smoke",
+        action="store_true",
+        help="tiny iterations that only check the command works (the figures mean nothing)",
+    )
+    parser.add_argument(
+        "--store",
+        default=None,
+        metavar="postgres|URL",
+        help="engine suite: also measure a PostgreSQL store against the embedded one "
+        "('postgres' starts a private server; or a postgres:// URL)",
+    )
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the rows as JSON")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument(
+        "--update-readme",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="rewrite the block between <!-- bench:begin --> and <!-- bench:end --> "
+        "in FILE with the Markdown table (repeatable)",
+    )

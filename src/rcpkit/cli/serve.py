@@ -1,0 +1,88 @@
+"""``rcpkit serve``: an RCP engine over stdio (default) or HTTP."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from rcpkit.cli.options import add_engine_arguments
+from rcpkit.transport.http.options import add_http_arguments
+
+__all__ = ["HELP", "TENANT_AWARE_ENGINES", "add_arguments", "run"]
+
+HELP = "serve an RCP engine over stdio or HTTP"
+
+# Engines whose handlers honour ctx.tenant (the persistent engine keeps documents,
+# ids, cursors, sessions and memories per tenant). Tenant-scoped tokens are refused
+# for any other engine, so that a scoped caller can never see another tenant's data.
+TENANT_AWARE_ENGINES: frozenset[str] = frozenset({"index"})
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (default)")
+    parser.add_argument(
+        "--engine",
+        choices=["index", "keyword"],
+        default="index",
+        help="'index': the persistent engine; 'keyword': in-memory BM25",
+    )
+    parser.add_argument(
+        "--sample", action="store_true", help="keyword engine only: load the bundled sample corpus"
+    )
+    parser.add_argument("--read-only", action="store_true", help="refuse index writes")
+    parser.add_argument(
+        "--deadline",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="default per-request deadline (§13.1)",
+    )
+    parser.add_argument("--max-batch", type=int, default=1024, help="largest JSON-RPC batch")
+    parser.add_argument(
+        "--max-line-bytes", type=int, default=16 * 1024 * 1024, help="largest stdio message"
+    )
+    parser.add_argument(
+        "--log-level",
+        default=os.environ.get("RCPKIT_LOG_LEVEL", "WARNING"),
+        help="stderr log level",
+    )
+    add_engine_arguments(parser)
+    add_http_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    # §5.1: stdout carries protocol frames only; every diagnostic goes to stderr.
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    # Imported here, not above: declaring the options must stay cheap (numpy, models).
+    from rcpkit.server.runner import run_async
+
+    if args.engine == "keyword":
+        from rcpkit.engine.keyword import KeywordIndex
+        from rcpkit.handlers.keyword import build_keyword_app, load_samples
+
+        index = KeywordIndex()
+        if args.sample:
+            index.upsert(load_samples())
+        app = build_keyword_app(index, writable=not args.read_only)
+    else:
+        from rcpkit.cli.engine import open_from_args
+        from rcpkit.handlers.engine import build_engine_app
+
+        app = build_engine_app(open_from_args(args, writable=not args.read_only))
+    if args.http is not None:
+        from rcpkit.transport.http.command import serve_command
+
+        tenant_aware = args.engine in TENANT_AWARE_ENGINES
+        return serve_command(app.server, args, tenant_aware=tenant_aware)
+    run_async(
+        app.serve_stdio(
+            deadline=args.deadline, max_batch=args.max_batch, max_line_bytes=args.max_line_bytes
+        )
+    )
+    return 0
