@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck pytest bench bench-readme clean
+.PHONY: demo test lint imports typecheck pytest bench bench-readme clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 
+# The layers of README's "Architecture" section, as contracts in pyproject.toml.
+imports: $(STAMP)
+	$(BIN)/lint-imports
+
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
@@ -30,7 +34,7 @@ pytest: $(STAMP)
 	$(BIN)/pytest --cov=rcpkit --cov-report=term:skip-covered; \
 	  status=$$?; if [ $$status -eq 5 ]; then exit 0; else exit $$status; fi
 
-test: lint typecheck pytest
+test: lint imports typecheck pytest
 
 # Every benchmark suite, one table (`make bench BENCH=--quick` for a few minutes);
 # bench-readme also rewrites README's generated block from the same run.

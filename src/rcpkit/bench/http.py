@@ -502,7 +502,5 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["serve"]:
         servers = {"rcpkit": _serve_rcpkit_bench, "reference": _serve_reference}
         {**servers, "floor": _serve_floor}[sys.argv[2]]()
-    else:
-        from rcpkit.cli import main
-
-        raise SystemExit(main(["bench", "http", *sys.argv[1:]]))
+    else:  # the same as `rcpkit bench http ...` (the CLI sits above this package)
+        os.execv(sys.executable, [sys.executable, "-m", "rcpkit", "bench", "http", *sys.argv[1:]])

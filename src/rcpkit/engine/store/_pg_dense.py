@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -30,10 +31,7 @@ import numpy.typing as npt
 from rcpkit.engine.filters import Filter, compile_postgres
 from rcpkit.engine.store._pg_errors import unavailable
 from rcpkit.engine.store._pg_lexical import named
-
-if TYPE_CHECKING:
-    from rcpkit.engine.store.base import CommitResult
-    from rcpkit.engine.store.postgres import PostgresStore
+from rcpkit.engine.store.base import CommitResult
 
 __all__ = [
     "HnswSettings",
@@ -154,10 +152,20 @@ def rebuild_vector_index(connection: Any, settings: HnswSettings | None = None) 
     )
 
 
+class _Connections(Protocol):
+    """What the dense search needs of ``PostgresStore``: its connections and totals."""
+
+    def reader(self) -> Any: ...
+
+    def reading(self) -> AbstractContextManager[Any]: ...
+
+    def live_chunks(self) -> int: ...
+
+
 class PostgresDenseSearch:
     """:class:`DenseSearch` as SQL: every process sees every other's writes at once."""
 
-    def __init__(self, store: PostgresStore, settings: HnswSettings | None = None) -> None:
+    def __init__(self, store: _Connections, settings: HnswSettings | None = None) -> None:
         self._store = store
         self.settings = settings or HnswSettings()
 

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, Literal, Protocol, runtime_checkable
-
-if TYPE_CHECKING:
-    from rcpkit.engine.transform._neighbours import DenseNeighbours
+from typing import Final, Literal, Protocol, runtime_checkable
 
 __all__ = [
     "DEFAULT_QUERIES",
@@ -15,6 +12,7 @@ __all__ = [
     "TRANSFORM_METHODS",
     "Corpus",
     "Merge",
+    "Neighbours",
     "SearchFunction",
     "TransformContext",
     "TransformFunction",
@@ -117,12 +115,20 @@ class TransformOptions:
             raise ValueError("term and word counts must be >= 1")
 
 
+class Neighbours(Protocol):
+    """Dense vocabulary neighbours (``DenseNeighbours`` is the implementation)."""
+
+    def neighbours(
+        self, word: str, corpus: Corpus, k: int, min_similarity: float
+    ) -> list[tuple[str, float]]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class TransformContext:
     """Everything a transform reads besides the query and its bound."""
 
     corpus: Corpus
-    neighbours: DenseNeighbours | None = None
+    neighbours: Neighbours | None = None
     options: TransformOptions = field(default_factory=TransformOptions)
 
 
