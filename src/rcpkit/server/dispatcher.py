@@ -24,7 +24,6 @@ from rcpkit.protocol.base import Id
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.server.context import LogLevel, RequestContext
 from rcpkit.server.session import Call, Immediate, Session
-from rcpkit.transport.base import Transport
 
 __all__ = ["DEFAULT_MAX_BATCH", "Dispatcher"]
 
@@ -42,54 +41,41 @@ class _InFlight:
 
 
 class Dispatcher:
-    """Runs one session over one transport until shutdown or end of input."""
+    """Runs the requests of one session: submit frames, cancel by id, finish in flight.
+
+    It reads nothing itself: a runner (``rcpkit.server.runner.pump`` for a byte
+    stream, the HTTP exchange for request bodies) submits each decoded frame with
+    the sinks its answers go to. The tasks it starts are its own, one per request;
+    ``finish`` waits for them all.
+    """
 
     def __init__(
         self,
         session: Session,
-        transport: Transport,
         *,
         executor: Executor | None = None,
         deadline: float | None = None,
         max_batch: int = DEFAULT_MAX_BATCH,
         tenant: str | None = None,
     ) -> None:
-        self._session = session
-        self._transport = transport
+        self.session = session
         self._executor = executor
         self._deadline = deadline
         self._max_batch = max_batch
         # Who the transport authenticated the peer as; handlers read ``ctx.tenant``.
         self._tenant = tenant
         self._inflight: dict[tuple[type, Id], _InFlight] = {}
+        # The loop submit runs on: progress from worker threads is posted to it.
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread = 0
 
-    def bind_loop(self) -> None:
-        """Bind to the running loop (progress from worker threads is posted to it).
+    @property
+    def closing(self) -> bool:
+        """§13.1: after shutdown nothing more is processed; the runner stops reading."""
+        return self.session.closing
 
-        ``run`` does this; a request-scoped transport that only calls ``submit``
-        calls it once, on the loop, before the first ``submit``.
-        """
-        self._loop = asyncio.get_running_loop()
-        self._loop_thread = threading.get_ident()
-
-    async def run(self) -> None:
-        self.bind_loop()
-        frames = self._transport.frames()
-        try:
-            async for frame in frames:
-                self.accept(frame)
-                if self._session.closing:
-                    # §13.1: nothing received after shutdown is processed.
-                    break
-        finally:
-            await frames.aclose()  # type: ignore[attr-defined]
-            await self._finish_inflight()
-            await self._transport.drain()
-
-    async def _finish_inflight(self) -> None:
-        # §5.1/§13.1: on shutdown or EOF, in-flight requests finish and flush.
+    async def finish(self) -> None:
+        """§5.1/§13.1: on shutdown or end of input, in-flight requests finish and answer."""
         while self._inflight:
             await asyncio.gather(
                 *(entry.task for entry in list(self._inflight.values())), return_exceptions=True
@@ -97,16 +83,15 @@ class Dispatcher:
 
     # --- frames ---
 
-    def accept(self, frame: Frame) -> None:
-        """Handle one decoded frame read from this dispatcher's transport."""
-        self.submit(frame, self._transport.send)
-
     def submit(self, frame: Frame, reply: Reply, notify: Reply | None = None) -> None:
         """Handle one frame; its response(s) go to ``reply``, its progress/log to ``notify``.
 
-        A request-scoped transport (HTTP, SSE) passes its own sinks; ``notify``
-        defaults to ``reply``.
+        Called on the event loop. A byte stream passes its ``send`` once; HTTP
+        passes each exchange's own sinks. ``notify`` defaults to ``reply``.
         """
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+            self._loop_thread = threading.get_ident()
         notify = notify or reply
         if isinstance(frame, Request):
             self._start(frame, reply, notify)
@@ -189,7 +174,7 @@ class Dispatcher:
             reply(_error(request.id, ErrorCode.INVALID_REQUEST, "`id` is already in flight"))
             return
         try:
-            prepared = self._session.prepare(request)
+            prepared = self.session.prepare(request)
         except RCPError as error:
             reply(codec.encode_error(request.id, error))
             return
@@ -262,9 +247,9 @@ class Dispatcher:
         meta = request.meta
         token = meta.get("progressToken")
         progress = None
-        if self._session.streaming and _is_token(token):
+        if self.session.streaming and _is_token(token):
             progress = functools.partial(self._progress, token)
-        logs = self._session.log_allowed("error", meta)
+        logs = self.session.log_allowed("error", meta)
         context = RequestContext(
             request.id,
             request.method,
@@ -316,7 +301,7 @@ class Dispatcher:
         data: dict[str, Any] | None,
         logger: str | None,
     ) -> None:
-        if not self._session.log_allowed(level, context.meta):
+        if not self.session.log_allowed(level, context.meta):
             return
         params: dict[str, Any] = {"level": level, "message": message}
         if logger is not None:

@@ -1,11 +1,19 @@
-"""Serving a Server over stdio: one process, one session (§5.1)."""
+"""Running sessions: the read loop over a byte transport, and the one way sessions open.
+
+A transport never wires a session to a dispatcher itself. :class:`Runtime`
+holds what every session of one endpoint shares (the server, the worker
+threads, the default deadline, the batch cap) and opens dispatchers; a byte
+stream (stdio, memory) is then driven by :func:`pump`, an HTTP exchange submits
+its body's frame itself. Either way the only calls are ``submit`` and ``cancel``.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import sys
 from collections.abc import Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from rcpkit.server.dispatcher import DEFAULT_MAX_BATCH, Dispatcher
@@ -16,7 +24,53 @@ from rcpkit.transport.stdio import DEFAULT_MAX_LINE_BYTES, open_stdio
 if TYPE_CHECKING:
     from rcpkit.server.lowlevel import Server
 
-__all__ = ["serve", "serve_stdio"]
+__all__ = ["Runtime", "pump", "serve", "serve_stdio"]
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """What the sessions of one endpoint share; ``open`` starts one of them."""
+
+    server: Server
+    executor: Executor | None = None
+    deadline: float | None = None  # default per-request budget, seconds (§13.1)
+    max_batch: int = DEFAULT_MAX_BATCH
+
+    def open(
+        self, session: Session | None = None, *, tenant: str | None = None, stateless: bool = False
+    ) -> Dispatcher:
+        """A dispatcher over ``session`` (a new one, ``stateless`` for §5.2, by default).
+
+        ``tenant`` is who the transport established the peer to be (§15.6).
+        """
+        return Dispatcher(
+            session or Session(self.server, stateless=stateless),
+            executor=self.executor,
+            deadline=self.deadline,
+            max_batch=self.max_batch,
+            tenant=tenant,
+        )
+
+
+async def pump(dispatcher: Dispatcher, transport: Transport) -> None:
+    """The read loop of a byte transport: every frame is submitted, answers go to ``send``.
+
+    Ends at end of input or after ``shutdown``; then the requests in flight finish
+    and everything queued is flushed (§5.1, §13.1).
+    """
+    frames = transport.frames()
+    try:
+        async for frame in frames:
+            # Admission (a cap on requests in flight, output back-pressure) waits here,
+            # before submit, so a slow peer stops being read instead of piling up work.
+            dispatcher.submit(frame, transport.send)
+            if dispatcher.closing:
+                # §13.1: nothing received after shutdown is processed.
+                break
+    finally:
+        await frames.aclose()  # type: ignore[attr-defined]
+        await dispatcher.finish()
+        await transport.drain()
 
 
 async def serve(
@@ -33,16 +87,9 @@ async def serve(
     ``tenant`` is who the transport established the peer to be (§15.6).
     """
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rcpkit-worker")
-    dispatcher = Dispatcher(
-        Session(server),
-        transport,
-        executor=executor,
-        deadline=deadline,
-        max_batch=max_batch,
-        tenant=tenant,
-    )
+    runtime = Runtime(server, executor, deadline, max_batch)
     try:
-        await dispatcher.run()
+        await pump(runtime.open(tenant=tenant), transport)
     finally:
         # Cancelled work in threads stops at its next checkpoint; do not wait on it.
         executor.shutdown(wait=False, cancel_futures=True)

@@ -1,4 +1,4 @@
-"""The three dispatcher hooks a request-scoped transport uses: bind_loop, cancel, tenant."""
+"""The dispatcher API every transport drives: submit with its own sinks, cancel, tenant."""
 
 from __future__ import annotations
 
@@ -12,14 +12,11 @@ from rcpkit.protocol import messages as m
 from rcpkit.server.app import App
 from rcpkit.server.context import RequestContext
 from rcpkit.server.dispatcher import Dispatcher
-from rcpkit.server.session import Session
-from rcpkit.transport.http.sessions import RequestScoped
+from rcpkit.server.runner import Runtime
 
 
 def dispatcher_for(app: App, tenant: str | None = None) -> Dispatcher:
-    dispatcher = Dispatcher(Session(app.server, stateless=True), RequestScoped(), tenant=tenant)
-    dispatcher.bind_loop()
-    return dispatcher
+    return Runtime(app.server).open(tenant=tenant, stateless=True)
 
 
 class Sink:

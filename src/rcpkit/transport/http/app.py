@@ -19,6 +19,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from rcpkit.protocol.errors import ErrorCode, RCPError
+from rcpkit.server.runner import Runtime
 from rcpkit.transport.http.auth import ANONYMOUS
 from rcpkit.transport.http.config import HttpConfig
 from rcpkit.transport.http.exchange import Caller, Exchanges
@@ -84,7 +85,8 @@ class HttpApp:
             if config.stateful
             else None
         )
-        self._exchanges = Exchanges(server, config, self._executor, self.sessions)
+        runtime = Runtime(server, self._executor, config.deadline, config.max_batch)
+        self._exchanges = Exchanges(runtime, config, self.sessions)
         self._any_origin = "*" in config.cors_origins
         self._origins = frozenset(config.cors_origins)
 

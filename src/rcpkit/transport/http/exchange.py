@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.types import Receive, Send
 
@@ -18,10 +17,10 @@ from rcpkit import codec
 from rcpkit.codec import Batch, Frame, Invalid, Notification, Request, Response
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.server.dispatcher import Dispatcher
-from rcpkit.server.session import Session
+from rcpkit.server.runner import Runtime
 from rcpkit.transport.http.auth import Principal
 from rcpkit.transport.http.config import HttpConfig
-from rcpkit.transport.http.sessions import HttpSession, RequestScoped, SessionEntry, SessionStore
+from rcpkit.transport.http.sessions import HttpSession, SessionEntry, SessionStore
 from rcpkit.transport.http.wire import (
     EVENT_STREAM,
     SESSION_HEADER,
@@ -37,9 +36,6 @@ from rcpkit.transport.http.wire import (
     to_compact,
     wait_disconnect,
 )
-
-if TYPE_CHECKING:
-    from rcpkit.server.lowlevel import Server
 
 __all__ = ["Caller", "Exchanges"]
 
@@ -71,20 +67,13 @@ class _Route:
 class Exchanges:
     """Runs admitted exchanges against stateless or stateful sessions."""
 
-    def __init__(
-        self,
-        server: Server,
-        config: HttpConfig,
-        executor: Executor,
-        sessions: SessionStore | None,
-    ) -> None:
-        self._server = server
+    def __init__(self, runtime: Runtime, config: HttpConfig, sessions: SessionStore | None) -> None:
+        self._runtime = runtime
+        self._server = runtime.server
         self._config = config
-        self._executor = executor
         self._sessions = sessions
-        self._transport = RequestScoped()
         # §5.2: SSE only when `streaming` is advertised (fixed from here on, §13.2).
-        self._streaming = server.capabilities.streaming is not None
+        self._streaming = self._server.capabilities.streaming is not None
 
     async def run(
         self,
@@ -121,7 +110,8 @@ class Exchanges:
         if self._sessions is None:
             # Stateless: implicitly initialized; a fresh Session per request, so no
             # caller ever sees another's state or collides with another's ids.
-            return _Route(self._dispatcher(Session(self._server, stateless=True), caller))
+            tenant = caller.principal.tenant
+            return _Route(self._runtime.open(tenant=tenant, stateless=True))
         owner = caller.principal.name or ""
         if headers.session:
             entry = self._sessions.get(headers.session, owner)
@@ -135,19 +125,8 @@ class Exchanges:
         # No session yet: info/ping work and gated methods get -32001 (§13); the
         # session is kept only if this exchange initializes it.
         session = HttpSession(self._server)
-        return _Route(self._dispatcher(session, caller), opening=session)
-
-    def _dispatcher(self, session: Session, caller: Caller) -> Dispatcher:
-        dispatcher = Dispatcher(
-            session,
-            self._transport,
-            executor=self._executor,
-            deadline=self._config.deadline,
-            max_batch=self._config.max_batch,
-            tenant=caller.principal.tenant,
-        )
-        dispatcher.bind_loop()
-        return dispatcher
+        dispatcher = self._runtime.open(session, tenant=caller.principal.tenant)
+        return _Route(dispatcher, opening=session)
 
     def _keep_if_opened(self, route: _Route, caller: Caller) -> None:
         # Runs right after submit, before any await: the token is stored before

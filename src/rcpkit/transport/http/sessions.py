@@ -12,11 +12,10 @@ from __future__ import annotations
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rcpkit.codec import Frame, Request
+from rcpkit.codec import Request
 from rcpkit.server.dispatcher import Dispatcher
 from rcpkit.server.session import Call, Immediate, Session
 from rcpkit.transport.http.limits import Clock
@@ -24,7 +23,7 @@ from rcpkit.transport.http.limits import Clock
 if TYPE_CHECKING:
     from rcpkit.server.lowlevel import Server
 
-__all__ = ["HttpSession", "RequestScoped", "SessionEntry", "SessionStore"]
+__all__ = ["HttpSession", "SessionEntry", "SessionStore"]
 
 
 class HttpSession(Session):
@@ -43,28 +42,6 @@ class HttpSession(Session):
             result["_meta"] = {**result.get("_meta", {}), "session": self.token}
             prepared = Immediate(result)
         return prepared
-
-
-class RequestScoped:
-    """The Transport a dispatcher is built with over HTTP.
-
-    Frames arrive through ``Dispatcher.submit`` and each exchange supplies its
-    own reply sinks, so there is no stream to read or write.
-    """
-
-    async def frames(self) -> AsyncIterator[Frame]:
-        nothing: tuple[Frame, ...] = ()
-        for frame in nothing:
-            yield frame
-
-    def send(self, data: bytes) -> None:
-        raise RuntimeError("HTTP replies go to the sinks passed to Dispatcher.submit")
-
-    async def drain(self) -> None:
-        return None
-
-    async def close(self) -> None:
-        return None
 
 
 @dataclass(slots=True)
