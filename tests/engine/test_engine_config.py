@@ -40,3 +40,32 @@ def test_the_default_index_lives_under_the_user_data_folder(
     monkeypatch.delenv("RCPKIT_INDEX", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     assert default_index_path() == tmp_path / "rcpkit" / "index"
+
+
+def test_a_wrongly_typed_setting_is_one_line_naming_key_value_and_type(tmp_path: Path) -> None:
+    config_file = tmp_path / "rcpkit.toml"
+    for line, allowed in [
+        ('max_k = "200"', "an integer"),
+        ("writable = 1", "true or false"),
+        ("threads = true", "an integer"),
+        ('trusted_sources = ["docs/", 2]', "an array of strings"),
+        ("index = 5", "a string"),
+    ]:
+        config_file.write_text(f"[engine]\n{line}\n")
+        with pytest.raises(ValueError, match=allowed) as raised:
+            load_config(config_file)
+        message = str(raised.value)
+        assert "\n" not in message
+        assert line.split(" = ")[0] in message
+
+
+def test_the_cli_reports_a_wrongly_typed_setting_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rcpkit.cli import main
+
+    config_file = tmp_path / "rcpkit.toml"
+    config_file.write_text('[engine]\nmax_k = "many"\n')
+    status = main(["query", "x", "--config", str(config_file), "--index", str(tmp_path / "i")])
+    assert status == 2
+    assert "[engine] max_k = 'many' is not allowed; it takes an integer" in capsys.readouterr().err

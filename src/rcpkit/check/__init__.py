@@ -22,12 +22,26 @@ if TYPE_CHECKING:
 # Imported on first use: the CLI declares this package's options (``options``)
 # at every start-up, and the rest pulls in the client and more.
 _HOMES = {
-    "add_arguments": "command", "check": "command", "run": "command", "requirements": "levels",
-    "LEVELS": "model", "Check": "model", "Failed": "model", "Outcome": "model", "Report": "model",
-    "Requirement": "model", "Skipped": "model", "Exchange": "peer", "Peer": "peer",
-    "HttpPeer": "peer_http", "StdioPeer": "peer_stdio", "render_json": "report",
-    "render_text": "report", "ALL_CHECKS": "runner", "run_checks": "runner",
-}  # fmt: skip
+    "add_arguments": "command",
+    "check": "command",
+    "run": "command",
+    "requirements": "levels",
+    "LEVELS": "model",
+    "Check": "model",
+    "Failed": "model",
+    "Outcome": "model",
+    "Report": "model",
+    "Requirement": "model",
+    "Skipped": "model",
+    "Exchange": "peer",
+    "Peer": "peer",
+    "HttpPeer": "peer_http",
+    "StdioPeer": "peer_stdio",
+    "render_json": "report",
+    "render_text": "report",
+    "ALL_CHECKS": "runner",
+    "run_checks": "runner",
+}
 
 __all__ = [
     "ALL_CHECKS",

@@ -24,7 +24,8 @@ import os
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, get_args, get_origin, get_type_hints
 
 from rcpkit.engine.store.dense import DensePolicy
 
@@ -96,6 +97,8 @@ def load_config(
     unknown = set(values) - known
     if unknown:
         raise ValueError(f"unknown [engine] settings in {path}: {', '.join(sorted(unknown))}")
+    for key, value in values.items():
+        _check_type(key, value, path)
     environment = {
         "index": os.environ.get("RCPKIT_INDEX"),
         "embedder": os.environ.get("RCPKIT_EMBEDDER"),
@@ -111,3 +114,44 @@ def load_config(
     fields_config = {**DEFAULT_FILTER_FIELDS, **values.pop("filter_fields", {})}
     base = EngineConfig(index=Path(values.pop("index", default_index_path())).expanduser())
     return replace(base, filter_fields=fields_config, **values)
+
+
+_DESCRIBED = {
+    str: "a string",
+    bool: "true or false",
+    int: "an integer",
+    dict: "a table",
+    list: "an array",
+}
+
+
+def _check_type(key: str, value: Any, path: Path | None) -> None:
+    """One clear line for a wrongly typed setting, before it reaches the dataclass.
+
+    The allowed type is EngineConfig's annotation (a path is written as a string).
+    """
+    wanted, items = _toml_type(get_type_hints(EngineConfig)[key])
+    fits = isinstance(value, wanted) and not (wanted is int and isinstance(value, bool))
+    if fits and items is not None:
+        fits = all(isinstance(item, items) for item in _members(value))
+    if not fits:
+        allowed = _DESCRIBED.get(wanted, wanted.__name__)
+        if items is not None:
+            allowed += " of strings" if items is str else f" of {items.__name__} values"
+        raise ValueError(f"{path}: [engine] {key} = {value!r} is not allowed; it takes {allowed}")
+
+
+def _toml_type(hint: Any) -> tuple[type, type | None]:
+    """(the TOML value's type, its members' type for a table or array) for an annotation."""
+    if isinstance(hint, UnionType):  # `str | None`: a file sets the value, never None
+        hint = next(arg for arg in get_args(hint) if arg is not type(None))
+    if hint is Path:
+        return str, None
+    origin = get_origin(hint)
+    if origin is None:
+        return hint, None
+    return origin, get_args(hint)[-1]
+
+
+def _members(value: Any) -> list[Any]:
+    return list(value.values()) if isinstance(value, dict) else list(value)

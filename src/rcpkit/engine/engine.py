@@ -7,6 +7,7 @@ imports none of them. ``rcpkit.engine.open.open_engine`` assembles one.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -27,6 +28,8 @@ from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["Engine", "ModelSlot"]
 
+log = logging.getLogger("rcpkit.engine")
+
 _CALIBRATION_SAMPLE = 4096  # vectors a shared store hands over for confidence calibration
 
 
@@ -41,6 +44,8 @@ class ModelSlot:
             try:
                 self._future.set_result(load())
             except BaseException as error:  # reported on use, as -32010
+                # STYLE §3: the library's text goes to the log, never into error.data.
+                log.error("loading the %s model failed", name, exc_info=error)
                 self._future.set_exception(error)
 
         threading.Thread(target=run, name=f"load-{name}", daemon=True).start()
@@ -52,11 +57,11 @@ class ModelSlot:
             except TimeoutError:
                 if checkpoint is not None:
                     checkpoint()
-            except Exception as error:
+            except Exception:
                 raise RCPError(
                     ErrorCode.BACKEND_UNAVAILABLE,
                     f"the {self.name} model is unavailable",
-                    detail=str(error),
+                    detail="it failed to load; the server's log says why",
                 ) from None
 
 
@@ -113,10 +118,13 @@ class Engine:
         """A date field (epoch ms, as normalised at write time) per chunk key."""
         values = self.store.filter_values(keys, name)
         return {
-            key: max(value) if isinstance(value, list) and value else
-            value if isinstance(value, int) else None
+            key: max(value)
+            if isinstance(value, list) and value
+            else value
+            if isinstance(value, int)
+            else None
             for key, value in values.items()
-        }  # fmt: skip
+        }
 
     def embedder(self, checkpoint: Callable[[], None] | None = None) -> Embedder:
         model: Embedder = self.embedder_slot.get(checkpoint)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["FUSION", "Fused", "Ranked", "fuse"]
+__all__ = ["FUSION", "RRF_K", "Fused", "Ranked", "fuse", "rrf_score"]
 
 Ranked = Sequence[tuple[int, float]]  # (candidate key, raw score), best first
 
@@ -22,6 +22,15 @@ class Fused:
     weight: float  # summed weight of the arms that returned the candidate
 
 
+# Reciprocal rank fusion's k (Cormack, Clarke & Büttcher 2009): rank r scores 1 / (k + r).
+RRF_K = 60
+
+
+def rrf_score(rank: int, k: int = RRF_K) -> float:
+    """The reciprocal-rank score of a 1-based ``rank``."""
+    return 1.0 / (k + rank)
+
+
 FusionFunction = Callable[
     [Mapping[str, Ranked], Mapping[str, float], "FusionOptions"], dict[int, float]
 ]
@@ -29,7 +38,7 @@ FusionFunction = Callable[
 
 @dataclass(frozen=True, slots=True)
 class FusionOptions:
-    rrf_k: int = 60
+    rrf_k: int = RRF_K
     alpha: float = 0.5  # convex: weight of the dense arm
     floors: Mapping[str, float] | None = None  # convex: each arm's theoretical minimum
 

@@ -31,10 +31,15 @@ if TYPE_CHECKING:
 # Imported on first use: the CLI's parser imports this package's options module
 # at every start-up, and the harness pulls in the client.
 _HOMES = {
-    "Dataset": "dataset", "load_dataset": "dataset", "evaluate": "harness",
-    "MEASURES": "metrics", "Scores": "metrics", "score_run": "metrics",
-    "Evaluation": "report", "render_table": "report",
-}  # fmt: skip
+    "Dataset": "dataset",
+    "load_dataset": "dataset",
+    "evaluate": "harness",
+    "MEASURES": "metrics",
+    "Scores": "metrics",
+    "score_run": "metrics",
+    "Evaluation": "report",
+    "render_table": "report",
+}
 
 __all__ = [
     "MEASURES",

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from rcpkit.engine.fusion import FUSION, FusionOptions, Ranked
+from rcpkit.engine.fusion import FUSION, RRF_K, FusionOptions, Ranked
 from rcpkit.protocol.content import Hit
 from rcpkit.protocol.messages import Usage
 
@@ -33,7 +33,7 @@ __all__ = [
     "fuse_hits",
 ]
 
-RRF_K_DEFAULT = 60
+RRF_K_DEFAULT = RRF_K  # the engine's, so one gateway and one engine rank alike
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,11 +13,15 @@ if TYPE_CHECKING:
 # Imported on first use: the CLI declares this package's options (``options``)
 # at every start-up, and the rest pulls in the client and more.
 _HOMES = {
-    "filter_capability": "capabilities", "graph_capability": "capabilities",
-    "retrieve_capability": "capabilities", "add_arguments": "command",
-    "default_identity": "command", "run": "command", "GatewayServer": "server",
+    "filter_capability": "capabilities",
+    "graph_capability": "capabilities",
+    "retrieve_capability": "capabilities",
+    "add_arguments": "command",
+    "default_identity": "command",
+    "run": "command",
+    "GatewayServer": "server",
     "build_gateway": "server",
-}  # fmt: skip
+}
 
 __all__ = [
     "GatewayServer",

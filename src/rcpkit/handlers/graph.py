@@ -6,9 +6,10 @@ import base64
 import hashlib
 import hmac
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.graph import LOCAL_UNITS, KnowledgeGraph
+from rcpkit.engine.graph import LOCAL_UNITS, KnowledgeGraph, Unit
 from rcpkit.engine.models import EmbedKind, Vectors
 from rcpkit.engine.retrieve.graph_units import graph_hits
 from rcpkit.protocol import messages as m
@@ -21,13 +22,25 @@ __all__ = ["graph_handler"]
 Embed = Callable[[Sequence[str], EmbedKind], Vectors]
 
 
+@dataclass(frozen=True, slots=True)
+class _Op:
+    """One graph call: what every op reads."""
+
+    engine: Engine
+    graph: KnowledgeGraph
+    params: m.GraphParams
+    k: int
+    embed: Embed
+    ctx: RequestContext
+
+
 def graph_handler(engine: Engine, params: m.GraphParams, ctx: RequestContext) -> m.GraphResult:
     assert engine.graphs is not None
     graph = engine.graphs.of(ctx.tenant)
     embed = engine.embedder(ctx.check_cancelled).embed
-    k = params.k or 10
+    op = _Op(engine, graph, params, params.k or 10, embed, ctx)
     try:
-        return _OPS[params.op](engine, graph, params, k, embed, ctx)
+        return _OPS[params.op](op)
     except ValueError as error:  # the graph library's bounds (hops, k)
         raise RCPError.invalid_params("hops", str(error)) from None
 
@@ -39,51 +52,54 @@ def _query(params: m.GraphParams) -> str:
     return query
 
 
-def _unit(params: m.GraphParams) -> str:
-    return params.unit if params.unit in LOCAL_UNITS else "chunk"
+def _unit(params: m.GraphParams) -> Unit:
+    return next((unit for unit in LOCAL_UNITS if unit == params.unit), "chunk")
 
 
-def _local(engine: Engine, graph: KnowledgeGraph, params: m.GraphParams, k: int, embed: Embed,
-           ctx: RequestContext) -> m.GraphResult:  # fmt: skip
-    found = graph.local(_query(params), k, params.hops or 2, _unit(params), embed)  # type: ignore[arg-type]
-    return m.GraphResult(hits=graph_hits(engine, found.hits))
+def _local(op: _Op) -> m.GraphResult:
+    params = op.params
+    found = op.graph.local(_query(params), op.k, params.hops or 2, _unit(params), op.embed)
+    return m.GraphResult(hits=graph_hits(op.engine, found.hits))
 
 
-def _global(engine: Engine, graph: KnowledgeGraph, params: m.GraphParams, k: int, embed: Embed,
-            ctx: RequestContext) -> m.GraphResult:  # fmt: skip
-    found = graph.global_search(_query(params), k, params.level or 0, embed)
-    return m.GraphResult(
-        summary=found.summary,
-        communities=[
-            m.Community(id=s.community.id, summary=s.community.summary, score=s.score,
-                        level=s.community.level, title=s.community.title)
-            for s in found.communities
-        ],
-    )  # fmt: skip
+def _global(op: _Op) -> m.GraphResult:
+    found = op.graph.global_search(_query(op.params), op.k, op.params.level or 0, op.embed)
+    communities = [
+        m.Community(
+            id=s.community.id,
+            summary=s.community.summary,
+            score=s.score,
+            level=s.community.level,
+            title=s.community.title,
+        )
+        for s in found.communities
+    ]
+    return m.GraphResult(summary=found.summary, communities=communities)
 
 
-def _drift(engine: Engine, graph: KnowledgeGraph, params: m.GraphParams, k: int, embed: Embed,
-           ctx: RequestContext) -> m.GraphResult:  # fmt: skip
+def _drift(op: _Op) -> m.GraphResult:
+    params, session_id = op.params, op.params.session_id
     # §7.7.3: with a sessionId the entities already covered are threaded through.
-    state = engine.trajectories.state(ctx.tenant, params.session_id) if params.session_id else {}
+    state = op.engine.trajectories.state(op.ctx.tenant, session_id) if session_id else {}
     previous = state.get("drift", ())
     covered: tuple[str, ...] = tuple(previous) if isinstance(previous, tuple | list) else ()
-    found = graph.drift(_query(params), k, covered, embed, params.hops or 2, _unit(params))  # type: ignore[arg-type]
+    hops = params.hops or 2
+    found = op.graph.drift(_query(params), op.k, covered, op.embed, hops, _unit(params))
     followups = list(found.followups)
-    if params.session_id:
+    if session_id:
         # A trajectory is never offered the same follow-up twice.
         suggested = state.get("followups")
         asked = set(suggested) if isinstance(suggested, set) else set()
         followups = [followup for followup in followups if followup not in asked]
         state["drift"] = found.covered
         state["followups"] = asked | set(followups)
-    return m.GraphResult(hits=graph_hits(engine, found.hits), followups=followups)
+    return m.GraphResult(hits=graph_hits(op.engine, found.hits), followups=followups)
 
 
-def _communities(engine: Engine, graph: KnowledgeGraph, params: m.GraphParams, k: int,
-                 embed: Embed, ctx: RequestContext) -> m.GraphResult:  # fmt: skip
+def _communities(op: _Op) -> m.GraphResult:
+    engine, graph, params = op.engine, op.graph, op.params
     offset = _offset(engine, graph, params)
-    page = graph.communities(params.level, offset, min(k, 100))
+    page = graph.communities(params.level, offset, min(op.k, 100))
     token = None
     if page.next_offset is not None:
         token = _cursor(engine, graph.version, page.next_offset, params.level)
@@ -96,11 +112,11 @@ def _communities(engine: Engine, graph: KnowledgeGraph, params: m.GraphParams, k
     )
 
 
-def _neighbors(engine: Engine, graph: KnowledgeGraph, params: m.GraphParams, k: int,
-               embed: Embed, ctx: RequestContext) -> m.GraphResult:  # fmt: skip
+def _neighbors(op: _Op) -> m.GraphResult:
+    params = op.params
     if not params.seed_ids:
         raise RCPError.invalid_params("seedIds", "op `neighbors` needs seedIds")
-    found = graph.neighbors(params.seed_ids, params.hops or 1, min(k, 100))
+    found = op.graph.neighbors(params.seed_ids, params.hops or 1, min(op.k, 100))
     return m.GraphResult(
         nodes=[m.GraphNode(id=node.id, score=node.score) for node in found.nodes],
         edges=[m.GraphEdge(src=e.src, dst=e.dst, weight=e.weight) for e in found.edges],

@@ -53,8 +53,9 @@ class Graphs:
             graph.remove_chunks(list(removed))
         if added:
             rows = self._store.fetch(list(added))
-            graph.add_chunks([(key, rows[key].chunk_id, rows[key].text) for key in added
-                              if key in rows])  # fmt: skip
+            graph.add_chunks(
+                [(key, rows[key].chunk_id, rows[key].text) for key in added if key in rows]
+            )
 
     def close(self) -> None:
         with self._lock:

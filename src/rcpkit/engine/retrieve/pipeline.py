@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from rcpkit.engine.engine import Engine
+from rcpkit.engine.fusion import rrf_score
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.cursors import (
     Cursor,
@@ -178,17 +179,25 @@ def _through_graph(
     if params.unit == "community":
         found = graph.global_search(query, params.k, params.level or 0, embed)
         hits = [
-            Hit(id=s.community.id, score=s.score, text=s.community.summary, unit="community",
-                level=s.community.level, meta={"title": s.community.title})
+            Hit(
+                id=s.community.id,
+                score=s.score,
+                text=s.community.summary,
+                unit="community",
+                level=s.community.level,
+                meta={"title": s.community.title},
+            )
             for s in found.communities
-        ]  # fmt: skip
+        ]
     else:
         local = graph.local(query, params.k, 2, params.unit, embed)  # type: ignore[arg-type]
         hits = graph_hits(engine, local.hits)
-    usage = m.Usage(latency_ms=round((time.perf_counter() - started) * 1000, 3),
-                    notes=ctx.notes or None)  # fmt: skip
-    return m.RetrieveResult(hits=hits[: params.k], usage=usage,
-                            index_version=str(engine.store.version))  # fmt: skip
+    usage = m.Usage(
+        latency_ms=round((time.perf_counter() - started) * 1000, 3), notes=ctx.notes or None
+    )
+    return m.RetrieveResult(
+        hits=hits[: params.k], usage=usage, index_version=str(engine.store.version)
+    )
 
 
 def _recall(
@@ -217,8 +226,8 @@ def _recall(
     )
     first = {c.key: c for result in reversed(results) for c in result.candidates}
     merged = [
-        Candidate(key, 1.0 / (61 + rank), {**first[key].scores, "fused": 1.0 / (61 + rank)})
-        for rank, key in enumerate(order)
+        Candidate(key, rrf_score(rank), {**first[key].scores, "fused": rrf_score(rank)})
+        for rank, key in enumerate(order, 1)
     ]
     vectors = {key: v for result in results for key, v in result.vectors.items()}
     count = len({c.key for result in results for c in result.candidates})
@@ -279,8 +288,9 @@ def _rerank(
     head = candidates[:top_n]
     rows = engine.store.fetch([c.key for c in head])
     raw = reranker.score(query, [rows[c.key].text for c in head], ctx.check_cancelled)
-    for candidate, score in zip(head, bounded_scores(engine, reranker.method, query, raw),
-                                strict=True):  # fmt: skip
+    for candidate, score in zip(
+        head, bounded_scores(engine, reranker.method, query, raw), strict=True
+    ):
         candidate.scores["rerank"] = float(score)
         candidate.score = float(score)
     head.sort(key=lambda c: (-c.score, c.key))

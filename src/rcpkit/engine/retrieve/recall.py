@@ -57,9 +57,13 @@ def recall(
         if encoder is not None:  # §3.1: learned-sparse recall joins the sparse arm
             (vector,) = encoder.encode([query], "query")
             arms["splade"] = engine.store.learned_sparse(
-                vector.indices.tolist(), vector.values.tolist(), candidate_k,
-                tree, version, tenant,
-            )  # fmt: skip
+                vector.indices.tolist(),
+                vector.values.tolist(),
+                candidate_k,
+                tree,
+                version,
+                tenant,
+            )
     ctx.check_cancelled()
     candidates = _combine(arms, params)
     count = len({key for ranked in arms.values() for key, _ in ranked})

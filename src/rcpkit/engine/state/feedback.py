@@ -56,11 +56,22 @@ class FeedbackLog:
         """Store every signal (one transaction); returns how many were recorded."""
         now = time.time()
         rows = [
-            (now, tenant, params.session_id, params.query, str(s.hit_id),
-             document_of(str(s.hit_id)), _flag(s.used), _flag(s.cited), _flag(s.helpful),
-             s.reward, _flag(s.poison_suspected), _flag(s.injection_suspected))
+            (
+                now,
+                tenant,
+                params.session_id,
+                params.query,
+                str(s.hit_id),
+                document_of(str(s.hit_id)),
+                _flag(s.used),
+                _flag(s.cited),
+                _flag(s.helpful),
+                s.reward,
+                _flag(s.poison_suspected),
+                _flag(s.injection_suspected),
+            )
             for s in params.signals
-        ]  # fmt: skip
+        ]
         with self._lock:
             self._connection.execute("BEGIN IMMEDIATE")
             try:

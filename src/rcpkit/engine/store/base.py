@@ -55,9 +55,19 @@ class DocumentRow:
 
 # The documents table's column order, shared by every backend's insert.
 DOCUMENT_COLUMNS = (
-    "tenant", "doc_id", "title", "uri", "source", "modality", "meta",
-    "content_hash", "text", "pages", "origin", "added",
-)  # fmt: skip
+    "tenant",
+    "doc_id",
+    "title",
+    "uri",
+    "source",
+    "modality",
+    "meta",
+    "content_hash",
+    "text",
+    "pages",
+    "origin",
+    "added",
+)
 
 
 def document_values(tenant: str, document: DocumentRow, version: int) -> tuple[object, ...]:

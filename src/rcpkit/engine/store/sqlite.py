@@ -513,9 +513,21 @@ class SQLiteStore:
             for key, doc_id, index, start, end, text, page, context, *document in rows:
                 modality, title, uri, source, meta, origin = document
                 found[key] = ChunkRow(
-                    key, doc_id, index, start, end, text, page, context,
-                    modality, title, uri, source, json.loads(meta), origin,
-                )  # fmt: skip
+                    key,
+                    doc_id,
+                    index,
+                    start,
+                    end,
+                    text,
+                    page,
+                    context,
+                    modality,
+                    title,
+                    uri,
+                    source,
+                    json.loads(meta),
+                    origin,
+                )
         return found
 
     def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys, list[str]]:

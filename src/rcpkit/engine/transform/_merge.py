@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 
-from rcpkit.engine.fusion import FusionOptions, Ranked, fuse
+from rcpkit.engine.fusion import RRF_K, FusionOptions, Ranked, fuse
 from rcpkit.engine.transform._types import Merge
 
 __all__ = ["MERGES", "merge_rankings"]
@@ -44,6 +44,6 @@ MERGES: Mapping[Merge, MergeFunction] = {
 }
 
 
-def merge_rankings(merge: Merge, rankings: Sequence[Ranked], rrf_k: int = 60) -> list[int]:
+def merge_rankings(merge: Merge, rankings: Sequence[Ranked], rrf_k: int = RRF_K) -> list[int]:
     """One ranking of candidate keys from one ranking per query (in `queries` order)."""
     return MERGES[merge](rankings, rrf_k)

@@ -20,11 +20,18 @@ if TYPE_CHECKING:
 # Imported on first use: the CLI declares the HTTP options (``options``, ``config``)
 # at every start-up, and the app pulls in Starlette.
 _HOMES = {
-    "HttpApp": "app", "build_http_app": "app",
-    "Credential": "auth", "Credentials": "auth", "Principal": "auth",
-    "HttpConfig": "config", "Listen": "config", "RateLimit": "config", "parse_bind": "config",
-    "run_http": "serve", "serve_http": "serve",
-}  # fmt: skip
+    "HttpApp": "app",
+    "build_http_app": "app",
+    "Credential": "auth",
+    "Credentials": "auth",
+    "Principal": "auth",
+    "HttpConfig": "config",
+    "Listen": "config",
+    "RateLimit": "config",
+    "parse_bind": "config",
+    "run_http": "serve",
+    "serve_http": "serve",
+}
 
 __all__ = [
     "Credential",
