@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rcpkit.client.client import Client
 from rcpkit.client.streams import StreamChannel
+from rcpkit.server.lowlevel import Server
+from rcpkit.server.runner import serve
 from rcpkit.transport.stdio import StreamTransport
-
-if TYPE_CHECKING:
-    from rcpkit.server.lowlevel import Server
 
 __all__ = ["MemoryChannel", "connect_in_memory"]
 
@@ -47,8 +46,6 @@ class MemoryChannel(StreamChannel):
         self._serving: asyncio.Task[None] | None = None
 
     async def open(self, receiver: Any) -> None:
-        from rcpkit.server.runner import serve
-
         self._serving = asyncio.get_running_loop().create_task(
             serve(self._server, self._server_transport, **self._serve_options)
         )

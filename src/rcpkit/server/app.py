@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from rcpkit.protocol.base import Wire
 from rcpkit.protocol.methods import by_python_name
 from rcpkit.server.lowlevel import CAPABILITY_TYPES, HandlerMode, Server
+from rcpkit.server.runner import run_stdio
 
 __all__ = ["App"]
 
@@ -64,8 +65,6 @@ class App:
 
     def run_stdio(self, **options: Any) -> None:
         """Serve this process's stdin/stdout until shutdown or EOF."""
-        from rcpkit.server.runner import run_stdio
-
         run_stdio(self.server, **options)
 
 

@@ -9,32 +9,17 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
 from rcpkit.protocol import capabilities as caps
 from rcpkit.protocol.base import Wire
 from rcpkit.protocol.methods import METHODS
+from rcpkit.server.registration import HandlerMode, Registration
+from rcpkit.server.runner import serve_stdio
 
 __all__ = ["HandlerMode", "Registration", "Server", "conformance_level"]
-
-HandlerMode = Literal["async", "thread", "inline"]
-
-
-@dataclass(frozen=True, slots=True)
-class Registration:
-    """A handler and how the runtime calls it.
-
-    ``async``: a coroutine function, one task per request. ``thread``: a plain
-    function run in the worker pool, off the event loop (CPU-bound engines).
-    ``inline``: a plain function cheap enough to run on the loop itself.
-    """
-
-    handler: Callable[..., Any]
-    mode: HandlerMode
-    takes_context: bool
 
 
 class Server:
@@ -159,8 +144,6 @@ class Server:
 
     async def serve_stdio(self, **options: Any) -> None:
         """Serve one session on this process's stdin/stdout until shutdown or EOF."""
-        from rcpkit.server.runner import serve_stdio
-
         await serve_stdio(self, **options)
 
 

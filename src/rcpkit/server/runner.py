@@ -14,15 +14,13 @@ import sys
 from collections.abc import Coroutine
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
 from rcpkit.server.dispatcher import DEFAULT_MAX_BATCH, Dispatcher
+from rcpkit.server.registration import Served
 from rcpkit.server.session import Session
 from rcpkit.transport.base import Transport
 from rcpkit.transport.stdio import DEFAULT_MAX_LINE_BYTES, open_stdio
-
-if TYPE_CHECKING:
-    from rcpkit.server.lowlevel import Server
 
 __all__ = ["Runtime", "pump", "serve", "serve_stdio"]
 
@@ -31,7 +29,7 @@ __all__ = ["Runtime", "pump", "serve", "serve_stdio"]
 class Runtime:
     """What the sessions of one endpoint share; ``open`` starts one of them."""
 
-    server: Server
+    server: Served
     executor: Executor | None = None
     deadline: float | None = None  # default per-request budget, seconds (§13.1)
     max_batch: int = DEFAULT_MAX_BATCH
@@ -74,7 +72,7 @@ async def pump(dispatcher: Dispatcher, transport: Transport) -> None:
 
 
 async def serve(
-    server: Server,
+    server: Served,
     transport: Transport,
     *,
     deadline: float | None = None,
@@ -96,7 +94,7 @@ async def serve(
 
 
 async def serve_stdio(
-    server: Server,
+    server: Served,
     *,
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,
@@ -115,7 +113,7 @@ async def serve_stdio(
         await transport.close()
 
 
-def run_stdio(server: Server, **options: object) -> None:
+def run_stdio(server: Served, **options: object) -> None:
     """Blocking entry point: serve stdio, then return once the session ended."""
     run_async(serve_stdio(server, **options))  # type: ignore[arg-type]
 

@@ -8,7 +8,7 @@ result (lifecycle methods) or a prepared call to run.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rcpkit.codec import Request
 from rcpkit.protocol import messages as m
@@ -17,9 +17,7 @@ from rcpkit.protocol.methods import METHODS, MethodSpec
 from rcpkit.protocol.validation import parse_params
 from rcpkit.server.context import LOG_LEVELS
 from rcpkit.server.gating import check_options
-
-if TYPE_CHECKING:
-    from rcpkit.server.lowlevel import Registration, Server
+from rcpkit.server.registration import Registration, Served
 
 __all__ = ["PROTOCOL_VERSION", "Call", "Immediate", "Session"]
 
@@ -47,7 +45,7 @@ class Call:
 class Session:
     """One connection's protocol state."""
 
-    def __init__(self, server: Server, *, stateless: bool = False) -> None:
+    def __init__(self, server: Served, *, stateless: bool = False) -> None:
         self.server = server
         # §5.2: a stateless HTTP session is implicitly initialized at the advertised
         # capabilities, and initialize/info are answered idempotently.

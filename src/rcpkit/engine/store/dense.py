@@ -11,14 +11,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-if TYPE_CHECKING:
-    from rcpkit.engine.filters import Filter
-    from rcpkit.engine.store.base import CommitResult, Store
+from rcpkit.engine.filters import Filter
+from rcpkit.engine.store.base import CommitResult, Store
 
 __all__ = ["DenseIndex", "DensePolicy", "LocalDenseSearch"]
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
 
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from rcpkit.protocol.errors import ErrorCode, RCPError
+from rcpkit.server.lowlevel import Server
 from rcpkit.server.runner import Runtime
 from rcpkit.transport.http.auth import ANONYMOUS
 from rcpkit.transport.http.config import HttpConfig
@@ -31,9 +31,6 @@ from rcpkit.transport.http.limits import (
 )
 from rcpkit.transport.http.sessions import SessionStore
 from rcpkit.transport.http.wire import Reply, RequestHeaders, send_reply
-
-if TYPE_CHECKING:
-    from rcpkit.server.lowlevel import Server
 
 __all__ = ["HttpApp", "build_http_app"]
 

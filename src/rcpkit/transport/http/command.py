@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-from typing import TYPE_CHECKING
 
+from rcpkit.server.lowlevel import Server
 from rcpkit.transport.http.auth import TOKENS_ENV, Credentials
 from rcpkit.transport.http.config import HttpConfig, Listen, RateLimit, is_loopback, parse_bind
-
-if TYPE_CHECKING:
-    from rcpkit.server.lowlevel import Server
 
 __all__ = ["config_from_args", "serve_command"]
 

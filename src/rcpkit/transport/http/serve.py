@@ -15,16 +15,14 @@ import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import uvicorn
 from starlette.types import ASGIApp
 
+from rcpkit.server.lowlevel import Server
 from rcpkit.transport.http.app import build_http_app
 from rcpkit.transport.http.config import HttpConfig, Listen
-
-if TYPE_CHECKING:
-    from rcpkit.server.lowlevel import Server
 
 __all__ = ["bind_socket", "run_http", "serve_asgi", "serve_http"]
 

@@ -13,15 +13,12 @@ import secrets
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from rcpkit.codec import Request
 from rcpkit.server.dispatcher import Dispatcher
+from rcpkit.server.registration import Served
 from rcpkit.server.session import Call, Immediate, Session
 from rcpkit.transport.http.limits import Clock
-
-if TYPE_CHECKING:
-    from rcpkit.server.lowlevel import Server
 
 __all__ = ["HttpSession", "SessionEntry", "SessionStore"]
 
@@ -29,7 +26,7 @@ __all__ = ["HttpSession", "SessionEntry", "SessionStore"]
 class HttpSession(Session):
     """A stateful session whose successful ``initialize`` carries its token."""
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: Served) -> None:
         super().__init__(server)
         self.token = ""  # minted by a successful initialize
 
