@@ -8,7 +8,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from rcpkit.check.model import Failed, Skipped
+from rcpkit.check.failures import Failed, Skipped
 from rcpkit.check.peer import Exchange, Peer, same_id
 
 __all__ = ["Context", "Probe", "describe"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from rcpkit.check.context import Context
+from rcpkit.check.context import Context
+from rcpkit.check.failures import Failed, Skipped
 
 __all__ = [
     "LEVELS",
@@ -22,14 +22,6 @@ __all__ = [
 
 LEVELS = ("L0", "L1", "L2")
 Status = Literal["PASS", "FAIL", "SKIP"]
-
-
-class Failed(Exception):
-    """A MUST the server did not meet; the message says what was seen."""
-
-
-class Skipped(Exception):
-    """The check does not apply (its capability is not advertised, §14.5)."""
 
 
 @dataclass(frozen=True, slots=True)

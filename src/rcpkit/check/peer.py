@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from rcpkit.check.model import Failed
+from rcpkit.check.failures import Failed
 
 __all__ = [
     "Exchange",

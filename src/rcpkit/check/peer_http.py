@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
-from rcpkit.check.model import Failed
+from rcpkit.check.failures import Failed
 from rcpkit.check.peer import Exchange, envelope_problems, is_notification, reject_constant
 from rcpkit.client.http import import_httpx
 

@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rcpkit.check.model import Failed
+from rcpkit.check.failures import Failed
 from rcpkit.check.peer import Exchange, envelope_problems, is_notification, reject_constant, same_id
 from rcpkit.transport.framing import LineSplitter, Oversized
 
