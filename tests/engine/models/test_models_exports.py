@@ -16,6 +16,8 @@ def test_the_models_package_exports_exactly_the_intended_names() -> None:
         "HashingSparseEncoder",
         "ModelIntegrityError",
         "ModelLoadError",
+        "OnnxOptions",
+        "OnnxSpec",
         "SparseEncoder",
         "SparseVector",
         "SpladeEncoder",

@@ -43,6 +43,7 @@ from rcpkit.engine.models._interfaces import (
 from rcpkit.engine.models._loader import load_embedder, load_sparse_encoder
 from rcpkit.engine.models._maxsim import maxsim, maxsim_many
 from rcpkit.engine.models._onnx_session import session_options
+from rcpkit.engine.models._onnx_spec import OnnxOptions, OnnxSpec
 from rcpkit.engine.models._splade import SpladeEncoder
 from rcpkit.engine.models._tokenizer import open_tokenizer, read_max_tokens
 from rcpkit.engine.models._transformer_embedder import TransformerEmbedder
@@ -58,6 +59,8 @@ __all__ = [
     "HashingSparseEncoder",
     "ModelIntegrityError",
     "ModelLoadError",
+    "OnnxOptions",
+    "OnnxSpec",
     "SparseEncoder",
     "SparseVector",
     "SpladeEncoder",

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, Unpack
 
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.models._integrity import ModelLoadError, verify_sha256
 from rcpkit.engine.models._interfaces import EmbedKind, Vectors, check_kind
 from rcpkit.engine.models._onnx_session import OnnxTokenEncoder
-from rcpkit.engine.models._tokenizer import ModelTokenizer, TokenBatch, read_max_tokens
+from rcpkit.engine.models._onnx_spec import OnnxOptions, OnnxSpec
+from rcpkit.engine.models._tokenizer import ModelTokenizer, TokenBatch
 from rcpkit.engine.models._vectors import l2_normalize
 
 __all__ = ["TokenEncoder", "TransformerEmbedder"]
@@ -59,54 +59,41 @@ class TransformerEmbedder:
         self._dimension = int(self._encoder.hidden_states(probe).shape[-1])
 
     @classmethod
+    def from_spec(
+        cls, spec: OnnxSpec, prefixes: Mapping[EmbedKind, str] | None = None
+    ) -> TransformerEmbedder:
+        """Load an ONNX encoder after checking its sha256 (when one is expected)."""
+        sha256 = spec.verify()
+        return cls(
+            OnnxTokenEncoder(spec.model, spec.threads),
+            ModelTokenizer(spec.tokenizer, spec.token_limit()),
+            identity=spec.identity_of(sha256),
+            batch_size=spec.batch_size,
+            prefixes=prefixes,
+        )
+
+    @classmethod
     def from_onnx(
         cls,
         model_path: Path,
         tokenizer_path: Path,
         *,
-        expected_sha256: str | None = None,
-        identity: str | None = None,
-        max_tokens: int | None = None,
-        threads: int = 2,
-        batch_size: int = 16,
         prefixes: Mapping[EmbedKind, str] | None = None,
+        **options: Unpack[OnnxOptions],
     ) -> TransformerEmbedder:
         """Load an ONNX encoder after checking its sha256 (when one is expected)."""
-        sha256 = verify_sha256(model_path, expected_sha256)
-        tokenizer = ModelTokenizer(tokenizer_path, max_tokens or read_max_tokens(tokenizer_path))
-        return cls(
-            OnnxTokenEncoder(model_path, threads),
-            tokenizer,
-            identity=identity or f"{model_path.parent.name}@onnx:sha256:{sha256[:12]}",
-            batch_size=batch_size,
-            prefixes=prefixes,
-        )
+        return cls.from_spec(OnnxSpec(model_path, tokenizer_path, **options), prefixes)
 
     @classmethod
     def from_onnx_directory(
         cls,
         directory: Path,
         *,
-        expected_sha256: str | None = None,
-        identity: str | None = None,
-        max_tokens: int | None = None,
-        threads: int = 2,
-        batch_size: int = 16,
         prefixes: Mapping[EmbedKind, str] | None = None,
+        **options: Unpack[OnnxOptions],
     ) -> TransformerEmbedder:
         """Load a user-supplied directory holding `model.onnx` and `tokenizer.json`."""
-        if not directory.is_dir():
-            raise ModelLoadError(f"not a model directory: {directory}")
-        return cls.from_onnx(
-            directory / "model.onnx",
-            directory / "tokenizer.json",
-            expected_sha256=expected_sha256,
-            identity=identity,
-            max_tokens=max_tokens,
-            threads=threads,
-            batch_size=batch_size,
-            prefixes=prefixes,
-        )
+        return cls.from_spec(OnnxSpec.of_directory(directory, **options), prefixes)
 
     @property
     def dimension(self) -> int:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol, Unpack, runtime_checkable
 
 import numpy as np
 
-from rcpkit.engine.models import ModelLoadError
+from rcpkit.engine.models import OnnxOptions, OnnxSpec
 from rcpkit.engine.rerank._batches import checked_batches
 from rcpkit.engine.rerank._interfaces import Checkpoint, RerankMethod, Scores
 from rcpkit.engine.rerank._onnx_pair_scorer import OnnxPairScorer
@@ -46,57 +46,27 @@ class CrossEncoderReranker:
         self._batch_size = batch_size
 
     @classmethod
+    def from_spec(cls, spec: OnnxSpec) -> CrossEncoderReranker:
+        """An ONNX cross-encoder, its model file's sha256 checked before it is opened."""
+        return cls(OnnxPairScorer(spec), batch_size=spec.batch_size)
+
+    @classmethod
     def from_onnx(
-        cls,
-        model_path: Path,
-        tokenizer_path: Path,
-        *,
-        expected_sha256: str | None = None,
-        tokenizer_sha256: str | None = None,
-        max_tokens: int | None = None,
-        threads: int = 2,
-        batch_size: int = 16,
-        identity: str | None = None,
+        cls, model_path: Path, tokenizer_path: Path, **options: Unpack[OnnxOptions]
     ) -> CrossEncoderReranker:
         """An ONNX cross-encoder, its model file's sha256 checked before it is opened."""
-        scorer = OnnxPairScorer(
-            model_path,
-            tokenizer_path,
-            expected_sha256=expected_sha256,
-            tokenizer_sha256=tokenizer_sha256,
-            max_tokens=max_tokens,
-            threads=threads,
-            identity=identity,
-        )
-        return cls(scorer, batch_size=batch_size)
+        return cls.from_spec(OnnxSpec(model_path, tokenizer_path, **options))
 
     @classmethod
     def from_onnx_directory(
-        cls,
-        directory: Path,
-        *,
-        expected_sha256: str | None = None,
-        tokenizer_sha256: str | None = None,
-        max_tokens: int | None = None,
-        threads: int = 2,
-        batch_size: int = 16,
+        cls, directory: Path, **options: Unpack[OnnxOptions]
     ) -> CrossEncoderReranker:
         """A user-supplied directory holding `model.onnx` and `tokenizer.json`.
 
         `max_tokens` defaults to the directory's own declaration
         (`sentence_bert_config.json`, else tokenizer.json truncation), else 512.
         """
-        if not directory.is_dir():
-            raise ModelLoadError(f"not a model directory: {directory}")
-        return cls.from_onnx(
-            directory / "model.onnx",
-            directory / "tokenizer.json",
-            expected_sha256=expected_sha256,
-            tokenizer_sha256=tokenizer_sha256,
-            max_tokens=max_tokens,
-            threads=threads,
-            batch_size=batch_size,
-        )
+        return cls.from_spec(OnnxSpec.of_directory(directory, **options))
 
     @classmethod
     def from_sentence_transformers(

@@ -9,7 +9,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from rcpkit.engine.models import ModelLoadError, read_max_tokens, session_options, verify_sha256
+from rcpkit.engine.models import ModelLoadError, OnnxSpec, session_options
 from rcpkit.engine.rerank._interfaces import Scores
 from rcpkit.engine.rerank._pair_tokenizer import PairBatch, PairTokenizer
 from rcpkit.engine.rerank._relevance import relevance_scores
@@ -65,28 +65,14 @@ class OnnxPairScorer:
     then, not on the first request. `InferenceSession.run` is thread-safe.
     """
 
-    def __init__(
-        self,
-        model_path: Path,
-        tokenizer_path: Path,
-        *,
-        expected_sha256: str | None = None,
-        tokenizer_sha256: str | None = None,
-        max_tokens: int | None = None,
-        threads: int = 2,
-        identity: str | None = None,
-    ) -> None:
-        sha256 = verify_sha256(model_path, expected_sha256)
-        if tokenizer_sha256 is not None:
-            verify_sha256(tokenizer_path, tokenizer_sha256)
-        self._tokenizer = PairTokenizer(
-            tokenizer_path, max_tokens or read_max_tokens(tokenizer_path)
-        )
-        self._session = _open_session(model_path, threads)
-        self._inputs = _input_types(self._session, model_path)
+    def __init__(self, spec: OnnxSpec) -> None:
+        sha256 = spec.verify()
+        self._tokenizer = PairTokenizer(spec.tokenizer, spec.token_limit())
+        self._session = _open_session(spec.model, spec.threads)
+        self._inputs = _input_types(self._session, spec.model)
         self._output = _logits_output(self._session)
-        self._identity = identity or f"{model_path.parent.name}@onnx:sha256:{sha256[:12]}"
-        self._probe(model_path)
+        self._identity = spec.identity_of(sha256)
+        self._probe(spec.model)
 
     @property
     def identity(self) -> str:
