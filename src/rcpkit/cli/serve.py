@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="default per-request deadline (§13.1)",
+        help="per-request deadline (§13.1); over HTTP the default is 300, 0 for none",
     )
     parser.add_argument("--max-batch", type=int, default=1024, help="largest JSON-RPC batch")
     parser.add_argument(

@@ -25,11 +25,15 @@ from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.server.context import LogLevel, RequestContext
 from rcpkit.server.session import Call, Immediate, Session
 
-__all__ = ["DEFAULT_MAX_BATCH", "Dispatcher"]
+__all__ = ["DEFAULT_DEADLINE", "DEFAULT_MAX_BATCH", "Dispatcher"]
 
 log = logging.getLogger("rcpkit.server")
 
 DEFAULT_MAX_BATCH = 1024
+# §13.1, §15.5: the server's own per-request deadline (seconds) when the operator
+# sets none; long enough for a large index/add, short enough that nothing is
+# held open forever. A request's `_meta.deadlineMs` can only shorten it.
+DEFAULT_DEADLINE = 300.0
 
 Reply = Callable[[bytes], None]
 

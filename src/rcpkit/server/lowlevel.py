@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -81,6 +81,24 @@ class Server:
             index = self.capabilities.index
             return registration if index is not None and index.writable else None
         return registration
+
+    def read_only_copy(self, writes: Iterable[str]) -> Server:
+        """This server without the write methods ``writes``, its index not writable.
+
+        What an unauthenticated HTTP caller is offered (§15.3): the copy derives
+        its own capabilities, so no write is advertised (``index`` stays, with
+        ``writable: false``, as long as ``index/add`` is registered).
+        """
+        copy = Server(self.name, self.version, read_only=True)
+        dropped = set(writes) - {"index/add"}  # kept: it carries the index capability
+        copy._registrations = {
+            method: registration
+            for method, registration in self._registrations.items()
+            if method not in dropped
+        }
+        copy._declared = dict(self._declared)
+        copy._extensions = {key: dict(value) for key, value in self._extensions.items()}
+        return copy
 
     # --- derived capabilities (STYLE §6: never kept by hand in a second place) ---
 

@@ -9,6 +9,7 @@ once per test.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +18,7 @@ import pytest
 from http_support import Clock, LiveServer, Serve
 
 from rcpkit.server.app import App
-from rcpkit.transport.http import HttpConfig
+from rcpkit.transport.http import HttpConfig, Listen
 from rcpkit.transport.http.app import build_http_app
 
 _running: list[LiveServer] = []
@@ -35,17 +36,23 @@ def _stop_servers_at_the_end() -> Iterator[None]:
 
 @pytest.fixture
 def serve() -> Iterator[Serve]:
-    """``serve(app, config=None, clock=None)`` → a LiveServer (``.url`` is the base URL)."""
+    """``serve(app, config=None, clock=None, listen=None)`` → a LiveServer (``.url`` is the
+    base URL). Without a config, anonymous callers may write (the tests' probes do)."""
     started: list[LiveServer] = []
 
     def start(
-        app: App | Any, config: HttpConfig | None = None, clock: Clock | None = None
+        app: App | Any,
+        config: HttpConfig | None = None,
+        clock: Clock | None = None,
+        listen: Listen | None = None,
     ) -> LiveServer:
-        config = config or HttpConfig()
+        config = config or HttpConfig(unauthenticated_writes=True)
         if isinstance(app, App):
             options = {"clock": clock} if clock is not None else {}
             app = build_http_app(app.server, config, **options)
-        server = LiveServer(app, config.base)
+        if listen is not None:
+            listen = dataclasses.replace(listen, port=0, drain_timeout=2)
+        server = LiveServer(app, config.base, listen)
         started.append(server)
         _running.append(server)
         return server

@@ -35,11 +35,12 @@ def frames_of(body: bytes) -> list[dict[str, Any]]:
 class LiveServer:
     """One app served on 127.0.0.1:<free port>."""
 
-    def __init__(self, app: Any, base: str) -> None:
-        self.sock = bind_socket(Listen(port=0))
+    def __init__(self, app: Any, base: str, listen: Listen | None = None) -> None:
+        listen = listen or Listen(port=0, drain_timeout=2)
+        self.sock = bind_socket(listen)
         self.url = url_of(self.sock, base)
         self.root = self.url.removesuffix(base) if base != "/" else self.url
-        self.server = uvicorn.Server(uvicorn_config(app, Listen(port=0, drain_timeout=2)))
+        self.server = uvicorn.Server(uvicorn_config(app, listen))
         self.thread = threading.Thread(target=self._run, name="uvicorn-test", daemon=True)
         self.thread.start()
 

@@ -114,3 +114,73 @@ def test_tenant_scoped_credentials_need_an_engine_that_honours_tenants() -> None
 def test_two_credentials_may_not_share_a_token() -> None:
     with pytest.raises(ValueError, match="repeats"):
         Credentials([Credential.of("a", "same"), Credential.of("b", "same")])
+
+
+def test_a_second_authorization_header_is_refused_whichever_comes_last(
+    serve: Serve, client: httpx.Client
+) -> None:
+    # Before: the last header won, so invalid-then-valid was let in (200).
+    live = serve(probe_app(Probe()), HttpConfig(credentials=TOKENS))
+    url = f"{live.url}/ping"
+    for headers in (
+        [("authorization", "Bearer nope"), ("authorization", "Bearer w-secret")],
+        [("authorization", "Bearer w-secret"), ("authorization", "Bearer w-secret")],
+        [("x-api-key", "nope"), ("x-api-key", "r-secret")],
+        [("authorization", "Bearer w-secret"), ("x-api-key", "r-secret")],
+    ):
+        response = client.post(url, json=rpc(1, "ping"), headers=headers)
+        assert response.status_code == 401, headers
+        assert response.json()["error"]["code"] == -32012
+
+
+def test_unknown_paths_and_verbs_are_answered_only_after_auth(
+    serve: Serve, client: httpx.Client
+) -> None:
+    # Before: 404, 405 and OPTIONS answered an unauthenticated caller.
+    live = serve(probe_app(Probe()), HttpConfig(credentials=TOKENS))
+    for response in (
+        client.post(f"{live.root}/elsewhere", json=rpc(1, "ping")),
+        client.get(f"{live.url}/ping"),
+        client.options(f"{live.url}/ping"),
+    ):
+        assert response.status_code == 401, response.request
+        assert response.json()["error"]["code"] == -32012
+    assert client.get(f"{live.url}/ping", headers=WRITER).status_code == 405
+    assert client.options(f"{live.url}/ping", headers=WRITER).status_code == 204
+    assert client.post(f"{live.root}/elsewhere", headers=WRITER, json={}).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("file_text", "tokens"),
+    [('[[token]]\nname = "e"\ntoken = "t"\ntenant = ""\n', ""), ("", "secret@")],
+)
+def test_an_empty_tenant_name_is_refused_at_load(
+    tmp_path: Path, file_text: str, tokens: str
+) -> None:
+    # Before: tenant "" (or `TOKEN@`) quietly shared the unscoped documents.
+    file = tmp_path / "tokens.toml"
+    file.write_text(file_text)
+    with pytest.raises(ValueError, match="empty tenant"):
+        Credentials.load(file if file_text else None, {"RCPKIT_HTTP_TOKENS": tokens})
+
+
+def test_without_auth_the_server_is_read_only_and_advertises_no_write(
+    serve: Serve, client: httpx.Client
+) -> None:
+    probe = Probe()
+    live = serve(probe_app(probe), HttpConfig())
+    info = client.post(f"{live.url}/info", json=rpc(1, "info")).json()["result"]
+    assert info["capabilities"]["index"]["writable"] is False
+    add = rpc(2, "index/add", {"documents": [{"text": "t"}]})
+    delete = rpc(3, "index/delete", {"ids": ["a"]})
+    for body in (add, delete):
+        refused = client.post(f"{live.url}/{body['method']}", json=body)
+        assert refused.status_code == 403
+        assert refused.json()["error"]["code"] == -32012
+    assert probe.writes == 0
+    assert (
+        "result"
+        in client.post(f"{live.url}/retrieve", json=rpc(4, "retrieve", {"query": "q"})).json()
+    )
+    opened = serve(probe_app(Probe()), HttpConfig(unauthenticated_writes=True))
+    assert "result" in client.post(f"{opened.url}/index/add", json=add).json()

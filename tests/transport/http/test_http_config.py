@@ -6,6 +6,7 @@ import pytest
 
 import rcpkit.transport.http
 from rcpkit.cli import _parser
+from rcpkit.server.dispatcher import DEFAULT_DEADLINE
 from rcpkit.transport.http import HttpConfig, RateLimit, parse_bind
 from rcpkit.transport.http.command import config_from_args
 from rcpkit.transport.http.config import is_loopback
@@ -110,6 +111,7 @@ def test_the_http_package_exports_exactly_its_public_names() -> None:
     assert set(rcpkit.transport.http.__all__) == {
         "Credential",
         "Credentials",
+        "HeadLimits",
         "HttpApp",
         "HttpConfig",
         "Listen",
@@ -122,3 +124,13 @@ def test_the_http_package_exports_exactly_its_public_names() -> None:
     }
     for name in rcpkit.transport.http.__all__:
         assert hasattr(rcpkit.transport.http, name)
+
+
+def test_http_requests_get_the_server_default_deadline_unless_told() -> None:
+    def deadline(*flags: str) -> float | None:
+        args = _parser().parse_args(["serve", "--http", "0", *flags])
+        return config_from_args(args)[0].deadline
+
+    assert HttpConfig().deadline == DEFAULT_DEADLINE == deadline()
+    assert deadline("--deadline", "5") == 5.0
+    assert deadline("--deadline", "0") is None

@@ -19,6 +19,8 @@ import pytest
 from http_support import rpc
 
 HERE = Path(__file__).parent
+KEYWORD_SERVER = (sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0")
+KEYWORD_SERVER += ("--engine", "keyword")
 
 
 class Spawned:
@@ -28,6 +30,7 @@ class Spawned:
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self._buffer = b""
         self.url = self.wait_for_line(rb"serving RCP over HTTP on (\S+)").decode()
+        self.stderr_so_far = self._seen
 
     def wait_for_line(self, pattern: bytes, timeout: float = 15.0) -> bytes:
         assert self.process.stderr is not None
@@ -36,6 +39,7 @@ class Spawned:
         while True:
             match = re.search(pattern, self._buffer)
             if match:
+                self._seen = self._buffer[: match.end()]
                 self._buffer = self._buffer[match.end() :]
                 return match.group(1) if match.groups() else match.group(0)
             ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
@@ -70,9 +74,7 @@ def spawn() -> Iterator[Any]:
 
 def test_the_reference_client_completes_a_session_against_rcpkit_serve_http(spawn: Any) -> None:
     rcp = pytest.importorskip("rcp")
-    server = spawn(
-        sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0", "--engine", "keyword"
-    )
+    server = spawn(*KEYWORD_SERVER, "--allow-unauthenticated-writes")
     assert server.url.startswith("http://127.0.0.1:") and server.url.endswith("/rcp")
     client = rcp.connect_http(server.url)
     try:
@@ -89,6 +91,25 @@ def test_the_reference_client_completes_a_session_against_rcpkit_serve_http(spaw
         client.shutdown()
     # A remote shutdown ends nothing but that caller's session: the server goes on.
     assert httpx.post(f"{server.url}/ping", json=rpc(1, "ping"), timeout=5).status_code == 200
+
+
+def test_serve_http_without_auth_is_read_only_and_says_so(spawn: Any) -> None:
+    server = spawn(*KEYWORD_SERVER)
+    assert b"serving read-only over HTTP" in server.stderr_so_far
+    info = httpx.post(f"{server.url}/info", json=rpc(1, "info"), timeout=5).json()["result"]
+    assert info["capabilities"]["index"]["writable"] is False  # no write is advertised
+    for id, (method, params) in enumerate(
+        [
+            ("index/add", {"documents": [{"id": "x", "text": "probe"}]}),
+            ("index/delete", {"ids": ["a"]}),
+        ]
+    ):
+        refused = httpx.post(f"{server.url}/{method}", json=rpc(id, method, params), timeout=5)
+        assert refused.status_code == 403, method
+        assert refused.json()["error"]["code"] == -32012
+    search = rpc(9, "retrieve", {"query": "probe"})
+    hits = httpx.post(f"{server.url}/retrieve", json=search, timeout=5).json()["result"]["hits"]
+    assert hits == []  # nothing was written
 
 
 def test_sigterm_drains_in_flight_requests_then_exits_zero(spawn: Any) -> None:

@@ -27,11 +27,14 @@ def test_a_path_that_names_another_method_is_invalid_request(
     assert probe.tenants == []  # the handler never ran
 
 
-def test_a_notification_on_the_wrong_path_is_400(serve: Serve, client: httpx.Client) -> None:
+def test_a_notification_on_the_wrong_path_is_an_invalid_request_with_200(
+    serve: Serve, client: httpx.Client
+) -> None:
     live = serve(probe_app(Probe()))
     cancel = {"jsonrpc": "2.0", "method": "notifications/cancel", "params": {"id": 1}}
     response = client.post(f"{live.url}/retrieve", json=cancel)
-    assert response.status_code == 400
+    assert response.status_code == 200
+    assert response.json()["id"] is None
     assert response.json()["error"]["code"] == -32600
 
 
@@ -47,7 +50,8 @@ def test_a_batch_is_posted_to_the_base_path_and_answered_as_an_array(
     assert replies[2]["result"]["hits"][0]["id"] == "q"
     assert replies[3]["error"]["code"] == -32600
     on_method = client.post(f"{live.url}/ping", json=[rpc(1, "ping")])
-    assert on_method.status_code == 400
+    assert on_method.status_code == 200  # §5.2: a JSON-RPC error body is HTTP 200
+    assert on_method.json()["error"]["code"] == -32600
 
 
 def test_a_single_request_may_also_go_to_the_base_path(serve: Serve, client: httpx.Client) -> None:

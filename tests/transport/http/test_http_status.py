@@ -29,10 +29,11 @@ def test_a_json_rpc_error_is_still_200(serve: Serve, client: httpx.Client) -> No
     assert (ungated.status_code, ungated.json()["error"]["code"]) == (200, -32003)
 
 
-def test_an_unparseable_body_is_400_with_a_parse_error(serve: Serve, client: httpx.Client) -> None:
+def test_an_unparseable_body_is_200_with_a_parse_error(serve: Serve, client: httpx.Client) -> None:
+    # §5.2: a JSON-RPC error response is still a well-formed response, so HTTP 200.
     live = serve(probe_app(Probe()))
     response = client.post(f"{live.url}/ping", content=b'{"jsonrpc": "2.0", "id": 1', headers=JSON)
-    assert response.status_code == 400
+    assert response.status_code == 200
     assert response.json() == {
         "jsonrpc": "2.0",
         "id": None,
@@ -40,11 +41,13 @@ def test_an_unparseable_body_is_400_with_a_parse_error(serve: Serve, client: htt
     }
 
 
-def test_a_body_that_is_not_a_request_is_400(serve: Serve, client: httpx.Client) -> None:
+def test_a_body_that_is_not_a_request_is_200_with_an_invalid_request(
+    serve: Serve, client: httpx.Client
+) -> None:
     live = serve(probe_app(Probe()))
     for body in (b'"hello"', b"[]", b'{"jsonrpc": "2.0"}', b'{"jsonrpc":"2.0","id":1,"result":{}}'):
         response = client.post(live.url, content=body, headers=JSON)
-        assert response.status_code == 400, body
+        assert response.status_code == 200, body
         assert response.json()["error"]["code"] == -32600, body
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rcpkit.transport.http.app import HttpApp, build_http_app
     from rcpkit.transport.http.auth import Credential, Credentials, Principal
-    from rcpkit.transport.http.config import HttpConfig, Listen, RateLimit, parse_bind
+    from rcpkit.transport.http.config import HeadLimits, HttpConfig, Listen, RateLimit, parse_bind
     from rcpkit.transport.http.serve import run_http, serve_http
 
 # Imported on first use: the CLI declares the HTTP options (``options``, ``config``)
@@ -25,6 +25,7 @@ _HOMES = {
     "Credential": "auth",
     "Credentials": "auth",
     "Principal": "auth",
+    "HeadLimits": "config",
     "HttpConfig": "config",
     "Listen": "config",
     "RateLimit": "config",
@@ -36,6 +37,7 @@ _HOMES = {
 __all__ = [
     "Credential",
     "Credentials",
+    "HeadLimits",
     "HttpApp",
     "HttpConfig",
     "Listen",

@@ -1,11 +1,14 @@
-"""The ASGI app: routing, admission (auth, origin, limits) and the lifespan.
+"""The ASGI app: admission (auth, origin, limits), routing and the lifespan.
 
-Order of checks, each before the next (§5.2, §15.6): the path is an RCP path
-(else 404), the verb is POST, the caller is authenticated (else 401, before
-``initialize``, ``info`` or capability gating can say anything), a browser
-origin is allowed, the body is JSON, the caller is within its rate and
-concurrency limits (else 429, or 503 when the whole server is full). Only
-then is the body read, under its size limit.
+Order of checks, each before the next (§5.2, §15.6): the caller is
+authenticated (else 401, before ``initialize``, ``info``, capability gating
+or even a 404/405 can say anything; only a CORS preflight, answered by the
+middleware, comes earlier), a browser origin is allowed, the path is an RCP
+path (404), the verb is POST (405), the body is declared JSON, the caller is
+within its rate (429). Then the body is read, under its size limit (the
+protocol bounds how long it may take), and only then is an in-flight slot
+taken (429 per caller, 503 for the whole server): a slow body holds a
+connection, never a slot (§15.5).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.server.lowlevel import Server
 from rcpkit.server.runner import Runtime
-from rcpkit.transport.http.auth import ANONYMOUS
+from rcpkit.transport.http.auth import ANONYMOUS, ANONYMOUS_READER, WRITE_METHODS
 from rcpkit.transport.http.config import HttpConfig
 from rcpkit.transport.http.exchange import Caller, Exchanges
 from rcpkit.transport.http.limits import (
@@ -30,7 +33,14 @@ from rcpkit.transport.http.limits import (
     Refusal,
 )
 from rcpkit.transport.http.sessions import SessionStore
-from rcpkit.transport.http.wire import Reply, RequestHeaders, send_reply
+from rcpkit.transport.http.wire import (
+    BodyTooLarge,
+    ClientGone,
+    Reply,
+    RequestHeaders,
+    read_body,
+    send_reply,
+)
 
 __all__ = ["HttpApp", "build_http_app"]
 
@@ -67,6 +77,12 @@ class HttpApp:
         self, server: Server, config: HttpConfig, *, clock: Clock = time.monotonic
     ) -> None:
         self.config = config
+        self._anonymous = ANONYMOUS
+        if config.credentials is None and not config.unauthenticated_writes:
+            # §15.3: nobody authenticated, so nobody may write; nor is a write offered.
+            self._anonymous = ANONYMOUS_READER
+            server = server.read_only_copy(WRITE_METHODS)
+        self.server = server
         self._prefix = "" if config.base == "/" else config.base
         self._slashed = self._prefix + "/"
         self._executor = ThreadPoolExecutor(config.workers, thread_name_prefix="rcpkit-http")
@@ -92,24 +108,29 @@ class HttpApp:
             if scope["type"] == "lifespan":
                 await self._lifespan(receive, send)
             return
-        path_method = self._path_method(scope["path"])
-        if path_method is None:
-            await send_reply(send, Reply.error(404, _invalid("not an RCP endpoint")))
-            return
-        if scope["method"] != "POST":
-            await send_reply(send, _not_post(scope["method"]))
-            return
         headers = RequestHeaders.of(scope["headers"])
         admitted = self._admit(headers, scope)
         if isinstance(admitted, Reply):
             await send_reply(send, admitted)
             return
-        shed = self._shed(admitted.key)
+        path_method = self._path_method(scope["path"])
+        refused = self._refuse_request(path_method, scope["method"], headers, admitted.key)
+        if refused is not None or path_method is None:
+            await send_reply(send, refused or Reply(500))
+            return
+        try:
+            body = await read_body(receive, self.config.max_body_bytes, headers.content_length)
+        except BodyTooLarge:
+            await send_reply(send, _too_large(self.config.max_body_bytes))
+            return
+        except ClientGone:
+            return
+        shed = self._take_slot(admitted.key)
         if shed is not None:
             await send_reply(send, shed)
             return
         try:
-            await self._exchanges.run(path_method, headers, admitted, receive, send)
+            await self._exchanges.run(path_method, headers, admitted, body, receive, send)
         finally:
             self._slots.release(admitted.key)
 
@@ -125,47 +146,58 @@ class HttpApp:
         return "" if path == self._prefix else None
 
     def _admit(self, headers: RequestHeaders, scope: Scope) -> Caller | Reply:
+        """Who the caller is (401) and whether its browser origin may call (403)."""
         credentials = self.config.credentials
-        principal = ANONYMOUS
+        principal = self._anonymous
         if credentials is not None:
-            found = credentials.authenticate(headers.authorization, headers.api_key)
+            found = None
+            if not headers.ambiguous:
+                found = credentials.authenticate(headers.authorization, headers.api_key)
             if found is None:
                 return Reply.error(401, _UNAUTHENTICATED, [(b"www-authenticate", b"Bearer")])
             principal = found
         if headers.origin is not None and not self._origin_allowed(headers.origin):
             # A browser page we were not configured to serve (or DNS rebinding).
             return Reply.error(403, RCPError(ErrorCode.UNAUTHORIZED, "origin not allowed"))
-        if not headers.is_json:
-            # Also keeps cross-origin pages from posting without a CORS preflight.
-            return Reply.error(400, _invalid("Content-Type must be application/json"))
         if principal.name is not None:
             return Caller(principal, f"credential:{principal.name}")
         client = scope.get("client")
         return Caller(principal, f"address:{client[0] if client else 'unknown'}")
 
-    def _origin_allowed(self, origin: str) -> bool:
-        return self._any_origin or origin in self._origins
-
-    def _shed(self, key: str) -> Reply | None:
-        """§15.5: refuse at the transport (429, 503) before reading the body."""
+    def _refuse_request(
+        self, path_method: str | None, verb: str, headers: RequestHeaders, key: str
+    ) -> Reply | None:
+        """An authenticated caller's request refused before its body is read."""
+        if path_method is None:
+            return Reply.error(404, _invalid("not an RCP endpoint"))
+        if verb != "POST":
+            return _not_post(verb)
+        if not headers.is_json:
+            # Also keeps cross-origin pages from posting without a CORS preflight.
+            return Reply.error(400, _invalid("Content-Type must be application/json"))
         if self._rates is not None:
             wait_ms = self._rates.acquire(key)
             if wait_ms is not None:
                 return _rate_limited("rate limit exceeded", wait_ms)
+        return None
+
+    def _origin_allowed(self, origin: str) -> bool:
+        return self._any_origin or origin in self._origins
+
+    def _take_slot(self, key: str) -> Reply | None:
+        """§15.5: an in-flight slot, taken once the body is in (429, 503 when none)."""
         refusal = self._slots.acquire(key)
         if refusal is None:
             return None
         if refusal is Refusal.CALLER:
             return _rate_limited("too many requests in flight", 1000)
-        if refusal is Refusal.SERVER:
-            error = RCPError(
-                ErrorCode.BACKEND_UNAVAILABLE,
-                "server at capacity",
-                retryable=True,
-                retry_after_ms=1000,
-            )
-            return Reply.error(503, error, [(b"retry-after", b"1")])
-        return None
+        error = RCPError(
+            ErrorCode.BACKEND_UNAVAILABLE,
+            "server at capacity",
+            retryable=True,
+            retry_after_ms=1000,
+        )
+        return Reply.error(503, error, [(b"retry-after", b"1")])
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -198,6 +230,17 @@ def _rate_limited(message: str, wait_ms: int) -> Reply:
 
 def _invalid(message: str) -> RCPError:
     return RCPError(ErrorCode.INVALID_REQUEST, message)
+
+
+def _too_large(limit: int) -> Reply:
+    error = RCPError(
+        ErrorCode.PAYLOAD_TOO_LARGE,
+        f"request body exceeds {limit} bytes",
+        extra={"limit": limit},
+        retryable=False,
+    )
+    # Close the connection: the rest of the body is never read (§15.5).
+    return Reply.error(413, error, [(b"connection", b"close")])
 
 
 _UNAUTHENTICATED = RCPError(

@@ -18,6 +18,7 @@ from typing import Any
 
 __all__ = [
     "ANONYMOUS",
+    "ANONYMOUS_READER",
     "TOKENS_ENV",
     "WRITE_METHODS",
     "Credential",
@@ -27,8 +28,9 @@ __all__ = [
 
 TOKENS_ENV = "RCPKIT_HTTP_TOKENS"
 
-# §15.3: writes are authorised independently of read access.
-WRITE_METHODS = frozenset({"index/add", "index/delete", "memory/build"})
+# §15.3: writes are authorised independently of read access. `feedback` is one:
+# a poisonSuspected report can quarantine a source for every reader.
+WRITE_METHODS = frozenset({"index/add", "index/delete", "memory/build", "feedback"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +46,8 @@ class Principal:
 
 
 ANONYMOUS = Principal(None)
+# Without configured auth, unless the operator allows anonymous writes.
+ANONYMOUS_READER = Principal(None, write=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +65,12 @@ class Credential:
     ) -> Credential:
         if not token:
             raise ValueError(f"credential {name!r} has an empty token")
+        if tenant is not None and not tenant.strip():
+            # §15.6: "" would share the unscoped documents; say so instead of guessing.
+            raise ValueError(
+                f"credential {name!r} has an empty tenant name "
+                "(omit `tenant` for an unscoped token)"
+            )
         return cls(name, _digest(token.encode()), tenant, write)
 
     @property
@@ -87,7 +97,12 @@ class Credentials:
         return any(principal.tenant is not None for principal in self._by_digest.values())
 
     def authenticate(self, authorization: bytes | None, api_key: bytes | None) -> Principal | None:
-        """The principal for these header values, or None when they name no credential."""
+        """The principal for these header values, or None when they name no credential.
+
+        Exactly one credential header counts: both at once name no credential.
+        """
+        if authorization is not None and api_key is not None:
+            return None
         token = _bearer(authorization) if authorization is not None else api_key
         if not token:
             return None
@@ -103,8 +118,10 @@ class Credentials:
         for number, entry in enumerate(entries, 1):
             token, at, tenant = entry.rpartition("@")
             if not at:
-                token, tenant = entry, ""
-            credentials.append(Credential.of(f"env-{number}", token, tenant=tenant or None))
+                credentials.append(Credential.of(f"env-{number}", entry))
+                continue
+            # `TOKEN@` names an empty tenant: refused by Credential.of, never unscoped.
+            credentials.append(Credential.of(f"env-{number}", token, tenant=tenant))
         return cls(credentials)
 
     @classmethod

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 from rcpkit.server.lowlevel import Server
-from rcpkit.transport.http.auth import TOKENS_ENV, Credentials
+from rcpkit.server.dispatcher import DEFAULT_DEADLINE
+from rcpkit.transport.http.auth import TOKENS_ENV, WRITE_METHODS, Credentials
 from rcpkit.transport.http.config import HttpConfig, Listen, RateLimit, is_loopback, parse_bind
 
 __all__ = ["config_from_args", "serve_command"]
@@ -38,7 +40,9 @@ def config_from_args(
         max_inflight=args.max_inflight or None,
         max_body_bytes=args.max_body_bytes,
         max_batch=args.max_batch,
-        deadline=args.deadline,
+        unauthenticated_writes=getattr(args, "allow_unauthenticated_writes", False),
+        # §13.1: the server's default unless the operator says otherwise (0: none).
+        deadline=DEFAULT_DEADLINE if args.deadline is None else (args.deadline or None),
         workers=args.workers,
     )
     listen = Listen(
@@ -61,5 +65,26 @@ def serve_command(server: Server, args: argparse.Namespace, *, tenant_aware: boo
         log.warning(
             "serving %s without authentication (set --auth-file or $%s)", listen.host, TOKENS_ENV
         )
+    if config.credentials is None:
+        _announce_write_policy(server, config)
     run_http(server, config, listen)
     return 0
+
+
+def _announce_write_policy(server: Server, config: HttpConfig) -> None:
+    """§15.3: without auth, say on stderr whether anyone may write (default: no one)."""
+    writes = sorted(method for method in WRITE_METHODS if server.registration(method))
+    if not writes:
+        return
+    if config.unauthenticated_writes:
+        message = (
+            "rcpkit: WARNING: no authentication and --allow-unauthenticated-writes: "
+            f"anyone who can reach the port may call {', '.join(writes)}"
+        )
+    else:
+        message = (
+            "rcpkit: serving read-only over HTTP: no authentication is configured, so "
+            f"{', '.join(writes)} are refused (-32012) and not advertised; set --auth-file "
+            f"or ${TOKENS_ENV}, or pass --allow-unauthenticated-writes"
+        )
+    print(message, file=sys.stderr, flush=True)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
+from rcpkit.server.dispatcher import DEFAULT_DEADLINE
 from rcpkit.transport.http.auth import Credentials
 
 __all__ = [
     "DEFAULT_BASE",
+    "HeadLimits",
     "HttpConfig",
     "Listen",
     "RateLimit",
@@ -41,6 +43,10 @@ class HttpConfig:
     is implicitly initialized. ``credentials``: None serves without auth.
     ``tenant_aware``: the engine honours ``ctx.tenant``; tenant-scoped
     credentials are refused without it, so a tenant can never see everything.
+    ``unauthenticated_writes``: without credentials, the server is read-only
+    (writes are refused with -32012 and not advertised) unless this is set.
+    ``deadline``: seconds per request (§13.1), the server default unless set;
+    None for no deadline.
     """
 
     base: str = DEFAULT_BASE
@@ -50,13 +56,14 @@ class HttpConfig:
     max_sessions_per_caller: int = 100
     credentials: Credentials | None = None
     tenant_aware: bool = False
+    unauthenticated_writes: bool = False
     cors_origins: tuple[str, ...] = ()
     rate_limit: RateLimit | None = None
     max_concurrent: int | None = 64
     max_inflight: int | None = 1024
     max_body_bytes: int = 16 * 1024 * 1024
     max_batch: int = 1024
-    deadline: float | None = None
+    deadline: float | None = DEFAULT_DEADLINE
     workers: int = 4
 
     def __post_init__(self) -> None:
@@ -74,12 +81,36 @@ class HttpConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class HeadLimits:
+    """What a request may cost the server before the app sees it (§15.5).
+
+    ``max_header_bytes`` bounds the request line plus every header;
+    ``max_headers`` their number. ``header_timeout`` bounds how long a request
+    head may take once its first byte arrived, ``body_timeout`` how long its
+    body may take once the head is complete (both in seconds, end to end, so a
+    client trickling one byte at a time cannot stretch them).
+    """
+
+    max_header_bytes: int = 64 * 1024
+    max_headers: int = 100
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+
+    def __post_init__(self) -> None:
+        if min(self.max_header_bytes, self.max_headers) < 1:
+            raise ValueError("header limits must be positive")
+        if min(self.header_timeout, self.body_timeout) <= 0:
+            raise ValueError("read timeouts must be positive")
+
+
+@dataclass(frozen=True, slots=True)
 class Listen:
     """Where and how the socket is served.
 
     ``drain_timeout`` bounds the graceful shutdown: in-flight requests get that
     long to finish after SIGTERM/SIGINT. ``trusted_proxies`` are the addresses
     whose ``X-Forwarded-For`` names the client (behind a load balancer).
+    ``head`` bounds what a request costs before the app sees it.
     """
 
     host: str = LOOPBACK
@@ -88,6 +119,7 @@ class Listen:
     drain_timeout: int = 30
     trusted_proxies: str | None = None
     backlog: int = 2048
+    head: HeadLimits = HeadLimits()
 
 
 def parse_bind(value: str) -> tuple[str, int]:

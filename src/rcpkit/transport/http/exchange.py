@@ -24,12 +24,9 @@ from rcpkit.transport.http.sessions import HttpSession, SessionEntry, SessionSto
 from rcpkit.transport.http.wire import (
     EVENT_STREAM,
     SESSION_HEADER,
-    BodyTooLarge,
-    ClientGone,
     Reply,
     RequestHeaders,
     decode_body,
-    read_body,
     send_json,
     send_reply,
     sse_frame,
@@ -80,16 +77,10 @@ class Exchanges:
         path_method: str,
         headers: RequestHeaders,
         caller: Caller,
+        body: bytes,
         receive: Receive,
         send: Send,
     ) -> None:
-        try:
-            body = await read_body(receive, self._config.max_body_bytes, headers.content_length)
-        except BodyTooLarge:
-            await send_reply(send, _too_large(self._config.max_body_bytes))
-            return
-        except ClientGone:
-            return
         frame, compact = decode_body(body)
         route = _vet(frame, path_method, caller.principal) or self._route(frame, headers, caller)
         if isinstance(route, Reply):
@@ -271,20 +262,23 @@ def _cancel(dispatcher: Dispatcher, ids: list[Any]) -> None:
 
 
 def _vet(frame: Frame, path_method: str, principal: Principal) -> Reply | None:
-    """Transport-level refusals: not a request, wrong path, or a forbidden method."""
+    """Refusals before a session: not a request, the wrong path, or a forbidden method.
+
+    §5.2: a well-formed JSON-RPC response — one carrying a JSON-RPC error
+    included — is HTTP 200. The transport can always produce one here, so a
+    parse error (-32700) or an invalid request (-32600) is a 200 with that body.
+    """
     if isinstance(frame, Invalid) and frame.id is None:
-        # §5.2: not valid JSON / not a JSON-RPC request → 400 (body still says why).
-        return Reply(400, codec.encode_error(None, frame.error))
+        return Reply(200, codec.encode_error(None, frame.error))
     if isinstance(frame, Response):
-        return Reply.error(400, _invalid("a JSON-RPC response is not a request"))
+        return Reply.error(200, _invalid("a JSON-RPC response is not a request"))
     if isinstance(frame, Batch) and path_method:
-        return Reply.error(400, _invalid("a batch is POSTed to the base path"))
+        return Reply.error(200, _invalid("a batch is POSTed to the base path"))
     if isinstance(frame, Request | Notification) and path_method and frame.method != path_method:
         # §5.2: the method in the URL path must match the body's.
         error = _invalid(f"the path names `{path_method}` but the body `{frame.method}`")
-        if isinstance(frame, Request):
-            return Reply(200, codec.encode_error(frame.id, error))
-        return Reply.error(400, error)
+        id = frame.id if isinstance(frame, Request) else None
+        return Reply(200, codec.encode_error(id, error))
     if principal.write:
         return None  # may call anything
     for method in _methods(frame):
@@ -335,17 +329,6 @@ def _drop(_data: bytes) -> None:
 
 def _invalid(message: str) -> RCPError:
     return RCPError(ErrorCode.INVALID_REQUEST, f"invalid request: {message}")
-
-
-def _too_large(limit: int) -> Reply:
-    error = RCPError(
-        ErrorCode.PAYLOAD_TOO_LARGE,
-        f"request body exceeds {limit} bytes",
-        extra={"limit": limit},
-        retryable=False,
-    )
-    # Close the connection: the rest of the body is never read (§15.5).
-    return Reply.error(413, error, [(b"connection", b"close")])
 
 
 _UNKNOWN_SESSION = RCPError(

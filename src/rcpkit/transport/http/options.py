@@ -38,6 +38,12 @@ def add_http_arguments(parser: argparse.ArgumentParser) -> None:
         help="TOML file of [[token]] tables (also: $RCPKIT_HTTP_TOKENS='TOKEN[@TENANT],...')",
     )
     http.add_argument(
+        "--allow-unauthenticated-writes",
+        action="store_true",
+        help="without --auth-file/$RCPKIT_HTTP_TOKENS, still accept index/add, index/delete, "
+        "memory/build and feedback from anyone who can reach the port (default: read-only)",
+    )
+    http.add_argument(
         "--cors-origin", action="append", metavar="ORIGIN", help="allowed browser origin (repeat)"
     )
     http.add_argument("--rate-limit", type=float, default=None, metavar="PER_SECOND")

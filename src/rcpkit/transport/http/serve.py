@@ -83,7 +83,7 @@ async def serve_asgi(
 def uvicorn_config(app: ASGIApp, listen: Listen) -> uvicorn.Config:
     return uvicorn.Config(
         app,
-        http=_http_protocol(),
+        http=_http_protocol(listen),
         lifespan="on",
         log_config=None,  # keep the process's own logging setup
         access_log=False,  # §15.6: no request logs by default
@@ -127,12 +127,12 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-def _http_protocol() -> type[asyncio.Protocol] | Literal["auto"]:
+def _http_protocol(listen: Listen) -> type[asyncio.Protocol] | Literal["auto"]:
     try:
-        from rcpkit.transport.http.protocol import HttpProtocol
+        from rcpkit.transport.http.protocol import protocol_for
     except ImportError:  # no httptools: uvicorn's pure-Python h11 protocol
         return "auto"
-    return HttpProtocol
+    return protocol_for(listen.head)
 
 
 def _to_stderr(url: str) -> None:

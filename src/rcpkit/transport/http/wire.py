@@ -47,6 +47,7 @@ class RequestHeaders:
     content_type: bytes = b""
     content_length: int | None = None
     origin: str | None = None
+    ambiguous = False  # a credential header was sent more than once
 
     @classmethod
     def of(cls, raw: Iterable[tuple[bytes, bytes]]) -> RequestHeaders:
@@ -57,12 +58,15 @@ class RequestHeaders:
             elif name == b"content-length":
                 headers.content_length = int(value) if value.strip().isdigit() else -1
             elif name == b"authorization":
+                # §15.6: two credentials are no credential (never "the last one wins").
+                headers.ambiguous = headers.ambiguous or headers.authorization is not None
                 headers.authorization = value
             elif name == b"accept":
                 headers.accept = value.lower()
             elif name == SESSION_HEADER:
                 headers.session = value.decode("latin-1").strip()
             elif name == b"x-api-key":
+                headers.ambiguous = headers.ambiguous or headers.api_key is not None
                 headers.api_key = value.strip()
             elif name == b"origin":
                 headers.origin = value.decode("latin-1")
