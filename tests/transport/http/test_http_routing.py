@@ -142,3 +142,24 @@ def _recv(sock: socket.socket) -> bytes:
     chunk = sock.recv(65536)
     assert chunk, "the server closed the connection"
     return chunk
+
+
+def test_ping_and_info_answer_the_same_on_the_fast_path_and_the_general_one(
+    serve: Serve, client: httpx.Client
+) -> None:
+    live = serve(probe_app(Probe()))
+    plain_ping = client.post(f"{live.url}/ping", json=rpc(7, "ping")).json()
+    assert plain_ping == {"jsonrpc": "2.0", "id": 7, "result": {}}
+    # A float id, a nonce, a stray field, a compact envelope: each takes the general path.
+    assert client.post(f"{live.url}/ping", json=rpc(1.5, "ping")).json()["id"] == 1.5
+    nonce = client.post(f"{live.url}/ping", json=rpc("n", "ping", {"nonce": "x"})).json()
+    assert nonce == {"jsonrpc": "2.0", "id": "n", "result": {"nonce": "x"}}
+    bad = client.post(f"{live.url}/ping", json=rpc(2, "ping", {"nonce": [1]})).json()
+    assert bad["error"]["code"] == -32602
+    info = client.post(f"{live.url}/info", json=rpc(3, "info")).json()
+    batch = client.post(live.url, json=[rpc(3, "info")]).json()
+    assert info == batch[0]
+    assert client.post(f"{live.url}/ping", json=rpc(4, "info")).json()["error"]["code"] == -32600
+    extra = {**rpc(5, "ping"), "x-extra": 1}
+    assert client.post(f"{live.url}/ping", json=extra).json()["result"] == {}
+    assert client.post(f"{live.url}/ping", json={"method": "ping"}).json() == {"result": {}}

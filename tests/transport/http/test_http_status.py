@@ -106,7 +106,7 @@ def test_no_response_produced_is_500_without_internals(
         raise RuntimeError("secret internal detail")
 
     monkeypatch.setattr(Dispatcher, "submit", broken)
-    response = client.post(f"{live.url}/ping", json=rpc(1, "ping"))
+    response = client.post(f"{live.url}/retrieve", json=rpc(1, "retrieve", {"query": "q"}))
     assert response.status_code == 500
     assert response.json()["error"] == {"code": -32603, "message": "internal error"}
     assert b"secret" not in response.content

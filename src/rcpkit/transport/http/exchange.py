@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+import msgspec
 from starlette.types import Receive, Send
 
 from rcpkit import codec
@@ -18,6 +19,7 @@ from rcpkit.codec import Batch, Frame, Invalid, Notification, Request, Response
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.server.dispatcher import Dispatcher
 from rcpkit.server.runner import Runtime
+from rcpkit.server.session import Immediate, Session
 from rcpkit.transport.http.auth import Principal
 from rcpkit.transport.http.config import HttpConfig
 from rcpkit.transport.http.sessions import HttpSession, SessionEntry, SessionStore
@@ -69,6 +71,8 @@ class Exchanges:
         self._server = runtime.server
         self._config = config
         self._sessions = sessions
+        self._stateless = Session(self._server, stateless=True)  # for ping and info only
+        self._fixed: dict[str, bytes] = {}  # their encoded results for empty params
         # §5.2: SSE only when `streaming` is advertised (fixed from here on, §13.2).
         self._streaming = self._server.capabilities.streaming is not None
 
@@ -81,6 +85,11 @@ class Exchanges:
         receive: Receive,
         send: Send,
     ) -> None:
+        if self._sessions is None:
+            answer = self._lifecycle(body, path_method)
+            if answer is not None:
+                await send_json(send, 200, answer)
+                return
         frame, compact = decode_body(body)
         route = _vet(frame, path_method, caller.principal) or self._route(frame, headers, caller)
         if isinstance(route, Reply):
@@ -94,6 +103,41 @@ class Exchanges:
                 await self._buffered(route, frame, compact, caller, receive, send)
         finally:
             self._settle(route)
+
+    # --- the fast path: ping and info on a stateless server ---
+
+    def _lifecycle(self, body: bytes, path_method: str) -> bytes | None:
+        """The answer to a plain ``ping``/``info``, or None for anything else.
+
+        They touch no session state and run no handler (the session answers them
+        itself), so one shared stateless session serves them all, without a
+        dispatcher per request. Only a body in exactly the common shape is taken
+        here; any other goes the general way, which validates it in full. Every
+        check before this point (auth, origin, rate, slots, body limits) has run.
+        """
+        try:
+            plain = _decode_lifecycle(body)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeError):
+            return None
+        if path_method not in ("", plain.method):
+            return None
+        if not plain.params:  # valid for both: the answer is fixed (§7.2, §7.15, §13.2)
+            result = self._fixed.get(plain.method) or self._fix(plain.method)
+            return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_encode_json(plain.id), result)
+        request = Request(plain.id, plain.method, plain.params)
+        try:
+            prepared = self._stateless.prepare(request)
+        except RCPError as error:
+            return codec.encode_error(request.id, error)
+        assert isinstance(prepared, Immediate)
+        return codec.encode_result(request.id, prepared.result)
+
+    def _fix(self, method: str) -> bytes:
+        prepared = self._stateless.prepare(Request(0, method, {}))
+        assert isinstance(prepared, Immediate)
+        result: bytes = _encode_json(prepared.result)
+        self._fixed[method] = result
+        return result
 
     # --- which session (§5.2 Sessions) ---
 
@@ -297,6 +341,23 @@ def _methods(frame: Frame) -> list[str]:
 def _ids(frame: Frame) -> list[Any]:
     members = frame.members if isinstance(frame, Batch) else [frame]
     return [member.id for member in members if isinstance(member, Request)]
+
+
+class _Lifecycle(msgspec.Struct, forbid_unknown_fields=True):
+    """A ``ping``/``info`` request in its plain shape (the fast path's only input).
+
+    These two are answered by the session alone and free of session state;
+    ``initialize`` and ``shutdown`` are not (they change the session they run on).
+    """
+
+    jsonrpc: Literal["2.0"]
+    id: int | str
+    method: Literal["ping", "info"]
+    params: dict[str, Any] | None = None
+
+
+_decode_lifecycle = msgspec.json.Decoder(_Lifecycle).decode
+_encode_json = msgspec.json.Encoder().encode
 
 
 def _initializes(frame: Frame) -> bool:

@@ -120,8 +120,9 @@ class HttpProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(CoalescingTransport(transport, self.loop))
-        self._head_bytes = 0  # bytes of the current request head so far
-        self._headers = 0
+        # Bytes read since the current request head began: httptools buffers a
+        # header whole before its callback, so the head is bounded as it arrives.
+        self._head_bytes = 0
         self._in_head = False  # a request has begun and its head is not complete
         self._in_body = False  # a head is complete and its body is not
         self._read_timer: asyncio.TimerHandle | None = None
@@ -172,20 +173,15 @@ class HttpProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._in_head = True
-        self._headers = 0
-
-    def on_url(self, url: bytes) -> None:
-        self._count(len(url))
-        super().on_url(url)
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self._headers += 1
-        if self._headers > self.limits.max_headers:
-            raise _Refused(431, _TOO_MANY_HEADERS)
-        self._count(len(name) + len(value))
-        super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
+        if len(self.headers) > self.limits.max_headers:
+            raise _Refused(431, _TOO_MANY_HEADERS)
+        if self._head_bytes > self.limits.max_header_bytes and self._head_size() > (
+            self.limits.max_header_bytes
+        ):
+            # This read held a whole head (and maybe more): measure the head itself.
+            raise _Refused(431, _HEAD_TOO_LARGE)
         self._stop_read_timer()
         self._in_head = False
         self._in_body = True
@@ -199,10 +195,8 @@ class HttpProtocol(HttpToolsProtocol):
 
     # --- refusals ---
 
-    def _count(self, size: int) -> None:
-        self._head_bytes += size
-        if self._head_bytes > self.limits.max_header_bytes:
-            raise _Refused(431, _HEAD_TOO_LARGE)
+    def _head_size(self) -> int:
+        return len(self.url) + sum(len(name) + len(value) for name, value in self.headers)
 
     def _read_timed_out(self) -> None:
         self._read_timer = None
