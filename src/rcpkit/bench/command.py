@@ -41,6 +41,14 @@ def _suite(name: str, store: str | None = None) -> Callable[[Scale], list[Figure
         from rcpkit.bench.engine import run as engine
 
         return partial(engine, store=store)
+    if name == "load":
+        from rcpkit.bench.load import run as load
+
+        return load
+    if name == "auth":
+        from rcpkit.bench.auth import run as auth
+
+        return auth
     from rcpkit.bench.http import run as http
 
     return http

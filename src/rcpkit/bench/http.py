@@ -133,11 +133,12 @@ class _Child:
     url: str
 
     @classmethod
-    def spawn(cls, command: list[str]) -> _Child:
+    def spawn(cls, command: list[str], env: dict[str, str] | None = None) -> _Child:
         process = subprocess.Popen(
             command,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
+            env=env,
             preexec_fn=lambda: os.sched_setaffinity(0, {_SERVER_CPU}),
         )
         return cls(process, _announced_url(process))

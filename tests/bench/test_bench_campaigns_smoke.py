@@ -1,0 +1,54 @@
+"""The hardening campaigns (issue 13) at the ``--smoke`` scale: R3 load and R4 auth/tenants.
+
+Only what must hold at any scale is asserted (no errors, nobody locked out,
+every refusal a -32012, no tenant reaching another); the speed figures of a
+smoke run mean nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def _figures(tmp_path: Path, suite: str) -> dict[str, dict[str, Any]]:
+    out = tmp_path / f"{suite}.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "rcpkit", "bench", suite, "--smoke", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(out.read_text(encoding="utf-8"))["figures"]
+    return {row["name"]: row for row in rows}
+
+
+def _one(figures: dict[str, dict[str, Any]], words: str) -> dict[str, Any]:
+    (row,) = (row for name, row in figures.items() if words in name)
+    return row
+
+
+def test_the_load_campaign_has_no_errors_and_no_caller_locked_out(tmp_path: Path) -> None:
+    figures = _figures(tmp_path, "load")
+    assert _one(figures, "mixed: errors")["value"] == 0
+    assert _one(figures, "mixed: calls answered")["value"] > 0
+    held = _one(figures, "still answering afterwards")
+    assert held["value"] == 50  # every idle connection of the smoke crowd
+    assert _one(figures, "slow bodies held open")["value"] == 100.0
+    assert _one(figures, "endless headers")["value"] == 100.0
+
+
+def test_the_auth_campaign_refuses_every_attack_and_no_tenant_reaches_another(
+    tmp_path: Path,
+) -> None:
+    figures = _figures(tmp_path, "auth")
+    refused = _one(figures, "refused 401/403 with -32012")
+    assert refused["value"] == refused["baseline_value"] > 100
+    assert "1 distinct refusal bodies" in refused["note"]
+    assert _one(figures, "cross-tenant hits")["value"] == 0
+    assert _one(figures, "cross-tenant effects")["value"] == 0
