@@ -39,6 +39,7 @@ from rcpkit.transport.http.wire import (
     Reply,
     RequestHeaders,
     read_body,
+    send_json,
     send_reply,
 )
 
@@ -100,6 +101,7 @@ class HttpApp:
         )
         runtime = Runtime(server, self._executor, config.deadline, config.max_batch)
         self._exchanges = Exchanges(runtime, config, self.sessions)
+        self._stateless = not config.stateful  # ping and info take the fast path
         self._any_origin = "*" in config.cors_origins
         self._origins = frozenset(config.cors_origins)
 
@@ -130,7 +132,11 @@ class HttpApp:
             await send_reply(send, shed)
             return
         try:
-            await self._exchanges.run(path_method, headers, admitted, body, receive, send)
+            answer = self._exchanges.lifecycle(body, path_method) if self._stateless else None
+            if answer is not None:
+                await send_json(send, 200, answer)
+            else:
+                await self._exchanges.run(path_method, headers, admitted, body, receive, send)
         finally:
             self._slots.release(admitted.key)
 

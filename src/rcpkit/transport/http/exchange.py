@@ -85,11 +85,6 @@ class Exchanges:
         receive: Receive,
         send: Send,
     ) -> None:
-        if self._sessions is None:
-            answer = self._lifecycle(body, path_method)
-            if answer is not None:
-                await send_json(send, 200, answer)
-                return
         frame, compact = decode_body(body)
         route = _vet(frame, path_method, caller.principal) or self._route(frame, headers, caller)
         if isinstance(route, Reply):
@@ -106,8 +101,8 @@ class Exchanges:
 
     # --- the fast path: ping and info on a stateless server ---
 
-    def _lifecycle(self, body: bytes, path_method: str) -> bytes | None:
-        """The answer to a plain ``ping``/``info``, or None for anything else.
+    def lifecycle(self, body: bytes, path_method: str) -> bytes | None:
+        """The answer to a plain ``ping``/``info`` on a stateless server, or None.
 
         They touch no session state and run no handler (the session answers them
         itself), so one shared stateless session serves them all, without a

@@ -94,6 +94,8 @@ def uvicorn_config(app: ASGIApp, listen: Listen) -> uvicorn.Config:
         proxy_headers=listen.trusted_proxies is not None,
         forwarded_allow_ips=listen.trusted_proxies,
         backlog=listen.backlog,
+        # Without httptools (uvicorn's h11 protocol), at least the head's size is bounded.
+        h11_max_incomplete_event_size=listen.head.max_header_bytes,
     )
 
 

@@ -74,6 +74,8 @@ class RequestHeaders:
 
     @property
     def is_json(self) -> bool:
+        if self.content_type == JSON:
+            return True
         media_type = self.content_type.partition(b";")[0].strip()
         return media_type == JSON or (
             media_type.startswith(b"application/") and media_type.endswith(b"+json")
