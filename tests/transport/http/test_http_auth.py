@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from http_apps import Probe, probe_app
 from http_support import Serve, rpc
 
-from rcpkit.transport.http import Credential, Credentials, HttpConfig
+from rcpkit.server.app import App
+from rcpkit.transport.http import Credential, Credentials, HttpApp, HttpConfig
 
 TOKENS = Credentials(
     [Credential.of("writer", "w-secret"), Credential.of("reader", "r-secret", write=False)]
@@ -184,3 +186,15 @@ def test_without_auth_the_server_is_read_only_and_advertises_no_write(
     )
     opened = serve(probe_app(Probe()), HttpConfig(unauthenticated_writes=True))
     assert "result" in client.post(f"{opened.url}/index/add", json=add).json()
+
+
+def test_a_server_without_writes_is_served_as_it_is_without_auth() -> None:
+    app = App("reader", "1")
+
+    @app.retrieve(max_k=5, modes=["sparse"])
+    def retrieve(params: Any) -> dict[str, Any]:
+        return {"hits": []}
+
+    assert HttpApp(app.server, HttpConfig()).server is app.server  # no read-only copy
+    writer = probe_app(Probe())
+    assert HttpApp(writer.server, HttpConfig()).server is not writer.server

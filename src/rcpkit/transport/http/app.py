@@ -82,7 +82,8 @@ class HttpApp:
         if config.credentials is None and not config.unauthenticated_writes:
             # §15.3: nobody authenticated, so nobody may write; nor is a write offered.
             self._anonymous = ANONYMOUS_READER
-            server = server.read_only_copy(WRITE_METHODS)
+            if any(server.registration(method) is not None for method in WRITE_METHODS):
+                server = server.read_only_copy(WRITE_METHODS)  # else: served as it is
         self.server = server
         self._prefix = "" if config.base == "/" else config.base
         self._slashed = self._prefix + "/"
