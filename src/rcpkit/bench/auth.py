@@ -5,10 +5,10 @@ deterministic hashing embedder and the regex graph, in a temporary folder):
 
 1. refusals: every RCP method (and an unknown one, a GET, an OPTIONS, a
    path outside the base) under every credential attack — none, a wrong
-   token, another scheme, an empty bearer, a token in ``params``/``_meta``,
-   a second ``Authorization`` header (bad then good, good then bad), a
-   bearer and an API key at once — must be HTTP 401/403 with a ``-32012``
-   body, and all of them the same body.
+   token, another scheme, an empty bearer, a near miss, a cookie, a second
+   ``Authorization`` header (bad then good, good then bad), two API keys, a
+   bearer and an API key at once; also a token in ``params``/``_meta`` —
+   must be HTTP 401/403 with a ``-32012`` body, and all of them the same body.
 2. tenants: ``acme`` writes marked documents; ``globex`` then tries to reach
    them through retrieve (every mode), filters, acme's cursor, acme's
    session id, ids (delete, overwrite), feedback (a poison report),
@@ -78,6 +78,12 @@ _ATTACKS: dict[str, list[tuple[str, str]]] = {
         ("authorization", "Bearer acme-bench-token"),
         ("authorization", "Bearer not-a-token"),
     ],
+    "a lowercase scheme, a wrong token": [("authorization", "bearer not-a-token")],
+    "the right token with a suffix": [("authorization", "Bearer acme-bench-tokenX")],
+    "a prefix of the right token": [("authorization", "Bearer acme-bench-toke")],
+    "an empty API key": [("x-api-key", "")],
+    "two API keys, bad then good": [("x-api-key", "nope"), ("x-api-key", "acme-bench-token")],
+    "the token in a cookie": [("cookie", "token=acme-bench-token; session=acme-bench-token")],
     "a bearer and an API key at once": [
         ("authorization", "Bearer acme-bench-token"),
         ("x-api-key", "globex-bench-token"),
