@@ -6,8 +6,8 @@ import argparse
 import logging
 import sys
 
-from rcpkit.server.lowlevel import Server
 from rcpkit.server.dispatcher import DEFAULT_DEADLINE
+from rcpkit.server.lowlevel import Server
 from rcpkit.transport.http.auth import TOKENS_ENV, WRITE_METHODS, Credentials
 from rcpkit.transport.http.config import HttpConfig, Listen, RateLimit, is_loopback, parse_bind
 
