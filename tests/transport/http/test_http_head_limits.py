@@ -172,3 +172,15 @@ def _answer_or_reset(sock: socket.socket) -> tuple[int | None, dict[str, Any] | 
     status_line, _, rest = data.partition(b"\r\n")
     body = rest.partition(b"\r\n\r\n")[2]
     return int(status_line.split()[1]), json.loads(body) if body else None
+
+
+def test_a_connection_that_never_sends_a_request_is_closed_like_an_idle_one(
+    serve: Serve,
+) -> None:
+    # Before: uvicorn armed its keep-alive timer only after a response, so a
+    # connection that never sent a byte was held forever.
+    live = serve(probe_app(Probe()), listen=Listen(keep_alive=1))
+    with connect(live) as sock:
+        started = time.monotonic()
+        assert sock.recv(1) == b""  # closed by the server, bounded by the socket timeout
+    assert time.monotonic() - started < 4
