@@ -73,6 +73,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.print_config:
         return _print_config(args, command)
+    try:
+        import mcp  # noqa: F401  (the SDK: named before anything is spawned)
+    except ImportError:
+        print("rcpkit mcp: needs the MCP SDK: pip install 'rcpkit[mcp]'", file=sys.stderr)
+        return 2
     from rcpkit.mcp_bridge.backends import Source
 
     if args.url is not None:
