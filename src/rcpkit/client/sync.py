@@ -40,14 +40,28 @@ class LoopThread:
         self._thread.daemon = True
         self._thread.start()
 
-    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None) -> T:
-        """Run ``coroutine`` on the loop and wait for it, at most ``timeout`` seconds."""
+    def run(
+        self,
+        coroutine: Coroutine[Any, Any, T],
+        timeout: float | None,
+        *,
+        stated: float | None = None,
+    ) -> T:
+        """Run ``coroutine`` on the loop and wait for it, at most ``timeout`` seconds.
+
+        ``stated`` is the deadline the caller set (``timeout`` adds a grace period
+        to it); a wait that runs out reports that one.
+        """
         future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
         try:
             return future.result(timeout)
         except concurrent.futures.TimeoutError:
+            if future.done():
+                raise  # the call's own DeadlineExceeded (a TimeoutError): keep its message
             future.cancel()
-            raise DeadlineExceeded("call", timeout or 0.0) from None
+            raise DeadlineExceeded(
+                "call", stated if stated is not None else timeout or 0.0
+            ) from None
         except BaseException:
             future.cancel()  # Ctrl-C: the task is cancelled, which cancels the request
             raise
@@ -168,16 +182,23 @@ class SyncClient:
     # --- calls ---
 
     def _wait(self, coroutine: Coroutine[Any, Any, T], options: dict[str, Any]) -> T:
-        return self._runner.run(coroutine, self._bound(options))
+        stated = self._timeout(options)
+        bound = None if stated is None else stated + _GRACE
+        return self._runner.run(coroutine, bound, stated=stated)
 
-    def _bound(self, options: dict[str, Any]) -> float | None:
+    def _timeout(self, options: dict[str, Any]) -> float | None:
+        """The deadline this call was given (its own, its options', else the client's)."""
         timeout = options.get("timeout")
         call = options.get("options")
         if timeout is None and isinstance(call, CallOptions):
             timeout = call.timeout
         if timeout is None:
             timeout = self.client.timeout
-        return None if timeout is None else float(timeout) + _GRACE
+        return None if timeout is None else float(timeout)
+
+    def _bound(self, options: dict[str, Any]) -> float | None:
+        stated = self._timeout(options)
+        return None if stated is None else stated + _GRACE
 
     def call(self, method: str, params: dict[str, Any] | None = None, **options: Any) -> Any:
         return self._wait(self.client.call(method, params, **options), options)
