@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
+from rcpkit.engine.filters import Filter
 from rcpkit.protocol.base import Id
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
@@ -50,6 +51,10 @@ class RequestContext:
         # touches only that tenant's documents and ids.
         self.tenant = tenant
         self.notes: list[str] = []
+        # §8: the request's filter as the runtime validated it (see rcpkit.matches).
+        self.filter: Filter | None = None
+        # The wire names of the params the client sent (a default is not a choice).
+        self.sent: frozenset[str] = frozenset()
         # Set by the runtime once the response is written; later frames are dropped.
         self.answered = False
         # Runtime use: where this request's notifications go (its connection or stream).
