@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import os
-import re
-import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from mcp import StdioServerParameters
+
+_CLIENT = str(Path(__file__).parent.parent / "client")
+if _CLIENT not in sys.path:
+    sys.path.append(_CLIENT)
+
+from client_support import announced_http  # noqa: E402
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -38,41 +41,8 @@ def http_bridge(args: Sequence[str], timeout: float = 30.0) -> Iterator[str]:
     words = list(args)
     cut = words.index("--") if "--" in words else len(words)  # options before `-- CMD`
     words[cut:cut] = ["--http", "127.0.0.1:0"]
-    process = subprocess.Popen(
-        [sys.executable, *words],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=environment(),
-        text=True,
-    )
-    try:
-        yield _announced_url(process, timeout)
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
-        assert process.stderr is not None
-        process.stderr.close()
-
-
-def _announced_url(process: subprocess.Popen[str], timeout: float) -> str:
-    assert process.stderr is not None
-    deadline = time.monotonic() + timeout
-    seen: list[str] = []
-    os.set_blocking(process.stderr.fileno(), True)
-    while time.monotonic() < deadline:
-        line = process.stderr.readline()  # the bridge announces, or exits (EOF)
-        if not line:
-            break
-        seen.append(line)
-        match = re.search(r"on (http://\S+)", line)
-        if match:
-            return match.group(1)
-    raise AssertionError(f"the bridge announced no URL: {''.join(seen)[-2000:]}")
+    with announced_http([sys.executable, *words], env=environment(), timeout=timeout) as (url, _):
+        yield url
 
 
 SLOW_SERVER = textwrap.dedent(
