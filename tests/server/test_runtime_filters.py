@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from rcpkit import App, RequestContext, matches
-from rcpkit.engine.filters import Clause
 from rcpkit.protocol import messages as m
+from rcpkit.protocol.filters import Clause
 from support import running
 
 DOCS = [

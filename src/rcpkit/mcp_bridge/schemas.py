@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rcpkit.engine.filters._operators import OPERATOR_RULES
+from rcpkit.protocol.filters import OPERATOR_RULES
 
 __all__ = ["filter_schema", "graph_schema", "index_add_schema", "retrieve_schema"]
 

@@ -6,9 +6,9 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from rcpkit.engine.filters import Filter
 from rcpkit.protocol.base import Id
 from rcpkit.protocol.errors import ErrorCode, RCPError
+from rcpkit.protocol.filters import Filter
 
 __all__ = ["LOG_LEVELS", "LogLevel", "RequestContext"]
 

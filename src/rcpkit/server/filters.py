@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
-from rcpkit.engine.filters import (
+from rcpkit.protocol.capabilities import Capabilities, FilterCapability
+from rcpkit.protocol.filters import (
     OPERATORS,
     And,
     Clause,
@@ -29,8 +30,7 @@ from rcpkit.engine.filters import (
     normalize_meta,
     parse_filter,
 )
-from rcpkit.engine.filters import matches as evaluate
-from rcpkit.protocol.capabilities import Capabilities, FilterCapability
+from rcpkit.protocol.filters import matches as evaluate
 
 __all__ = ["check_filter", "matches", "validate_filter"]
 
