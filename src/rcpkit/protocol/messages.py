@@ -67,8 +67,10 @@ __all__ = [
     "RerankParams",
     "RerankResult",
     "RerankedIndex",
+    "RetrieveMode",
     "RetrieveParams",
     "RetrieveResult",
+    "RewriteMethod",
     "ShutdownParams",
     "SparseEmbedParams",
     "SparseEmbedResult",
@@ -240,19 +242,22 @@ class Recency(Wire):
             raise ValueError("`halfLifeDays` must be > 0")
 
 
+# §7.7: the values a client may name (the client's typed keywords use these too).
+RetrieveMode = Literal["dense", "sparse", "hybrid"]
+RewriteMethod = Literal["rewrite", "hyde", "multi-query", "decompose", "step-back"]
+
+
 class RetrieveParams(Wire):
     query: QueryInput
     k: Count = 10
-    mode: Literal["dense", "sparse", "hybrid"] | None = None
+    mode: RetrieveMode | None = None
     modality: Modality | None = None
     candidate_k: Count | None = None
     fusion: Fusion | None = None
     # §7.7: an object, or `false` to switch reranking off.
     rerank: RerankOption | bool | None = None
     mmr: Mmr | None = None
-    rewrite: Literal["rewrite", "hyde", "multi-query", "decompose", "step-back"] | bool | None = (
-        None
-    )
+    rewrite: RewriteMethod | bool | None = None
     filter: Filter | None = None
     min_score: float | None = None
     recency: Recency | None = None
