@@ -32,6 +32,18 @@ def test_every_retrieve_field_is_a_keyword_of_every_surface() -> None:
         assert _keywords(method) == fields | CALL_OPTIONS, method
 
 
+def test_every_graph_field_is_a_keyword_and_op_comes_first() -> None:
+    fields = {field.name for field in msgspec.structs.fields(m.GraphParams)} - {"op"}
+    for method in (Client.graph, SyncClient.graph):
+        assert _keywords(method) == fields | CALL_OPTIONS, method
+        assert list(inspect.signature(method).parameters)[:2] == ["self", "op"]
+
+
+async def test_a_bound_method_shows_the_declared_signature() -> None:
+    shown = inspect.signature(Client.retrieve.__get__(object.__new__(Client)))
+    assert list(shown.parameters)[:2] == ["query", "k"]
+
+
 def test_mypy_catches_a_misspelt_mode_on_the_async_and_the_sync_client(tmp_path: Path) -> None:
     pytest.importorskip("mypy")
     probe = tmp_path / "probe.py"

@@ -24,7 +24,15 @@ from rcpkit.protocol.base import Encoding, Modality, Unit, Wire
 from rcpkit.protocol.content import QueryInput, TextInput
 from rcpkit.protocol.errors import RCPError
 
-__all__ = ["Prepared", "TypedMethods", "awaited", "build_params", "retrieve_call", "streamed"]
+__all__ = [
+    "Prepared",
+    "TypedMethods",
+    "awaited",
+    "build_params",
+    "graph_call",
+    "retrieve_call",
+    "streamed",
+]
 
 R = TypeVar("R", bound=Wire)
 P = ParamSpec("P")
@@ -81,6 +89,44 @@ def retrieve_call(
 _RETRIEVE_FIELDS = tuple(field.name for field in msgspec.structs.fields(m.RetrieveParams))
 
 
+def _describe(method: Callable[..., Any], prepare: Callable[..., Any]) -> None:
+    """``help()`` and ``inspect`` show the declaration's keywords, after ``self``."""
+    declared = inspect.signature(prepare)
+    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    method.__signature__ = declared.replace(  # type: ignore[attr-defined]
+        parameters=[this, *declared.parameters.values()]
+    )
+    method.__doc__ = prepare.__doc__
+
+
+def graph_call(
+    op: m.GraphOp,
+    *,
+    query: QueryInput | None = None,
+    k: int | None = None,
+    seed_ids: Sequence[str] | None = None,
+    hops: int | None = None,
+    level: int | None = None,
+    unit: Unit | None = None,
+    session_id: str | None = None,
+    cursor: str | None = None,
+    timeout: float | None = None,
+    options: CallOptions | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> Prepared[m.GraphResult]:
+    """§7.9 ``graph``: ``op`` in the advertised ``graph.ops``, the rest as typed keywords."""
+    given = locals()
+    fields = {name: given[name] for name in _GRAPH_FIELDS if given[name] is not None}
+    if "seed_ids" in fields:
+        fields["seed_ids"] = list(fields["seed_ids"])
+    params = build_params(m.GraphParams, **fields)
+    merged = (options or CallOptions()).merged(timeout, on_progress)
+    return Prepared("graph", params, m.GraphResult, merged)
+
+
+_GRAPH_FIELDS = tuple(field.name for field in msgspec.structs.fields(m.GraphParams))
+
+
 def awaited(
     prepare: Callable[P, Prepared[R]],
 ) -> Callable[Concatenate[TypedMethods, P], Coroutine[Any, Any, R]]:
@@ -92,8 +138,7 @@ def awaited(
             prepared.method, prepared.params, prepared.result, prepared.options
         )
 
-    call.__doc__ = prepare.__doc__
-    call.__signature__ = inspect.signature(prepare)  # type: ignore[attr-defined]
+    _describe(call, prepare)
     return call
 
 
@@ -108,8 +153,7 @@ def streamed(
             prepared.method, prepared.params, prepared.result, prepared.options
         )
 
-    call.__doc__ = prepare.__doc__
-    call.__signature__ = inspect.signature(prepare)  # type: ignore[attr-defined]
+    _describe(call, prepare)
     return call
 
 
@@ -237,19 +281,7 @@ class TypedMethods(ABC):
         params = m.TransformParams(query=query, method=method, n=n)
         return await self._run("query/transform", params, m.TransformResult, timeout, options)
 
-    async def graph(
-        self,
-        /,
-        op: Any,
-        *,
-        timeout: float | None = None,
-        options: CallOptions | None = None,
-        on_progress: ProgressCallback | None = None,
-        **fields: Any,
-    ) -> m.GraphResult:
-        """§7.9; ``fields`` are ``query``, ``k``, ``seed_ids``, ``hops``, ``level``, …"""
-        params = build_params(m.GraphParams, op=op, **fields)
-        return await self._run("graph", params, m.GraphResult, timeout, options, on_progress)
+    graph = awaited(graph_call)
 
     # --- index (§7.10, §7.11), catalog (§7.13) ---
 

@@ -40,6 +40,7 @@ __all__ = [
     "Fusion",
     "GraphEdge",
     "GraphNode",
+    "GraphOp",
     "GraphParams",
     "GraphResult",
     "IndexAddParams",
@@ -311,8 +312,12 @@ class TransformResult(Wire):
     hypothetical: str | None = None
 
 
+# §7.9: the graph operations.
+GraphOp = Literal["local", "global", "drift", "communities", "neighbors"]
+
+
 class GraphParams(Wire):
-    op: Literal["local", "global", "drift", "communities", "neighbors"]
+    op: GraphOp
     query: QueryInput | None = None
     k: Count | None = None
     seed_ids: list[str] | None = None
