@@ -35,7 +35,8 @@ __all__ = ["Bridge", "ToolSpec", "tools_for"]
 
 Formatter = Callable[[Mapping[str, Any], str], types.CallToolResult]
 
-# What MCP reserves under _meta (§ not ours): we read only these two keys.
+# MCP defines no deadline: a host may send RCP's own key (§13.1) in the request's _meta,
+# bare or namespaced.
 _DEADLINE_KEYS = ("deadlineMs", "rcpkit/deadlineMs")
 
 
