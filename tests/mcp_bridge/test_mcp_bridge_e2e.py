@@ -17,6 +17,7 @@ import mcp_types as types
 from mcp import Client
 from mcp_support import (
     SLOW_SERVER,
+    announced_http,
     bridge_args,
     environment,
     http_bridge,
@@ -267,3 +268,16 @@ async def test_an_injection_suspect_hit_says_so_in_its_header_and_meta(tmp_path:
     block = result.content[1]
     assert isinstance(block, types.TextContent) and block.meta is not None
     assert block.meta["rcpkit/trust"]["injectionSuspected"] is True
+
+
+async def test_an_rcp_engine_over_http_is_bridged_with_url() -> None:
+    engine = [sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0"]
+    with announced_http([*engine, "--engine", "keyword", "--sample"], env=environment()) as (
+        url,
+        _,
+    ):
+        async with Client(stdio_bridge(["-m", "rcpkit", "mcp", "--url", url])) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            result = await client.call_tool("retrieve", {"query": "reciprocal rank fusion"})
+    assert "retrieve" in names
+    assert not result.is_error and result.structured_content["hits"]
