@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -35,3 +36,12 @@ def test_a_missing_mcp_extra_is_named(
 def test_two_engine_sources_at_once_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["mcp", "--url", "http://127.0.0.1:1/rcp", "--", "true"]) == 2
     assert "one of" in capsys.readouterr().err
+
+
+def test_print_config_for_a_url_never_prints_the_token(capsys: pytest.CaptureFixture[str]) -> None:
+    url = "http://127.0.0.1:8080/rcp"
+    assert main(["mcp", "--url", url, "--token", "s3cret", "--print-config"]) == 0
+    printed = capsys.readouterr().out
+    entry = json.loads(printed)["mcpServers"]["rcpkit"]
+    assert "s3cret" not in printed
+    assert entry["args"][-2:] == ["--url", url] and "RCPKIT_TOKEN" in entry["env"]

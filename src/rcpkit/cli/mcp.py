@@ -131,6 +131,10 @@ def _print_config(args: argparse.Namespace, command: list[str]) -> int:
         snippet = host_config([], name=args.name, url=f"http://{host}:{port}{args.path}")
     else:
         snippet = host_config(_bridge_args(args, command), name=args.name)
+        if args.url is not None and args.token:
+            # Never print the secret itself: the host's config names where it goes.
+            entry = snippet["mcpServers"][args.name]
+            entry.setdefault("env", {})["RCPKIT_TOKEN"] = "<the RCP server's bearer token>"
     print(json.dumps(snippet, indent=2))
     return 0
 
