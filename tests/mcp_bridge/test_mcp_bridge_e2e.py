@@ -281,3 +281,20 @@ async def test_an_rcp_engine_over_http_is_bridged_with_url() -> None:
             result = await client.call_tool("retrieve", {"query": "reciprocal rank fusion"})
     assert "retrieve" in names
     assert not result.is_error and result.structured_content["hits"]
+
+
+async def test_a_host_pages_with_the_cursor_even_spelling_out_the_default_mode(
+    tmp_path: Path,
+) -> None:
+    documents = [{"id": f"d{i}", "text": f"solar panel note {i}"} for i in range(4)]
+    async with Client(stdio_bridge(bridge_args(tmp_path / "idx"))) as client:
+        await client.call_tool("index_add", {"documents": documents})
+        first = await client.call_tool("retrieve", {"query": "solar panel note", "k": 2})
+        cursor = first.structured_content["nextCursor"]
+        assert f"cursor={cursor}" in _texts(first)[0]  # the model is told how to go on
+        second = await client.call_tool(
+            "retrieve", {"query": "solar panel note", "k": 2, "mode": "hybrid", "cursor": cursor}
+        )
+    assert not second.is_error, _texts(second)
+    ids = [h["id"] for h in first.structured_content["hits"] + second.structured_content["hits"]]
+    assert sorted(ids) == ["d0#0", "d1#0", "d2#0", "d3#0"]
