@@ -298,3 +298,17 @@ async def test_a_host_pages_with_the_cursor_even_spelling_out_the_default_mode(
     assert not second.is_error, _texts(second)
     ids = [h["id"] for h in first.structured_content["hits"] + second.structured_content["hits"]]
     assert sorted(ids) == ["d0#0", "d1#0", "d2#0", "d3#0"]
+
+
+async def test_a_registry_with_a_dead_engine_is_served_by_the_live_ones(tmp_path: Path) -> None:
+    keyword = [sys.executable, "-m", "rcpkit", "serve", "--stdio", "--engine", "keyword"]
+    live = {"id": "live", "transport": "stdio", "command": [*keyword, "--sample"]}
+    live["passEnv"] = ["PYTHONPATH"]
+    dead = {"id": "dead", "transport": "stdio", "command": [sys.executable, "-c", "pass"]}
+    registry = tmp_path / "rcp.json"
+    registry.write_text(json.dumps({"engines": [live, dead]}))
+    args = ["-m", "rcpkit", "mcp", "--registry", str(registry)]
+    async with Client(stdio_bridge(args)) as client:
+        result = await client.call_tool("retrieve", {"query": "reciprocal rank fusion", "k": 2})
+    assert not result.is_error, _texts(result)
+    assert result.structured_content["_meta"]["federation"]["answered"] == ["live"]

@@ -10,6 +10,7 @@ through ``on_progress``; cancelling the awaiting task sends
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -155,7 +156,9 @@ async def open_backend(source: Source, *, connect_timeout: float = 30.0) -> Back
     """Connect (``initialize``) to the engine or registry ``source`` names."""
     if source.registry is not None:
         federation = Federation.load(source.registry, connect_timeout=connect_timeout)
-        await federation.connect()
+        for failure in await federation.connect():
+            # stdout is the MCP channel (stdio); the host shows stderr as the server's log.
+            print(f"rcpkit mcp: {failure.note()} (skipped)", file=sys.stderr, flush=True)
         return FederationBackend(federation)
     if source.url is not None:
         client = await Client.connect_http(
