@@ -62,3 +62,21 @@ def test_untyped_filter_fields_allow_every_advertised_operator() -> None:
     (clause,) = [c for c in schema["$defs"]["node"]["anyOf"] if "field" in c["properties"]]
     assert len(clause["properties"]["op"]["enum"]) == 10
     assert filter_schema({"fields": {}}) is None
+
+
+def test_the_bridge_package_exports_exactly_its_surface() -> None:
+    import rcpkit.mcp_bridge as bridge
+
+    assert set(bridge.__all__) == {
+        "Backend",
+        "Bridge",
+        "ClientBackend",
+        "FederationBackend",
+        "Source",
+        "ToolSpec",
+        "open_backend",
+        "serve_http",
+        "serve_stdio",
+        "tools_for",
+    }
+    assert all(hasattr(bridge, name) for name in bridge.__all__)
