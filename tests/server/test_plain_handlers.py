@@ -100,3 +100,18 @@ async def test_a_handler_returning_something_else_is_an_internal_error() -> None
     async with running(app) as peer:
         reply = await peer.request(1, "retrieve", {"query": "q"})
     assert reply["error"]["code"] == -32603
+
+
+async def test_typed_tier_retrieve_and_graph_handlers_may_return_plain_lists() -> None:
+    app = App("p", "1")
+    app.retrieve()(lambda params: [("x", 0.5, "text"), ("y", 0.25)])
+
+    @app.graph(ops=["local"])
+    async def graph(params: m.GraphParams, ctx: RequestContext) -> Any:
+        return [{"id": "node-hit", "score": 1.0}]
+
+    async with running(app) as peer:
+        retrieved = await peer.request(1, "retrieve", {"query": "q", "k": 1})
+        graphed = await peer.request(2, "graph", {"op": "local", "query": "q"})
+    assert retrieved["result"]["hits"] == [{"id": "x", "score": 0.5, "text": "text"}]
+    assert graphed["result"] == {"hits": [{"id": "node-hit", "score": 1.0}]}

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from rcpkit.protocol.base import Wire
 from rcpkit.protocol.methods import by_python_name
 from rcpkit.server.lowlevel import CAPABILITY_TYPES, HandlerMode, Server
-from rcpkit.server.plain import plain_handler
+from rcpkit.server.plain import plain_handler, plain_results
 from rcpkit.server.runner import run_async, run_stdio
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class App:
             fields = metadata.pop("filter", None) if name == "retrieve" else None
             if fields is not None:
                 self.advertise("filter", fields=fields)
-            runtime: Callable[..., Any] = handler
+            runtime: Callable[..., Any] = plain_results(name, handler)
             plain = plain_handler(name, handler)
             if plain is not None:
                 runtime = plain.wrapped()

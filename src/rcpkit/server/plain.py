@@ -32,7 +32,7 @@ from rcpkit.protocol import messages as m
 from rcpkit.protocol.content import Hit, text_of
 from rcpkit.server.context import RequestContext
 
-__all__ = ["PlainHandler", "plain_handler", "to_retrieve_result"]
+__all__ = ["PlainHandler", "plain_handler", "plain_results", "to_retrieve_result"]
 
 _FIELDS = {field.name: field.encode_name for field in msgspec.structs.fields(m.RetrieveParams)}
 _FLAGS = ("token_budget", "mmr", "recency")  # a parameter for it means the engine honours it
@@ -147,6 +147,46 @@ def _literal_values(annotation: object) -> list[Any]:
     for member in get_args(annotation):  # Optional[Literal[...]], Literal[...] | None
         values.extend(_literal_values(member))
     return values
+
+
+def plain_results(method: str, handler: Callable[..., Any]) -> Callable[..., Any]:
+    """A typed-tier ``retrieve``/``graph`` handler that may return a plain list of hits."""
+    if method not in ("retrieve", "graph"):
+        return handler
+    positional = [
+        p
+        for p in inspect.signature(handler).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    wants_context = len(positional) >= 2
+
+    def convert(result: Any, params: Any, ctx: RequestContext) -> Any:
+        if not _is_plain_list(result):
+            return result
+        if method == "retrieve":
+            return to_retrieve_result(result, params.k, ctx.notes)
+        hits = [_hit(item) for item in result][: params.k]
+        return m.GraphResult(hits=hits)
+
+    if inspect.iscoroutinefunction(handler):
+
+        async def call_async(params: Any, ctx: RequestContext) -> Any:
+            arguments = (params, ctx) if wants_context else (params,)
+            return convert(await handler(*arguments), params, ctx)
+
+        return call_async
+
+    def call(params: Any, ctx: RequestContext) -> Any:
+        arguments = (params, ctx) if wants_context else (params,)
+        return convert(handler(*arguments), params, ctx)
+
+    return call
+
+
+def _is_plain_list(value: Any) -> bool:
+    return isinstance(value, Iterable) and not isinstance(
+        value, str | bytes | Mapping | msgspec.Struct
+    )
 
 
 def to_retrieve_result(value: Any, k: int, notes: list[str]) -> Any:
