@@ -13,6 +13,7 @@ def test_the_top_level_exports_exactly_the_intended_names() -> None:
         "RequestContext",
         "Server",
         "__version__",
+        "matches",
     }
 
 
@@ -23,4 +24,5 @@ def test_every_exported_name_exists() -> None:
 
 
 def test_the_server_package_exports_its_two_tiers() -> None:
-    assert {"App", "Server", "RequestContext", "serve", "serve_stdio"} == set(rcpkit.server.__all__)
+    expected = {"App", "Server", "RequestContext", "matches", "serve", "serve_stdio"}
+    assert expected == set(rcpkit.server.__all__)

@@ -1,8 +1,16 @@
 """rcpkit — the Retrieval Context Protocol (RCP/1) in Python."""
 
 from rcpkit.protocol import ErrorCode, RCPError
-from rcpkit.server import App, RequestContext, Server
+from rcpkit.server import App, RequestContext, Server, matches
 
-__all__ = ["App", "ErrorCode", "RCPError", "RequestContext", "Server", "__version__"]
+__all__ = [
+    "App",
+    "ErrorCode",
+    "RCPError",
+    "RequestContext",
+    "Server",
+    "__version__",
+    "matches",
+]
 
 __version__ = "0.1.0"

@@ -86,7 +86,7 @@ async def test_malformed_params_are_refused_client_side_naming_the_field() -> No
     with pytest.raises(RCPError) as caught:
         await client.retrieve("q", k=0)
     assert caught.value.code == -32602 and caught.value.field == "k"
-    with pytest.raises(RCPError):
+    with pytest.raises(TypeError, match="no_such_option"):  # typed keywords: mypy says so too
         await client.retrieve("q", no_such_option=True)
     assert await server.silent()
     await finish(client, server)

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol
 
-from rcpkit.cli import bench, check, db, demo, gateway, index, query, serve
+from rcpkit.cli import bench, check, db, demo, gateway, index, mcp, query, serve
 from rcpkit.cli import eval as evaluate
 
 __all__ = ["COMMANDS", "Subcommand", "main"]
@@ -39,6 +39,7 @@ COMMANDS: dict[str, Subcommand] = {
     "demo": demo,
     "gateway": gateway,
     "check": check,
+    "mcp": mcp,
     "bench": bench,
 }
 
@@ -56,11 +57,12 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     server: list[str] = []
-    if words[:1] == ["eval"] and "--" in words:  # `rcpkit eval DATASET [options] -- <command>`
+    # `rcpkit eval DATASET [options] -- <command>`, `rcpkit mcp [options] -- <command>`
+    if words[:1] in (["eval"], ["mcp"]) and "--" in words:
         cut = words.index("--")
         words, server = words[:cut], words[cut + 1 :]
     args = _parser().parse_args(words)
-    if args.subcommand == "eval":
+    if args.subcommand in ("eval", "mcp"):
         args.command = server
     try:
         return COMMANDS[args.subcommand].run(args)

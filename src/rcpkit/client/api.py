@@ -7,9 +7,11 @@ the advertised capabilities before any I/O.
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Concatenate, Generic, Literal, ParamSpec, TypeVar
 
 import msgspec
 
@@ -18,13 +20,141 @@ from rcpkit.client.options import CallOptions
 from rcpkit.client.streaming import StreamingCall
 from rcpkit.client.wire import BY_PARAMS
 from rcpkit.protocol import messages as m
-from rcpkit.protocol.base import Wire
+from rcpkit.protocol.base import Encoding, Modality, Unit, Wire
 from rcpkit.protocol.content import QueryInput, TextInput
 from rcpkit.protocol.errors import RCPError
 
-__all__ = ["TypedMethods", "build_params"]
+__all__ = [
+    "Prepared",
+    "TypedMethods",
+    "awaited",
+    "build_params",
+    "graph_call",
+    "retrieve_call",
+    "streamed",
+]
 
 R = TypeVar("R", bound=Wire)
+P = ParamSpec("P")
+Struct = Mapping[str, Any]  # a nested params object may be given as its wire-shaped dict
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared(Generic[R]):
+    """A typed call, ready to send: method, params, result type and options."""
+
+    method: str
+    params: Wire
+    result: type[R]
+    options: CallOptions
+
+
+def retrieve_call(
+    query: QueryInput,
+    *,
+    k: int = 10,
+    mode: m.RetrieveMode | None = None,
+    modality: Modality | None = None,
+    candidate_k: int | None = None,
+    fusion: m.Fusion | Struct | None = None,
+    rerank: m.RerankOption | Struct | Literal[False] | None = None,
+    mmr: m.Mmr | Struct | None = None,
+    rewrite: m.RewriteMethod | Literal[False] | None = None,
+    filter: Struct | None = None,
+    min_score: float | None = None,
+    recency: m.Recency | Struct | None = None,
+    unit: Unit | None = None,
+    level: int | None = None,
+    token_budget: int | None = None,
+    session_id: str | None = None,
+    include_text: bool | None = None,
+    include_vectors: bool | None = None,
+    encoding: Encoding | None = None,
+    seed: int | None = None,
+    index_version: str | None = None,
+    strict: bool | None = None,
+    cursor: str | None = None,
+    timeout: float | None = None,
+    options: CallOptions | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> Prepared[m.RetrieveResult]:
+    """§7.7 ``retrieve``: every ``RetrieveParams`` field as a typed keyword (snake_case)."""
+    given = locals()
+    fields = {name: given[name] for name in _RETRIEVE_FIELDS if given[name] is not None}
+    params = build_params(m.RetrieveParams, **fields)
+    merged = (options or CallOptions()).merged(timeout, on_progress)
+    return Prepared("retrieve", params, m.RetrieveResult, merged)
+
+
+_RETRIEVE_FIELDS = tuple(field.name for field in msgspec.structs.fields(m.RetrieveParams))
+
+
+def _describe(method: Callable[..., Any], prepare: Callable[..., Any]) -> None:
+    """``help()`` and ``inspect`` show the declaration's keywords, after ``self``."""
+    declared = inspect.signature(prepare)
+    this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    method.__signature__ = declared.replace(  # type: ignore[attr-defined]
+        parameters=[this, *declared.parameters.values()]
+    )
+    method.__doc__ = prepare.__doc__
+
+
+def graph_call(
+    op: m.GraphOp,
+    *,
+    query: QueryInput | None = None,
+    k: int | None = None,
+    seed_ids: Sequence[str] | None = None,
+    hops: int | None = None,
+    level: int | None = None,
+    unit: Unit | None = None,
+    session_id: str | None = None,
+    cursor: str | None = None,
+    timeout: float | None = None,
+    options: CallOptions | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> Prepared[m.GraphResult]:
+    """§7.9 ``graph``: ``op`` in the advertised ``graph.ops``, the rest as typed keywords."""
+    given = locals()
+    fields = {name: given[name] for name in _GRAPH_FIELDS if given[name] is not None}
+    if "seed_ids" in fields:
+        fields["seed_ids"] = list(fields["seed_ids"])
+    params = build_params(m.GraphParams, **fields)
+    merged = (options or CallOptions()).merged(timeout, on_progress)
+    return Prepared("graph", params, m.GraphResult, merged)
+
+
+_GRAPH_FIELDS = tuple(field.name for field in msgspec.structs.fields(m.GraphParams))
+
+
+def awaited(
+    prepare: Callable[P, Prepared[R]],
+) -> Callable[Concatenate[TypedMethods, P], Coroutine[Any, Any, R]]:
+    """A client method that sends what ``prepare`` builds and awaits its typed result."""
+
+    async def call(self: TypedMethods, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        prepared = prepare(*args, **kwargs)
+        return await self._typed(
+            prepared.method, prepared.params, prepared.result, prepared.options
+        )
+
+    _describe(call, prepare)
+    return call
+
+
+def streamed(
+    prepare: Callable[P, Prepared[R]],
+) -> Callable[Concatenate[TypedMethods, P], StreamingCall[R]]:
+    """The same call as a :class:`StreamingCall`: iterate its progress, await its result."""
+
+    def call(self: TypedMethods, /, *args: P.args, **kwargs: P.kwargs) -> StreamingCall[R]:
+        prepared = prepare(*args, **kwargs)
+        return self._stream_typed(
+            prepared.method, prepared.params, prepared.result, prepared.options
+        )
+
+    _describe(call, prepare)
+    return call
 
 
 class TypedMethods(ABC):
@@ -125,33 +255,9 @@ class TypedMethods(ABC):
         )
         return await self._run("rerank", params, m.RerankResult, timeout, options, on_progress)
 
-    async def retrieve(
-        self,
-        query: QueryInput,
-        *,
-        k: int = 10,
-        timeout: float | None = None,
-        options: CallOptions | None = None,
-        on_progress: ProgressCallback | None = None,
-        **fields: Any,
-    ) -> m.RetrieveResult:
-        """§7.7; ``fields`` are the optional RetrieveParams fields (``mode``, ``filter``, …)."""
-        params = build_params(m.RetrieveParams, query=query, k=k, **fields)
-        return await self._run("retrieve", params, m.RetrieveResult, timeout, options, on_progress)
-
-    def stream_retrieve(
-        self,
-        query: QueryInput,
-        *,
-        k: int = 10,
-        timeout: float | None = None,
-        options: CallOptions | None = None,
-        **fields: Any,
-    ) -> StreamingCall[m.RetrieveResult]:
-        """``retrieve`` as a :class:`StreamingCall`: iterate its progress, await its result."""
-        params = build_params(m.RetrieveParams, query=query, k=k, **fields)
-        merged = (options or CallOptions()).merged(timeout, None)
-        return self._stream_typed("retrieve", params, m.RetrieveResult, merged)
+    # §7.7: one declaration (``retrieve_call``), awaited or streamed.
+    retrieve = awaited(retrieve_call)
+    stream_retrieve = streamed(retrieve_call)
 
     def stream(
         self, params: Wire, *, timeout: float | None = None, options: CallOptions | None = None
@@ -175,18 +281,7 @@ class TypedMethods(ABC):
         params = m.TransformParams(query=query, method=method, n=n)
         return await self._run("query/transform", params, m.TransformResult, timeout, options)
 
-    async def graph(
-        self,
-        op: Any,
-        *,
-        timeout: float | None = None,
-        options: CallOptions | None = None,
-        on_progress: ProgressCallback | None = None,
-        **fields: Any,
-    ) -> m.GraphResult:
-        """§7.9; ``fields`` are ``query``, ``k``, ``seed_ids``, ``hops``, ``level``, …"""
-        params = build_params(m.GraphParams, op=op, **fields)
-        return await self._run("graph", params, m.GraphResult, timeout, options, on_progress)
+    graph = awaited(graph_call)
 
     # --- index (§7.10, §7.11), catalog (§7.13) ---
 
@@ -239,6 +334,7 @@ class TypedMethods(ABC):
 
     async def memory_build(
         self,
+        /,
         *,
         timeout: float | None = None,
         options: CallOptions | None = None,
@@ -249,6 +345,7 @@ class TypedMethods(ABC):
 
     async def memory_recall(
         self,
+        /,
         query: QueryInput,
         *,
         timeout: float | None = None,

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import threading
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
 from rcpkit.client.client import Client
 from rcpkit.client.errors import DeadlineExceeded
@@ -22,12 +23,12 @@ from rcpkit.client.options import CallOptions
 from rcpkit.client.streaming import Event, StreamingCall
 from rcpkit.client.wire import Endpoint
 from rcpkit.protocol import messages as m
-from rcpkit.protocol.base import Wire
 from rcpkit.protocol.capabilities import Capabilities
 
-__all__ = ["LoopThread", "SyncClient", "SyncStreamingCall"]
+__all__ = ["LoopThread", "SyncClient", "SyncStreamingCall", "blocking", "blocking_stream"]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 _GRACE = 5.0
 
 
@@ -40,14 +41,28 @@ class LoopThread:
         self._thread.daemon = True
         self._thread.start()
 
-    def run(self, coroutine: Coroutine[Any, Any, T], timeout: float | None) -> T:
-        """Run ``coroutine`` on the loop and wait for it, at most ``timeout`` seconds."""
+    def run(
+        self,
+        coroutine: Coroutine[Any, Any, T],
+        timeout: float | None,
+        *,
+        stated: float | None = None,
+    ) -> T:
+        """Run ``coroutine`` on the loop and wait for it, at most ``timeout`` seconds.
+
+        ``stated`` is the deadline the caller set (``timeout`` adds a grace period
+        to it); a wait that runs out reports that one.
+        """
         future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
         try:
             return future.result(timeout)
         except concurrent.futures.TimeoutError:
+            if future.done():
+                raise  # the call's own DeadlineExceeded (a TimeoutError): keep its message
             future.cancel()
-            raise DeadlineExceeded("call", timeout or 0.0) from None
+            raise DeadlineExceeded(
+                "call", stated if stated is not None else timeout or 0.0
+            ) from None
         except BaseException:
             future.cancel()  # Ctrl-C: the task is cancelled, which cancels the request
             raise
@@ -98,6 +113,34 @@ class SyncStreamingCall(Generic[T]):
 async def _next(events: Any) -> Event:
     event: Event = await events.__anext__()
     return event
+
+
+def blocking(
+    method: Callable[Concatenate[Client, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[SyncClient, P], T]:
+    """The blocking twin of an async client method, with the same signature."""
+
+    def call(self: SyncClient, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._wait(method(self.client, *args, **kwargs), kwargs)
+
+    functools.update_wrapper(call, method)
+    return call
+
+
+def blocking_stream(
+    method: Callable[Concatenate[Client, P], StreamingCall[T]],
+) -> Callable[Concatenate[SyncClient, P], SyncStreamingCall[T]]:
+    """A streaming method for blocking code: events by iteration, then ``result()``."""
+
+    def call(self: SyncClient, /, *args: P.args, **kwargs: P.kwargs) -> SyncStreamingCall[T]:
+        async def start() -> StreamingCall[T]:
+            return method(self.client, *args, **kwargs)
+
+        started = self._wait(start(), kwargs)
+        return SyncStreamingCall(started, self._runner, self._bound(kwargs))
+
+    functools.update_wrapper(call, method)
+    return call
 
 
 class SyncClient:
@@ -167,75 +210,45 @@ class SyncClient:
 
     # --- calls ---
 
-    def _wait(self, coroutine: Coroutine[Any, Any, T], options: dict[str, Any]) -> T:
-        return self._runner.run(coroutine, self._bound(options))
+    def _wait(self, coroutine: Coroutine[Any, Any, T], options: Mapping[str, Any]) -> T:
+        stated = self._timeout(options)
+        bound = None if stated is None else stated + _GRACE
+        return self._runner.run(coroutine, bound, stated=stated)
 
-    def _bound(self, options: dict[str, Any]) -> float | None:
+    def _timeout(self, options: Mapping[str, Any]) -> float | None:
+        """The deadline this call was given (its own, its options', else the client's)."""
         timeout = options.get("timeout")
         call = options.get("options")
         if timeout is None and isinstance(call, CallOptions):
             timeout = call.timeout
         if timeout is None:
             timeout = self.client.timeout
-        return None if timeout is None else float(timeout) + _GRACE
+        return None if timeout is None else float(timeout)
 
-    def call(self, method: str, params: dict[str, Any] | None = None, **options: Any) -> Any:
-        return self._wait(self.client.call(method, params, **options), options)
+    def _bound(self, options: Mapping[str, Any]) -> float | None:
+        stated = self._timeout(options)
+        return None if stated is None else stated + _GRACE
 
-    def request(self, params: Wire, **options: Any) -> Wire:
-        return self._wait(self.client.request(params, **options), options)
-
-    def info(self, **options: Any) -> m.InitializeResult:
-        return self._wait(self.client.info(**options), options)
-
-    def ping(self, nonce: str | int | float | None = None, **options: Any) -> m.PingResult:
-        return self._wait(self.client.ping(nonce, **options), options)
-
-    def embed(self, inputs: Any, **options: Any) -> m.EmbedResult:
-        return self._wait(self.client.embed(inputs, **options), options)
-
-    def embed_sparse(self, texts: Any, **options: Any) -> m.SparseEmbedResult:
-        return self._wait(self.client.embed_sparse(texts, **options), options)
-
-    def embed_multi(self, inputs: Any, **options: Any) -> m.MultiEmbedResult:
-        return self._wait(self.client.embed_multi(inputs, **options), options)
-
-    def rerank(self, query: Any, passages: Any, **options: Any) -> m.RerankResult:
-        return self._wait(self.client.rerank(query, passages, **options), options)
-
-    def retrieve(self, query: Any, **options: Any) -> m.RetrieveResult:
-        return self._wait(self.client.retrieve(query, **options), options)
-
-    def stream_retrieve(self, query: Any, **options: Any) -> SyncStreamingCall[m.RetrieveResult]:
-        async def start() -> StreamingCall[m.RetrieveResult]:
-            return self.client.stream_retrieve(query, **options)
-
-        call = self._wait(start(), options)
-        return SyncStreamingCall(call, self._runner, self._bound(options))
-
-    def query_transform(self, query: Any, method: Any, **options: Any) -> m.TransformResult:
-        return self._wait(self.client.query_transform(query, method, **options), options)
-
-    def graph(self, op: Any, **options: Any) -> m.GraphResult:
-        return self._wait(self.client.graph(op, **options), options)
-
-    def index_add(self, documents: Any, **options: Any) -> m.IndexAddResult:
-        return self._wait(self.client.index_add(documents, **options), options)
-
-    def index_delete(self, ids: Any, **options: Any) -> m.IndexDeleteResult:
-        return self._wait(self.client.index_delete(ids, **options), options)
-
-    def catalog_list(self, **options: Any) -> m.CatalogListResult:
-        return self._wait(self.client.catalog_list(**options), options)
-
-    def feedback(self, signals: Any, **options: Any) -> m.FeedbackResult:
-        return self._wait(self.client.feedback(signals, **options), options)
-
-    def memory_build(self, **options: Any) -> m.MemoryBuildResult:
-        return self._wait(self.client.memory_build(**options), options)
-
-    def memory_recall(self, query: Any, **options: Any) -> m.MemoryRecallResult:
-        return self._wait(self.client.memory_recall(query, **options), options)
+    # Each blocking method is the async one, run and waited for: one declaration, two
+    # surfaces (the same typed keywords, so mypy checks `mode=` here as it does there).
+    call = blocking(Client.call)
+    request = blocking(Client.request)
+    info = blocking(Client.info)
+    ping = blocking(Client.ping)
+    embed = blocking(Client.embed)
+    embed_sparse = blocking(Client.embed_sparse)
+    embed_multi = blocking(Client.embed_multi)
+    rerank = blocking(Client.rerank)
+    retrieve = blocking(Client.retrieve)
+    stream_retrieve = blocking_stream(Client.stream_retrieve)
+    query_transform = blocking(Client.query_transform)
+    graph = blocking(Client.graph)
+    index_add = blocking(Client.index_add)
+    index_delete = blocking(Client.index_delete)
+    catalog_list = blocking(Client.catalog_list)
+    feedback = blocking(Client.feedback)
+    memory_build = blocking(Client.memory_build)
+    memory_recall = blocking(Client.memory_recall)
 
     # --- closing ---
 

@@ -18,7 +18,7 @@ from rcpkit.engine.ingest.indexer import (
 )
 from rcpkit.engine.models import encode_f32_base64
 from rcpkit.engine.retrieve.pipeline import retrieve
-from rcpkit.engine.retrieve.recall import SCORE_FLOORS
+from rcpkit.engine.retrieve.recall import DEFAULT_MODE, SCORE_FLOORS
 from rcpkit.engine.transform import TRANSFORM_METHODS
 from rcpkit.handlers.graph import graph_handler
 from rcpkit.protocol import messages as m
@@ -51,7 +51,7 @@ def build_engine_app(engine: Engine) -> App:
     @app.retrieve(
         max_k=config.max_k,
         modes=["dense", "sparse", "hybrid"],
-        default_mode="hybrid",
+        default_mode=DEFAULT_MODE,  # what an omitted mode means (cursors bind it too)
         fusion=["rrf", "weighted", "convex"],
         mmr=True,
         rerank_builtin=True,

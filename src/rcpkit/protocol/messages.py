@@ -40,6 +40,7 @@ __all__ = [
     "Fusion",
     "GraphEdge",
     "GraphNode",
+    "GraphOp",
     "GraphParams",
     "GraphResult",
     "IndexAddParams",
@@ -67,8 +68,10 @@ __all__ = [
     "RerankParams",
     "RerankResult",
     "RerankedIndex",
+    "RetrieveMode",
     "RetrieveParams",
     "RetrieveResult",
+    "RewriteMethod",
     "ShutdownParams",
     "SparseEmbedParams",
     "SparseEmbedResult",
@@ -240,19 +243,22 @@ class Recency(Wire):
             raise ValueError("`halfLifeDays` must be > 0")
 
 
+# §7.7: the values a client may name (the client's typed keywords use these too).
+RetrieveMode = Literal["dense", "sparse", "hybrid"]
+RewriteMethod = Literal["rewrite", "hyde", "multi-query", "decompose", "step-back"]
+
+
 class RetrieveParams(Wire):
     query: QueryInput
     k: Count = 10
-    mode: Literal["dense", "sparse", "hybrid"] | None = None
+    mode: RetrieveMode | None = None
     modality: Modality | None = None
     candidate_k: Count | None = None
     fusion: Fusion | None = None
     # §7.7: an object, or `false` to switch reranking off.
     rerank: RerankOption | bool | None = None
     mmr: Mmr | None = None
-    rewrite: Literal["rewrite", "hyde", "multi-query", "decompose", "step-back"] | bool | None = (
-        None
-    )
+    rewrite: RewriteMethod | bool | None = None
     filter: Filter | None = None
     min_score: float | None = None
     recency: Recency | None = None
@@ -306,8 +312,12 @@ class TransformResult(Wire):
     hypothetical: str | None = None
 
 
+# §7.9: the graph operations.
+GraphOp = Literal["local", "global", "drift", "communities", "neighbors"]
+
+
 class GraphParams(Wire):
-    op: Literal["local", "global", "drift", "communities", "neighbors"]
+    op: GraphOp
     query: QueryInput | None = None
     k: Count | None = None
     seed_ids: list[str] | None = None

@@ -1,23 +1,33 @@
 """The decorator API over the low-level server, for people wrapping their own engine.
 
 >>> app = App("my-engine", "1.0")
->>> @app.retrieve(max_k=50, modes=["sparse"])
-... def retrieve(params: RetrieveParams, ctx: RequestContext) -> RetrieveResult: ...
->>> app.run_stdio()
+>>> @app.retrieve(max_k=50, filter={"tag": "keyword"})
+... def search(query: str, k: int = 5, mode: Literal["sparse"] = "sparse", filter=None):
+...     return [(doc.id, doc.score, doc.text) for doc in index.search(query, k)
+...             if matches(filter, doc.meta)]
+>>> app.run_stdio()          # or app.run_http(8080)
 
 Every RCP method is a decorator named after it (``index/add`` → ``app.index_add``);
-keyword arguments are the method's capability metadata (snake_case).
+keyword arguments are the method's capability metadata (snake_case). A
+``retrieve`` handler may take its fields by name and return plain Python
+(``rcpkit.server.plain``); ``filter=`` on it advertises the filter fields, and
+the runtime validates every request's filter against them before the handler
+runs (§8).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rcpkit.protocol.base import Wire
 from rcpkit.protocol.methods import by_python_name
 from rcpkit.server.lowlevel import CAPABILITY_TYPES, HandlerMode, Server
-from rcpkit.server.runner import run_stdio
+from rcpkit.server.plain import plain_handler, plain_results
+from rcpkit.server.runner import run_async, run_stdio
+
+if TYPE_CHECKING:
+    from rcpkit.transport.http.config import HttpConfig
 
 __all__ = ["App"]
 
@@ -41,8 +51,19 @@ class App:
         """Register the decorated function for the RCP (or ``x-vendor/``) method ``name``."""
 
         def register(handler: F) -> F:
+            fields = metadata.pop("filter", None) if name == "retrieve" else None
+            if fields is not None:
+                self.advertise("filter", fields=fields)
+            runtime: Callable[..., Any] = plain_results(name, handler)
+            plain = plain_handler(name, handler)
+            if plain is not None:
+                runtime = plain.wrapped()
+                for key, value in plain.capability.items():
+                    metadata.setdefault(key, value)
+                if plain.paginates:
+                    self.advertise("pagination")
             self.server.handle(
-                name, handler, capability=_capability(name, capability, metadata), mode=mode
+                name, runtime, capability=_capability(name, capability, metadata), mode=mode
             )
             return handler
 
@@ -66,6 +87,24 @@ class App:
     def run_stdio(self, **options: Any) -> None:
         """Serve this process's stdin/stdout until shutdown or EOF."""
         run_stdio(self.server, **options)
+
+    async def serve_http(
+        self, port: int = 8080, host: str = "127.0.0.1", *, config: HttpConfig | None = None
+    ) -> None:
+        from rcpkit.transport.http.config import Listen
+        from rcpkit.transport.http.serve import serve_http
+
+        await serve_http(self.server, config, Listen(host=host, port=port))
+
+    def run_http(
+        self, port: int = 8080, host: str = "127.0.0.1", *, config: HttpConfig | None = None
+    ) -> None:
+        """Serve RCP over HTTP (§5.2; the ``http`` extra) until SIGINT/SIGTERM.
+
+        ``host`` defaults to loopback (§15.1); ``port=0`` picks a free port (the
+        address is printed on stderr). ``config``: base path, auth, sessions, limits.
+        """
+        run_async(self.serve_http(port, host, config=config))
 
 
 def _capability(

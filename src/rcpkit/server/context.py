@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from rcpkit.protocol.base import Id
 from rcpkit.protocol.errors import ErrorCode, RCPError
+from rcpkit.protocol.filters import Filter
 
 __all__ = ["LOG_LEVELS", "LogLevel", "RequestContext"]
 
@@ -50,6 +51,10 @@ class RequestContext:
         # touches only that tenant's documents and ids.
         self.tenant = tenant
         self.notes: list[str] = []
+        # §8: the request's filter as the runtime validated it (see rcpkit.matches).
+        self.filter: Filter | None = None
+        # The wire names of the params the client sent (a default is not a choice).
+        self.sent: frozenset[str] = frozenset()
         # Set by the runtime once the response is written; later frames are dropped.
         self.answered = False
         # Runtime use: where this request's notifications go (its connection or stream).

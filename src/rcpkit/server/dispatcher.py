@@ -264,6 +264,8 @@ class Dispatcher:
             tenant=self._tenant,
         )
         context.notes.extend(call.notes)
+        context.filter = call.filter
+        context.sent = call.sent
         context.sink = notify
         return context
 

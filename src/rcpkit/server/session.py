@@ -16,6 +16,7 @@ from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.protocol.methods import METHODS, MethodSpec
 from rcpkit.protocol.validation import parse_params
 from rcpkit.server.context import LOG_LEVELS
+from rcpkit.server.filters import check_filter
 from rcpkit.server.gating import check_options
 from rcpkit.server.registration import Registration, Served
 
@@ -40,6 +41,8 @@ class Call:
     params: Any
     registration: Registration
     notes: list[str]
+    filter: Any = None  # the parsed §8 filter of a retrieve, when it carried one
+    sent: frozenset[str] = frozenset()  # the wire names of the params the client sent
 
 
 class Session:
@@ -90,7 +93,9 @@ class Session:
         params = parse_params(spec.params, request.params)
         notes: list[str] = []
         params = check_options(method, params, self.server.capabilities, notes)
-        return Call(method, params, registration, notes)
+        # §8: before the handler, so every server answers a bad filter the same way.
+        tree = check_filter(method, params, self.server.capabilities)
+        return Call(method, params, registration, notes, tree, frozenset(request.params))
 
     def _prepare_extension(self, request: Request) -> Call:
         # §6.2: x-<vendor>/<name> methods are gated by an x-<vendor> capability;

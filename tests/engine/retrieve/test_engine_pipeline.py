@@ -131,6 +131,29 @@ async def test_pages_are_disjoint_and_complete_across_a_concurrent_write(call: C
     assert pages == whole  # no repeats, no gaps, the new document not mixed in
 
 
+async def test_a_cursor_reused_with_an_omitted_option_spelled_as_its_default_is_the_same_query(
+    call: Calls,
+) -> None:
+    omitted = {"query": "electricity solar wind batteries bicycle", "k": 2}
+    spelled = {
+        **omitted,
+        "mode": "hybrid",
+        "fusion": {"method": "rrf", "rrfK": 60},
+        "includeText": True,
+        "strict": True,
+        "rerank": False,
+    }
+    first = await call.result("retrieve", omitted)
+    second_page = await call.result("retrieve", {**spelled, "cursor": first["nextCursor"]})
+    back = await call.result("retrieve", {**omitted, "cursor": second_page["nextCursor"]})
+    whole = ids(await call.result("retrieve", {**omitted, "k": 6}))
+    assert ids(first) + ids(second_page) + ids(back) == whole
+    different = await call.error(
+        "retrieve", {**omitted, "mode": "sparse", "cursor": first["nextCursor"]}
+    )
+    assert different["code"] == -32602  # a real change of params is still refused
+
+
 async def test_forged_mismatched_and_expired_cursors_are_refused(tmp_path: Path) -> None:
     engine = make_engine(tmp_path / "cur", snapshot_retention=1)
     async with serving(engine) as peer:

@@ -1,5 +1,8 @@
 """Metadata filtering (§8): validate a client's filter tree, then evaluate or compile it.
 
+The language itself (tree, validator, evaluator) is ``rcpkit.protocol.filters``,
+shared with the server runtime; the SQL compilers are the engine's own.
+
 ``parse_filter`` turns the untrusted ``retrieve.filter`` object into a typed tree
 or raises the precise -32602/-32005 (§8, §12); ``normalize_meta`` is what a store
 saves per document at write time; ``matches`` evaluates a tree in Python and
@@ -21,12 +24,20 @@ query languages is in ``_compilers``.
 
 from __future__ import annotations
 
-from rcpkit.engine.filters._evaluate import matches
-from rcpkit.engine.filters._normalize import normalize_meta
-from rcpkit.engine.filters._parse import parse_filter
 from rcpkit.engine.filters._postgres import compile_postgres
 from rcpkit.engine.filters._sqlite import compile_sqlite
-from rcpkit.engine.filters._tree import OPERATORS, And, Clause, FieldType, Filter, Not, Or
+from rcpkit.protocol.filters import (
+    OPERATORS,
+    And,
+    Clause,
+    FieldType,
+    Filter,
+    Not,
+    Or,
+    matches,
+    normalize_meta,
+    parse_filter,
+)
 
 __all__ = [
     "OPERATORS",

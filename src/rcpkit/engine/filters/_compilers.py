@@ -14,7 +14,7 @@ from typing import Protocol
 
 from rcpkit.engine.filters._postgres import compile_postgres
 from rcpkit.engine.filters._sqlite import compile_sqlite
-from rcpkit.engine.filters._tree import Filter
+from rcpkit.protocol.filters import Filter
 
 __all__ = ["COMPILERS", "Compiler", "compile_filter"]
 

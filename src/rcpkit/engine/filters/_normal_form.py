@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias, assert_never
 
-from rcpkit.engine.filters._tree import And, Clause, Filter, Not, Or
+from rcpkit.protocol.filters import And, Clause, Filter, Not, Or
 
 __all__ = ["Atom", "Junction", "Term", "negation_normal_form"]
 

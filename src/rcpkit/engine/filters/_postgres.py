@@ -24,8 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from rcpkit.engine.filters._normal_form import Atom, Term, negation_normal_form
-from rcpkit.engine.filters._operators import OPERATOR_RULES
-from rcpkit.engine.filters._tree import Clause, Filter, Operator
+from rcpkit.protocol.filters import OPERATOR_RULES, Clause, Filter, Operator
 
 __all__ = ["compile_postgres"]
 

@@ -31,8 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from rcpkit.engine.filters._normal_form import Atom, Junction, Term, negation_normal_form
-from rcpkit.engine.filters._operators import OPERATOR_RULES
-from rcpkit.engine.filters._tree import Clause, FieldType, Filter, Operator
+from rcpkit.protocol.filters import OPERATOR_RULES, Clause, FieldType, Filter, Operator
 
 __all__ = ["compile_sqlite"]
 

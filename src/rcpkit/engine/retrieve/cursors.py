@@ -15,17 +15,19 @@ import hmac
 import json
 import secrets
 from dataclasses import dataclass
-from typing import Any
 
 import msgspec
 
+from rcpkit.engine.retrieve.recall import DEFAULT_MODE, effective_fusion
 from rcpkit.engine.store.base import Store
+from rcpkit.protocol import messages as m
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = [
     "Cursor",
     "cursor_secret",
     "decode_cursor",
+    "effective_params",
     "encode_cursor",
     "params_digest",
     "resolve_version",
@@ -65,13 +67,31 @@ def cursor_secret(store: Store) -> bytes:
     return bytes.fromhex(store.setting_default("cursor.secret", secrets.token_hex(32)))
 
 
-def params_digest(params: Any, tenant: str | None) -> str:
-    """What a cursor binds: the caller's tenant and every retrieve param but the cursor."""
-    raw = msgspec.to_builtins(params)
+def params_digest(params: m.RetrieveParams, tenant: str | None) -> str:
+    """What a cursor binds: the caller's tenant and every retrieve param but the cursor.
+
+    The params are bound as the engine runs them, so an omitted option and the
+    value it defaults to (``mode`` absent and ``"hybrid"``) are the same query.
+    """
+    raw = msgspec.to_builtins(effective_params(params))
     for volatile in ("cursor", "indexVersion"):
         raw.pop(volatile, None)
     payload = json.dumps([tenant, raw], sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+def effective_params(params: m.RetrieveParams) -> m.RetrieveParams:
+    """``params`` with each omitted option replaced by what the pipeline does without it."""
+    return msgspec.structs.replace(
+        params,
+        mode=params.mode or DEFAULT_MODE,
+        fusion=effective_fusion(params.fusion),
+        rerank=params.rerank if isinstance(params.rerank, m.RerankOption) else None,
+        rewrite=params.rewrite if isinstance(params.rewrite, str) else None,
+        include_text=params.include_text is not False,
+        include_vectors=params.include_vectors is True,
+        strict=params.strict is not False,
+    )
 
 
 def encode_cursor(cursor: Cursor, secret: bytes) -> str:

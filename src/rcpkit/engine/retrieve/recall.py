@@ -15,6 +15,22 @@ from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.store.analysis import analyze
 from rcpkit.protocol import messages as m
 
+# What an omitted `mode` / `fusion` means here; cursors bind these effective values.
+DEFAULT_MODE = "hybrid"
+DEFAULT_FUSION = m.Fusion(method="rrf", rrf_k=60, alpha=0.5)
+
+
+def effective_fusion(fusion: m.Fusion | None) -> m.Fusion:
+    """``fusion`` with every omitted knob at the value recall uses."""
+    given = fusion or m.Fusion()
+    return m.Fusion(
+        method=given.method or DEFAULT_FUSION.method,
+        weights=given.weights,
+        rrf_k=given.rrf_k or DEFAULT_FUSION.rrf_k,
+        alpha=DEFAULT_FUSION.alpha if given.alpha is None else given.alpha,
+    )
+
+
 __all__ = ["MAX_QUERY_TERMS", "SCORE_FLOORS", "Recalled", "recall"]
 
 # §6.1 scoreFloor per arm: cosine >= -1, BM25 and SPLADE dot products >= 0; fused >= 0.
@@ -40,7 +56,7 @@ def recall(
     ctx: EngineRequest,
 ) -> Recalled:
     """Run the arms of ``params.mode`` at ``version``; candidates best-first."""
-    mode = params.mode or "hybrid"
+    mode = params.mode or DEFAULT_MODE
     tree = _filter(engine, params)
     candidate_k = max(params.candidate_k or engine.config.default_candidate_k, depth)
     # §7.7.1: every arm reads exactly `version` (stores map the latest to their fast
@@ -100,13 +116,10 @@ def _combine(arms: dict[str, list[tuple[int, float]]], params: m.RetrieveParams)
         ((arm, ranked),) = arms.items()
         return [Candidate(key, score, {arm: score}) for key, score in ranked]
     per_arm = {arm: dict(ranked) for arm, ranked in arms.items()}
-    fusion = params.fusion or m.Fusion()
-    options = FusionOptions(
-        rrf_k=fusion.rrf_k or 60,
-        alpha=0.5 if fusion.alpha is None else fusion.alpha,
-        floors=SCORE_FLOORS,
-    )
-    fused = fuse(fusion.method or "rrf", arms, fusion.weights, options)
+    fusion = effective_fusion(params.fusion)
+    assert fusion.method is not None and fusion.rrf_k is not None and fusion.alpha is not None
+    options = FusionOptions(rrf_k=fusion.rrf_k, alpha=fusion.alpha, floors=SCORE_FLOORS)
+    fused = fuse(fusion.method, arms, fusion.weights, options)
     return [
         Candidate(
             item.key,

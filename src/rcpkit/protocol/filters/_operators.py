@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from rcpkit.engine.filters._tree import FieldType, Operator
+from rcpkit.protocol.filters._tree import FieldType, Operator
 
 __all__ = ["OPERATOR_RULES", "OperatorRule", "ValueShape", "is_filterable"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rcpkit.engine.filters._field_types import kind_of
-from rcpkit.engine.filters._operators import is_filterable
-from rcpkit.engine.filters._tree import FieldType, Scalar
+from rcpkit.protocol.filters._field_types import kind_of
+from rcpkit.protocol.filters._operators import is_filterable
+from rcpkit.protocol.filters._tree import FieldType, Scalar
 
 __all__ = ["normalize_meta"]
 

@@ -22,8 +22,8 @@ import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import assert_never
 
-from rcpkit.engine.filters._operators import OPERATOR_RULES
-from rcpkit.engine.filters._tree import And, Clause, FieldType, Filter, Not, Operator, Or
+from rcpkit.protocol.filters._operators import OPERATOR_RULES
+from rcpkit.protocol.filters._tree import And, Clause, FieldType, Filter, Not, Operator, Or
 
 __all__ = ["matches"]
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from rcpkit.engine.filters._field_types import kind_of
-from rcpkit.engine.filters._operators import OPERATOR_RULES, ValueShape, is_filterable
-from rcpkit.engine.filters._tree import (
+from rcpkit.protocol.errors import RCPError
+from rcpkit.protocol.filters._field_types import kind_of
+from rcpkit.protocol.filters._operators import OPERATOR_RULES, ValueShape, is_filterable
+from rcpkit.protocol.filters._tree import (
     OPERATORS,
     And,
     Clause,
@@ -25,7 +26,6 @@ from rcpkit.engine.filters._tree import (
     Or,
     Scalar,
 )
-from rcpkit.protocol.errors import RCPError
 
 __all__ = ["MAX_DEPTH", "MAX_LIST_VALUES", "MAX_NODES", "parse_filter"]
 

@@ -11,8 +11,8 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from rcpkit.engine.filters._dates import MAX_SAFE_INTEGER, epoch_ms
-from rcpkit.engine.filters._tree import Scalar
+from rcpkit.protocol.filters._dates import MAX_SAFE_INTEGER, epoch_ms
+from rcpkit.protocol.filters._tree import Scalar
 
 __all__ = ["FIELD_KINDS", "FieldKind", "kind_of"]
 
