@@ -322,14 +322,31 @@ def _compare_stores(count: int, queries: int, store: str) -> None:
         if server is not None:
             server.stop()
     throughput = "index/add throughput (hashing embedder)"
-    record(Figure("engine", f"PostgreSQL {throughput}, {count:,} chunks", shared[throughput][0],
-                  "chunks/s", "embedded SQLite store", embedded[throughput][0]))  # fmt: skip
+    record(
+        Figure(
+            "engine",
+            f"PostgreSQL {throughput}, {count:,} chunks",
+            shared[throughput][0],
+            "chunks/s",
+            "embedded SQLite store",
+            embedded[throughput][0],
+        )
+    )
     for name, (p50, p95) in shared.items():
         if name == throughput:
             continue
-        record(Figure("engine", f"PostgreSQL {name} p50, {count:,} chunks", p50, "ms",
-                      "embedded SQLite store", embedded[name][0], higher_is_better=False,
-                      note=f"p95 {p95:.1f} ms against {embedded[name][1]:.1f} ms"))  # fmt: skip
+        record(
+            Figure(
+                "engine",
+                f"PostgreSQL {name} p50, {count:,} chunks",
+                p50,
+                "ms",
+                "embedded SQLite store",
+                embedded[name][0],
+                higher_is_better=False,
+                note=f"p95 {p95:.1f} ms against {embedded[name][1]:.1f} ms",
+            )
+        )
 
 
 def _store_figures(

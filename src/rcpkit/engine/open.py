@@ -17,6 +17,7 @@ from rcpkit.engine.request import EngineRequest, Subrequest
 from rcpkit.engine.retrieve.cursors import cursor_secret
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.store.base import Store
+from rcpkit.engine.store.sqlite import SQLiteStore
 from rcpkit.engine.transform.rewriter import Rewriter
 from rcpkit.protocol import messages as m
 
@@ -82,10 +83,9 @@ def is_postgres_url(store: str | None) -> bool:
 def open_store(config: EngineConfig) -> Store:
     """The configured backend: the embedded SQLite file, or a shared PostgreSQL."""
     if config.store is None or config.store in ("", "sqlite"):
-        from rcpkit.engine.store.sqlite import SQLiteStore
-
         return SQLiteStore(config.index / "index.sqlite3")
     if is_postgres_url(config.store):
+        # Imported on use: the `postgres` extra (psycopg) is optional.
         from rcpkit.engine.store.postgres import PostgresStore
 
         config.index.mkdir(parents=True, exist_ok=True)  # local side state still lives here

@@ -42,9 +42,11 @@ def bm25_baseline(dataset: Dataset, depth: int, baseline: Baseline = BM25_BASELI
     model.index(tokens, show_progress=False)
     query_ids = list(dataset.queries)
     asked = bm25s.tokenize(
-        [dataset.queries[q] for q in query_ids], stopwords="en", stemmer=stemmer,
+        [dataset.queries[q] for q in query_ids],
+        stopwords="en",
+        stemmer=stemmer,
         show_progress=False,
-    )  # fmt: skip
+    )
     found, scores = model.retrieve(asked, k=min(depth, len(ids)), show_progress=False)
     # bm25s fills the top k with score-0 documents in index order; they do not match.
     return {

@@ -97,10 +97,12 @@ def run(args: argparse.Namespace) -> int:
         ratio = math.nan if default is None else evaluation.ratio(default)
         if not ratio >= args.min_ratio:  # a NaN ratio (the baseline scored 0) is not met
             got = (
-                "there is no default run" if default is None
-                else "the baseline's nDCG@10 is 0, so there is no ratio" if math.isnan(ratio)
+                "there is no default run"
+                if default is None
+                else "the baseline's nDCG@10 is 0, so there is no ratio"
+                if math.isnan(ratio)
                 else f"the default run's nDCG@10 is {ratio:.3f}× the baseline's"
-            )  # fmt: skip
+            )
             print(f"rcpkit eval: --min-ratio {args.min_ratio} is not met: {got}", file=sys.stderr)
             return 1
     return 0
@@ -152,8 +154,14 @@ def _server(args: argparse.Namespace, command: list[str]) -> Iterator[tuple[Any,
             value = getattr(args, option, None)
             if value is not None:
                 spawn += [f"--{option}", str(value)]
-        yield (lambda: Client.connect_stdio(
-            spawn, pass_env=pass_env, timeout=600.0, connect_timeout=120.0)), fresh  # fmt: skip
+        yield (
+            (
+                lambda: Client.connect_stdio(
+                    spawn, pass_env=pass_env, timeout=600.0, connect_timeout=120.0
+                )
+            ),
+            fresh,
+        )
 
 
 def _stage_keys(stages: str | None) -> list[str] | None:
@@ -190,8 +198,15 @@ def _log(line: str) -> None:
 def _bar(total: int, label: str) -> Iterator[Tick]:
     from tqdm import tqdm
 
-    with tqdm(total=total, desc=f"{label:>18}", unit="q" if label != "index/add" else "doc",
-              file=sys.stderr, leave=False, dynamic_ncols=True, disable=None) as bar:  # fmt: skip
+    with tqdm(
+        total=total,
+        desc=f"{label:>18}",
+        unit="q" if label != "index/add" else "doc",
+        file=sys.stderr,
+        leave=False,
+        dynamic_ncols=True,
+        disable=None,
+    ) as bar:
         yield bar.update
 
 

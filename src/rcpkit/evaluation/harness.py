@@ -103,28 +103,53 @@ async def evaluate(
     for stage in chosen:
         started = time.perf_counter()
         with bars(len(dataset.queries), stage.key) as tick:
-            done = await run_stage(client, stage, dataset, pinning, concurrency=concurrency,
-                                   tick=tick)  # fmt: skip
+            done = await run_stage(
+                client, stage, dataset, pinning, concurrency=concurrency, tick=tick
+            )
         results.append(done)
         if log is not None:  # one line per stage, for logs where no bar is drawn
-            log(f"{stage.key}: {PRIMARY} {done.scores[PRIMARY]:.4f} "
-                f"({time.perf_counter() - started:.1f} s)")  # fmt: skip
+            log(
+                f"{stage.key}: {PRIMARY} {done.scores[PRIMARY]:.4f} "
+                f"({time.perf_counter() - started:.1f} s)"
+            )
     baseline = bm25_baseline(dataset, depth)
     base_ranking = {q: list(docs) for q, docs in baseline.items()}
-    base_row = Row("bm25-baseline", "BM25 baseline (bm25s)", score_run(dataset.qrels, ranked_run(
-        base_ranking)), {}, ranking=base_ranking)  # fmt: skip
+    base_row = Row(
+        "bm25-baseline",
+        "BM25 baseline (bm25s)",
+        score_run(dataset.qrels, ranked_run(base_ranking)),
+        {},
+        ranking=base_ranking,
+    )
     rows = [
-        Row(r.stage.key, r.stage.label, r.scores, r.stage.params, r.latency_ms, len(r.errors),
-            r.ranking, fmean(r.candidates) if r.candidates else None,
-            {q: r.errors[q] for q in dataset.queries if q in r.errors})
+        Row(
+            r.stage.key,
+            r.stage.label,
+            r.scores,
+            r.stage.params,
+            r.latency_ms,
+            len(r.errors),
+            r.ranking,
+            fmean(r.candidates) if r.candidates else None,
+            {q: r.errors[q] for q in dataset.queries if q in r.errors},
+        )
         for r in results
-    ]  # fmt: skip
+    ]
     server = f"{client.server.name} {client.server.version}".strip() or "server"
     return Evaluation(
-        dataset.name, len(dataset.corpus), len(dataset.queries), server,
-        pinning.index_version, seed, base_row, rows, BM25_BASELINE.name,
-        depth, pinning.k, pinning.unit,
-    )  # fmt: skip
+        dataset.name,
+        len(dataset.corpus),
+        len(dataset.queries),
+        server,
+        pinning.index_version,
+        seed,
+        base_row,
+        rows,
+        BM25_BASELINE.name,
+        depth,
+        pinning.k,
+        pinning.unit,
+    )
 
 
 def _writable(client: Client) -> bool:

@@ -27,8 +27,13 @@ __all__ = [
     "to_json",
 ]
 
-_LABELS = {"nDCG@10": "nDCG@10", "R@50": "Recall@50", "R@100": "Recall@100",
-           "RR@10": "MRR@10", "AP": "MAP"}  # fmt: skip
+_LABELS = {
+    "nDCG@10": "nDCG@10",
+    "R@50": "Recall@50",
+    "R@100": "Recall@100",
+    "RR@10": "MRR@10",
+    "AP": "MAP",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +99,10 @@ def render_table(evaluation: Evaluation, *, markdown: bool = True) -> str:
         table += [f"| {' | '.join(cells)} |" for cells in lines]
         return "\n".join([title, "", *table, *_failures(evaluation)])
     widths = [max(len(row[i]) for row in [heads, *lines]) for i in range(len(heads))]
-    text = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
-            for row in [heads, *lines]]  # fmt: skip
+    text = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        for row in [heads, *lines]
+    ]
     return "\n".join([title, "", *text, *_failures(evaluation)])
 
 
@@ -150,14 +157,17 @@ def _row_json(row: Row, evaluation: Evaluation) -> dict[str, Any]:
         "params": row.params,
         "aggregate": row.scores.aggregate,
         "ratioToBaseline": _finite(evaluation.ratio(row)),  # null when the baseline scores 0
-        "latencyMs": {"p50": row.latency(0.5), "p95": row.latency(0.95),
-                      "median": median(row.latency_ms) if row.latency_ms else None},
+        "latencyMs": {
+            "p50": row.latency(0.5),
+            "p95": row.latency(0.95),
+            "median": median(row.latency_ms) if row.latency_ms else None,
+        },
         "failedQueries": row.errors,
         "failures": row.failures,
         "meanCandidates": row.candidates,
         "perQuery": row.scores.per_query,
         "ranking": row.ranking,
-    }  # fmt: skip
+    }
 
 
 def _times(ratio: float) -> str:
@@ -251,9 +261,13 @@ def plot(evaluation: Evaluation, path: Path, measure: str = PRIMARY) -> None:
     bars = axes.barh([row.label for row in rows], values, color=colours)
     axes.axvline(evaluation.baseline.scores[measure], color="#c44e52", linestyle="--", linewidth=1)
     for bar, row in zip(bars, rows, strict=True):
-        axes.text(bar.get_width(), bar.get_y() + bar.get_height() / 2,
-                  f" {row.scores[measure]:.3f}" + _times(evaluation.ratio(row, measure)),
-                  va="center", fontsize=8)  # fmt: skip
+        axes.text(
+            bar.get_width(),
+            bar.get_y() + bar.get_height() / 2,
+            f" {row.scores[measure]:.3f}" + _times(evaluation.ratio(row, measure)),
+            va="center",
+            fontsize=8,
+        )
     axes.invert_yaxis()
     axes.set_xlabel(f"{_LABELS.get(measure, measure)} (dashed: the BM25 baseline)")
     axes.set_xlim(0, max(values) * 1.25 if max(values) > 0 else 1)

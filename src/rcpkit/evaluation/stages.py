@@ -37,17 +37,21 @@ def available_stages(capabilities: Mapping[str, Any]) -> list[Stage]:
     if "hybrid" in modes:
         for method in fusions:
             stages.append(
-                Stage(f"hybrid-{method}", f"hybrid, {method} fusion",
-                      {"mode": "hybrid", "fusion": {"method": method}})
-            )  # fmt: skip
+                Stage(
+                    f"hybrid-{method}",
+                    f"hybrid, {method} fusion",
+                    {"mode": "hybrid", "fusion": {"method": method}},
+                )
+            )
     rerank = _object(capabilities.get("rerank"))
     if retrieve.get("rerankBuiltin"):
         # No topN: the harness asks k >= depth hits and §7.7 wants topN >= k.
         for method in rerank.get("methods") or []:
             stages.append(
-                Stage(f"rerank-{method}", f"default + {method} rerank",
-                      {"rerank": {"method": method}})
-            )  # fmt: skip
+                Stage(
+                    f"rerank-{method}", f"default + {method} rerank", {"rerank": {"method": method}}
+                )
+            )
     if retrieve.get("mmr"):
         stages.append(Stage("mmr", "default + MMR (λ 0.7)", {"mmr": {"lambda": 0.7}}))
     transform = _object(capabilities.get("transform"))

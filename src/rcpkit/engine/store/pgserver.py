@@ -61,8 +61,22 @@ class PostgresServer:
         root, user = _prepare(None, self.user)
         standby = PostgresServer(root, _free_port(), user)
         try:
-            self.run("pg_basebackup", "-D", str(standby.data), "-R", "-X", "stream", "-c", "fast",
-                     "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres")  # fmt: skip
+            self.run(
+                "pg_basebackup",
+                "-D",
+                str(standby.data),
+                "-R",
+                "-X",
+                "stream",
+                "-c",
+                "fast",
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(self.port),
+                "-U",
+                "postgres",
+            )
             _start(standby, "-c hot_standby=on")
         except BaseException:
             _discard(standby)
@@ -80,8 +94,18 @@ def start_server(root: Path | None = None, port: int | None = None) -> PostgresS
     root, user = _prepare(root, _OS_USER if os.geteuid() == 0 else None)
     server = PostgresServer(root, port or _free_port(), user)
     try:
-        _run(user, str(binaries() / "initdb"), "-D", str(server.data), "-U", "postgres",
-             "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")  # fmt: skip
+        _run(
+            user,
+            str(binaries() / "initdb"),
+            "-D",
+            str(server.data),
+            "-U",
+            "postgres",
+            "--auth=trust",
+            "--encoding=UTF8",
+            "--locale=C",
+            "--no-sync",
+        )
         _start(server)
     except BaseException:
         _discard(server)
@@ -118,8 +142,20 @@ def _start(server: PostgresServer, extra: str = "") -> None:
         " -c max_connections=200 -c wal_level=replica -c max_wal_senders=4 " + extra
     )
     log = str(server.root / "server.log")
-    _run(server.user, str(binaries() / "pg_ctl"), "-D", str(server.data), "-o", options,
-         "-l", log, "-w", "-t", str(_START_TIMEOUT), "start")  # fmt: skip
+    _run(
+        server.user,
+        str(binaries() / "pg_ctl"),
+        "-D",
+        str(server.data),
+        "-o",
+        options,
+        "-l",
+        log,
+        "-w",
+        "-t",
+        str(_START_TIMEOUT),
+        "start",
+    )
 
 
 def _run(user: str | None, *command: str) -> subprocess.CompletedProcess[str]:

@@ -209,8 +209,9 @@ class PostgresStore:
             postings, new_tokens, new_chunks = pending.postings, pending.tokens, len(added)
             self._write_postings(connection, tenant, version, postings, removed)
             self._write_sparse(connection, batch, added)
-            self._count(connection, tenant, version, new_chunks - len(removed),
-                        new_tokens - gone_tokens)  # fmt: skip
+            self._count(
+                connection, tenant, version, new_chunks - len(removed), new_tokens - gone_tokens
+            )
             self._count_words(connection, tenant, words)
             connection.execute("UPDATE versions SET version = %s WHERE id = 1", (version,))
             if idempotency is not None:
@@ -282,12 +283,24 @@ class PostgresStore:
                 for term, (title, body) in counts.items()
             ]
             pending.tokens += length
-            pending.chunks.append((
-                key, doc_key, tenant, document.doc_id, chunk.index, chunk.start, chunk.end,
-                chunk.page, chunk.text, chunk.context,
-                json.dumps(chunk.filter_meta, ensure_ascii=False), vector_literal(vector),
-                length, version,
-            ))  # fmt: skip
+            pending.chunks.append(
+                (
+                    key,
+                    doc_key,
+                    tenant,
+                    document.doc_id,
+                    chunk.index,
+                    chunk.start,
+                    chunk.end,
+                    chunk.page,
+                    chunk.text,
+                    chunk.context,
+                    json.dumps(chunk.filter_meta, ensure_ascii=False),
+                    vector_literal(vector),
+                    length,
+                    version,
+                )
+            )
             added.append((key, vector))
 
     @staticmethod
@@ -415,10 +428,15 @@ class PostgresStore:
             return []
         filter_sql, params = self._compiled(filter, "c.filter_meta")
         params.update(
-            terms=tokens, tenant=tenant or "", limit=limit, k1=K1, b=B,
-            title_weight=TITLE_WEIGHT, body_weight=BODY_WEIGHT,
+            terms=tokens,
+            tenant=tenant or "",
+            limit=limit,
+            k1=K1,
+            b=B,
+            title_weight=TITLE_WEIGHT,
+            body_weight=BODY_WEIGHT,
             version=self.version if version is None else version,
-        )  # fmt: skip
+        )
         with self.reading() as connection:
             rows = connection.execute(lexical_sql(filter_sql), params).fetchall()
         return [(int(key), float(score)) for key, score in rows]
@@ -445,10 +463,12 @@ class PostgresStore:
             return []
         filter_sql, params = self._compiled(filter, "c.filter_meta")
         params.update(
-            terms=[int(t) for t in terms], weights=[float(w) for w in weights],
-            tenant=tenant or "", limit=limit,
+            terms=[int(t) for t in terms],
+            weights=[float(w) for w in weights],
+            tenant=tenant or "",
+            limit=limit,
             version=self.version if version is None else version,
-        )  # fmt: skip
+        )
         with self.reading() as connection:
             rows = connection.execute(
                 "SELECT s.key, sum(s.weight * q.weight) AS score"
@@ -492,9 +512,21 @@ class PostgresStore:
         for key, doc_id, index, start, end, text, page, context, *document in rows:
             modality, title, uri, source, meta, origin = document
             found[int(key)] = ChunkRow(
-                int(key), doc_id, index, start, end, text, page, context,
-                modality, title, uri, source, meta, origin,
-            )  # fmt: skip
+                int(key),
+                doc_id,
+                index,
+                start,
+                end,
+                text,
+                page,
+                context,
+                modality,
+                title,
+                uri,
+                source,
+                meta,
+                origin,
+            )
         return found
 
     @unavailable()

@@ -21,6 +21,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from rcpkit.server.lowlevel import Server
+from rcpkit.server.runner import run_async
 from rcpkit.transport.http.app import build_http_app
 from rcpkit.transport.http.config import HttpConfig, Listen
 
@@ -103,8 +104,6 @@ def run_http(
     server: Server, config: HttpConfig | None = None, listen: Listen | None = None
 ) -> None:
     """Blocking entry point: serve, and return after a signal once drained."""
-    from rcpkit.server.runner import run_async
-
     run_async(serve_http(server, config, listen))
 
 
