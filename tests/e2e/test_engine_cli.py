@@ -89,7 +89,7 @@ def test_index_reports_skipped_files_and_missing_paths(tmp_path: Path) -> None:
 
 def test_a_killed_server_loses_nothing_acknowledged(spawn, tmp_path: Path) -> None:
     index = str(tmp_path / "idx")
-    server = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64")
+    server = spawn("--engine", "index", "--index", index, "--create", "--embedder", "hashing:64")
     server.request(1, "initialize", {"protocolVersion": 1})
     acknowledged = server.request(
         2, "index/add", {"documents": [{"id": "kept", "text": "acknowledged before the crash"}]}

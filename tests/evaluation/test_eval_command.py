@@ -35,29 +35,30 @@ def test_the_spawned_engine_is_loaded_over_the_wire_and_every_stage_is_measured(
     assert "tiny: 25 documents, 6 judged queries; rcpkit" in done.stdout
     result = json.loads(record.read_text())
     keys = [run["key"] for run in result["runs"]]
-    assert keys[:6] == ["default", "lexical", "dense", "hybrid-rrf", "hybrid-weighted",
+    assert keys[:6] == ["default", "sparse", "dense", "hybrid-rrf", "hybrid-weighted",
                         "hybrid-convex"]  # fmt: skip
     assert {"rerank-colbert", "mmr", "rewrite-multi-query"} <= set(keys)
     assert all(run["failedQueries"] == 0 for run in result["runs"])
     assert result["indexVersion"] is not None  # every query was pinned to one snapshot
     by_key = {run["key"]: run for run in result["runs"]}
     # The topics share no words, so lexical recall finds each query's documents.
-    assert by_key["lexical"]["aggregate"]["R@50"] == 1.0
-    assert by_key["lexical"]["aggregate"]["nDCG@10"] > 0.8
+    assert by_key["sparse"]["aggregate"]["R@50"] == 1.0
+    assert by_key["sparse"]["aggregate"]["nDCG@10"] > 0.8
     assert result["baseline"]["aggregate"]["nDCG@10"] > 0.8
-    assert by_key["lexical"]["ranking"]["q3"][0].startswith("shell")
+    assert by_key["sparse"]["ranking"]["q3"][0].startswith("shell")
     assert chart.read_bytes()[:4] == b"\x89PNG"
 
     again = rcpkit("eval", str(data), "--stages", "lexical,default", "--markdown", "--json",
                    str(tmp_path / "two.json"), *FAST)  # fmt: skip
     assert again.returncode == 0, again.stderr
+    # "lexical" is the old spelling of the spec's "sparse": accepted, shown as "sparse".
     assert [r["key"] for r in json.loads((tmp_path / "two.json").read_text())["runs"]] == [
-        "lexical",
+        "sparse",
         "default",
     ]
-    diff = rcpkit("eval", "--compare", f"{record}:lexical", f"{record}:dense")
+    diff = rcpkit("eval", "--compare", f"{record}:sparse", f"{record}:dense")
     assert diff.returncode == 0, diff.stderr
-    assert re.search(r"A = lexical only, B = dense only; nDCG@10 over 6 queries", diff.stdout)
+    assert re.search(r"A = sparse only \(BM25\), B = dense only; nDCG@10 over 6", diff.stdout)
 
 
 def test_any_stdio_server_is_evaluated_with_the_stages_it_offers(tmp_path: Path) -> None:
@@ -67,7 +68,7 @@ def test_any_stdio_server_is_evaluated_with_the_stages_it_offers(tmp_path: Path)
                   "--", *server)  # fmt: skip
     assert done.returncode == 0, done.stderr
     result = json.loads((tmp_path / "k.json").read_text())
-    assert [run["key"] for run in result["runs"]] == ["default", "lexical"]
+    assert [run["key"] for run in result["runs"]] == ["default", "sparse"]
     assert result["server"].startswith("rcpkit-keyword")
     assert result["runs"][1]["aggregate"]["R@50"] > 0.9  # no stemmer: "wings" misses "wing"
 
@@ -87,7 +88,7 @@ def test_the_min_ratio_gate_fails_the_command_when_it_is_not_met(tmp_path: Path)
 
 def test_an_http_server_is_evaluated_over_http(tmp_path: Path) -> None:
     data = write_dataset(tmp_path / "tiny")
-    command = [sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0",
+    command = [sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0", "--create",
                "--index", str(tmp_path / "idx"), "--embedder", "hashing:64"]  # fmt: skip
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -211,7 +212,7 @@ def test_load_always_against_a_read_only_server_is_an_error_not_a_silent_skip(
     tmp_path: Path,
 ) -> None:
     data = write_dataset(tmp_path / "tiny")
-    server = [sys.executable, "-m", "rcpkit", "serve", "--read-only", "--index",
+    server = [sys.executable, "-m", "rcpkit", "serve", "--read-only", "--create", "--index",
               str(tmp_path / "idx"), "--embedder", "hashing:64"]  # fmt: skip
     done = rcpkit("eval", str(data), "--no-progress", "--load", "always", "--", *server)
     assert done.returncode == 2, done.stderr
@@ -274,9 +275,9 @@ def test_stage_lists_allow_spaces_and_an_empty_one_is_not_the_full_sweep(
 ) -> None:
     data = write_dataset(tmp_path / "tiny")
     record = tmp_path / "s.json"
-    done = rcpkit("eval", str(data), *FAST, "--stages", "lexical, dense", "--json", str(record))
+    done = rcpkit("eval", str(data), *FAST, "--stages", "sparse, dense", "--json", str(record))
     assert done.returncode == 0, done.stderr
-    assert [run["key"] for run in json.loads(record.read_text())["runs"]] == ["lexical", "dense"]
+    assert [run["key"] for run in json.loads(record.read_text())["runs"]] == ["sparse", "dense"]
     for empty in ("", ","):  # e.g. an unset $STAGES: not every stage, rerank included
         done = rcpkit("eval", str(data), *FAST, "--stages", empty)
         assert done.returncode == 2

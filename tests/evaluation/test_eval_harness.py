@@ -41,21 +41,21 @@ async def test_the_corpus_is_loaded_once_and_every_query_is_pinned_to_its_versio
         assert ticks[label] == total  # every document and every query was counted
 
     try:
-        first = await evaluate(client, dataset, stages=["lexical", "dense"], bars=bars,
+        first = await evaluate(client, dataset, stages=["sparse", "dense"], bars=bars,
                                log=lines.append)  # fmt: skip
-        assert ticks == {"index/add": 24, "lexical": 6, "dense": 6}  # the empty one is not sent
-        assert [line.split(":")[0] for line in lines] == ["lexical", "dense"]
+        assert ticks == {"index/add": 24, "sparse": 6, "dense": 6}  # the empty one is not sent
+        assert [line.split(":")[0] for line in lines] == ["sparse", "dense"]
         assert first.index_version == str(engine.store.version)
         assert all(row.candidates and row.candidates > 0 for row in first.rows)
         # Evaluated again without loading: same version, same rankings (§7.7.1).
-        again = await evaluate(client, dataset, load=False, stages=["lexical"])
+        again = await evaluate(client, dataset, load=False, stages=["sparse"])
         assert again.index_version == first.index_version
         assert again.rows[0].ranking == first.rows[0].ranking
         assert engine.store.count()[0] == 24  # the empty document was not sent
     finally:
         await client.close()
         engine.close()
-    assert "| lexical only |" in render_table(first)
+    assert "| sparse only (BM25) |" in render_table(first)
 
 
 async def test_a_depth_beyond_the_servers_max_k_is_clamped_not_refused(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ FULL = {
 def test_a_full_engine_gets_every_stage_with_the_default_first() -> None:
     stages = available_stages(FULL)
     assert [s.key for s in stages] == [
-        "default", "lexical", "dense", "hybrid-rrf", "hybrid-convex", "rerank-colbert", "mmr",
+        "default", "sparse", "dense", "hybrid-rrf", "hybrid-convex", "rerank-colbert", "mmr",
         "rewrite-rewrite", "rewrite-multi-query", "graph-local",
     ]  # fmt: skip
     by_key = {s.key: s for s in stages}
@@ -30,7 +30,7 @@ def test_a_full_engine_gets_every_stage_with_the_default_first() -> None:
 
 def test_a_lexical_only_server_gets_the_rows_it_can_answer() -> None:
     stages = available_stages({"retrieve": {"modes": ["sparse"]}})
-    assert [s.key for s in stages] == ["default", "lexical"]
+    assert [s.key for s in stages] == ["default", "sparse"]
 
 
 def test_choosing_stages_keeps_the_given_order_and_refuses_unknown_names() -> None:

@@ -5,16 +5,30 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rcpkit.engine.config import load_config
+from rcpkit.engine.config import EngineConfig, load_config
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.open import open_engine
+from rcpkit.engine.open import is_postgres_url, open_engine
 
-__all__ = ["open_from_args"]
+__all__ = ["open_from_args", "require_index"]
 
 
-def open_from_args(args: argparse.Namespace, **overrides: Any) -> Engine:
+def open_from_args(args: argparse.Namespace, *, create: bool = True, **overrides: Any) -> Engine:
+    """The engine the flags name; ``create=False`` refuses an index that does not exist."""
     overrides.setdefault("sparse", getattr(args, "sparse", None))
     overrides.setdefault("graph", getattr(args, "graph", None))
     overrides.setdefault("store", getattr(args, "store", None))
     config = load_config(args.config, index=args.index, embedder=args.embedder, **overrides)
+    if not create:
+        require_index(config)
     return open_engine(config)
+
+
+def require_index(config: EngineConfig) -> None:
+    """A read-only command never creates an index: a mistyped --index is an error."""
+    if is_postgres_url(config.store):
+        return  # the database is the index; connecting creates nothing
+    if not (config.index / "index.sqlite3").is_file():
+        raise ValueError(
+            f"no index at {config.index}: build one with `rcpkit index PATH --index "
+            f"{config.index}` (or `rcpkit serve --create` to start an empty one)"
+        )

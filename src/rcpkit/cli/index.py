@@ -1,18 +1,24 @@
-"""``rcpkit index PATH...``: index files and folders; re-runs only re-embed changed files."""
+"""``rcpkit index PATH...``: make the index mirror files and folders (one commit per run)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
+from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rcpkit.cli.options import add_engine_arguments
+from rcpkit.progress import Board
+
+if TYPE_CHECKING:
+    from rcpkit.engine.ingest.folders import FolderRun
 
 __all__ = ["HELP", "add_arguments", "run"]
 
-HELP = "index files and folders"
-_COMMIT_EVERY = 64  # documents per transaction while indexing folders
+HELP = "make an index mirror files and folders"
+
+_EXAMPLES = 3  # files shown per skip reason unless --show-skipped
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,60 +28,92 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not prepend title and headings to chunks before embedding",
     )
+    parser.add_argument(
+        "--no-prune",
+        action="store_true",
+        help="append only: keep documents whose file is gone from the folders indexed",
+    )
+    parser.add_argument(
+        "--show-skipped", action="store_true", help="list every skipped file, not 3 per reason"
+    )
     add_engine_arguments(parser)
 
 
+class _Progress:
+    """`RunProgress` drawn on a `Board`: files and chunks done of the total."""
+
+    def __init__(self, board: Board) -> None:
+        self._board = board
+
+    def started(self, files: int) -> None:
+        self._board.say(f"{files} files to read")
+        self._board.counter("files", files, "file")
+        self._board.counter("chunks", 0, "chunk")
+
+    def parsed(self, chunks: int) -> None:
+        self._board.grow("chunks", chunks)
+
+    def embedded(self, files: int, chunks: int, current: str) -> None:
+        self._board.update("chunks", chunks)
+        self._board.update("files", files, current)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Index files and folders; re-runs only re-embed files whose content changed."""
-    # Imported here, not above: declaring the options must stay cheap (numpy, models).
     from rcpkit.cli.engine import open_from_args
-    from rcpkit.engine.ingest import SourceDocument, iter_documents
-    from rcpkit.engine.ingest.indexer import index_documents
+    from rcpkit.engine.ingest.folders import index_folders
 
     missing = [str(path) for path in args.paths if not path.exists()]
     if missing:
         raise ValueError(f"no such file or folder: {', '.join(missing)}")
-    engine = open_from_args(args)
     started = time.perf_counter()
-    added = unchanged = chunks = 0
-    skipped: list[tuple[str, str]] = []
-    pending: list[SourceDocument] = []
-
-    def flush() -> None:
-        nonlocal added, unchanged, chunks
-        if not pending:
-            return
-        report = index_documents(
-            engine,
-            pending,
-            contextual=not args.no_contextual,
-            skip_unchanged=True,
-            origin="ingest",
-        )
-        added += len(pending) - report.unchanged
-        unchanged += report.unchanged
-        chunks += report.chunks
-        pending.clear()
-        seen = added + unchanged
-        print(f"\rindexing: {seen} documents, {chunks} new chunks", end="", file=sys.stderr)
-
-    for item in iter_documents(args.paths):
-        if isinstance(item, SourceDocument):
-            pending.append(item)
-            if len(pending) >= _COMMIT_EVERY:
-                flush()
-        else:
-            skipped.append((str(item.path), item.reason))
-    flush()
-    print(file=sys.stderr)
-    documents, total_chunks = engine.store.count()
-    seconds = time.perf_counter() - started
-    print(f"index {engine.config.index} (version {engine.store.version})")
-    print(f"  {'indexed':<10} {added:>7} documents  {chunks:>7} chunks")
-    print(f"  {'unchanged':<10} {unchanged:>7} documents")
-    print(f"  {'skipped':<10} {len(skipped):>7} files")
-    print(f"  {'total':<10} {documents:>7} documents  {total_chunks:>7} chunks   {seconds:.1f} s")
-    for path, reason in skipped[:20]:
-        print(f"    skipped {path}: {reason}")
-    engine.close()
+    with Board("indexing") as board:
+        board.say(f"opening {args.index or 'the index'} and scanning {len(args.paths)} path(s)")
+        engine = open_from_args(args)
+        try:
+            result = index_folders(
+                engine,
+                args.paths,
+                prune=not args.no_prune,
+                contextual=not args.no_contextual,
+                options=engine.config.ingest,
+                progress=_Progress(board),
+            )
+            documents, total_chunks = engine.store.count()
+        finally:
+            engine.close()
+    _summary(result, str(engine.config.store or engine.config.index), documents, total_chunks)
+    _skips(result, args.show_skipped)
+    print(f"  {'took':<10} {time.perf_counter() - started:.1f} s")
     return 0
+
+
+def _summary(run: FolderRun, index: str, documents: int, chunks: int) -> None:
+    change = "committed" if run.committed else "nothing changed, no new version"
+    print(f"index {index} (version {run.version}: {change})")
+    if run.previous_root is not None and run.previous_root != run.root:
+        print(f"  source root widened from {run.previous_root} to {run.root}")
+    print(f"  {'root':<10} {run.root}  (document ids are paths relative to it)")
+    print(f"  {'indexed':<10} {run.added + run.updated:>7} documents  {run.chunks:>7} chunks")
+    print(f"  {'unchanged':<10} {run.unchanged:>7} documents")
+    print(f"  {'removed':<10} {run.removed:>7} documents")
+    print(f"  {'skipped':<10} {len(run.skipped):>7} files")
+    print(f"  {'total':<10} {documents:>7} documents  {chunks:>7} chunks")
+
+
+def _skips(run: FolderRun, show_all: bool) -> None:
+    """Every skip reason with its count; a few files per reason, or all of them."""
+    from rcpkit.engine.ingest.folders import reason_kind
+
+    by_kind: dict[str, list[str]] = defaultdict(list)
+    for item in run.skipped:
+        where = f"{item.path}" + (f":{item.line}" if item.line else "")
+        kind = reason_kind(item.reason)
+        by_kind[kind].append(where if item.reason == kind else f"{where} ({item.reason})")
+    for kind, count in run.skip_reasons():
+        print(f"  skipped {count:>5} × {kind}")
+        paths = by_kind[kind]
+        shown = paths if show_all else paths[:_EXAMPLES]
+        for path in shown:
+            print(f"      {path}")
+        if len(paths) > len(shown):
+            print(f"      … and {len(paths) - len(shown)} more (--show-skipped lists them all)")

@@ -48,7 +48,7 @@ async def _query(args: argparse.Namespace, params: dict[str, Any]) -> int:
     from rcpkit.protocol import messages as m
     from rcpkit.protocol.errors import RCPError
 
-    engine = open_from_args(args)
+    engine = open_from_args(args, create=False)
     try:
         # The real server over memory: the handshake, gating and params typing it runs.
         server = build_engine_app(engine).server

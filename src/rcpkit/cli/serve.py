@@ -33,6 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--read-only", action="store_true", help="refuse index writes")
     parser.add_argument(
+        "--create",
+        action="store_true",
+        help="start an empty index when --index names none (else a missing index is an error)",
+    )
+    parser.add_argument(
         "--deadline",
         type=float,
         default=None,
@@ -74,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         from rcpkit.cli.engine import open_from_args
         from rcpkit.handlers.engine import build_engine_app
 
-        app = build_engine_app(open_from_args(args, writable=not args.read_only))
+        engine = open_from_args(args, create=args.create, writable=not args.read_only)
+        app = build_engine_app(engine)
     if args.http is not None:
         from rcpkit.transport.http.command import serve_command
 

@@ -14,6 +14,14 @@ File: ``--config FILE``, else ``./rcpkit.toml`` when present, table ``[engine]``
     [engine.filter_fields]
     team = "keyword"
 
+    [ingest]                       # how `rcpkit index` reads files (all optional)
+    text_field = "text"            # .json/.jsonl: the field holding a record's text
+    id_field = "_id"               # ... its id (absent: <file>#<position>)
+    title_field = "title"          # ... its title
+    table_mode = "row"             # .csv/.tsv: "row" (a document per row) or "table"
+    [ingest.fields]
+    categories = "tag"             # front-matter key -> meta field
+
 Environment: ``RCPKIT_INDEX``, ``RCPKIT_EMBEDDER``, ``RCPKIT_SPARSE``, ``RCPKIT_STORE``,
 ``RCPKIT_READ_ONLY=1``.
 """
@@ -22,11 +30,12 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from types import UnionType
-from typing import Any, get_args, get_origin, get_type_hints
+from typing import Any
 
+from rcpkit.engine.config_rules import ENGINE_RULES, SettingError, check_setting, ingest_options
+from rcpkit.engine.ingest._options import IngestOptions
 from rcpkit.engine.store.dense import DensePolicy
 
 __all__ = ["DEFAULT_FILTER_FIELDS", "EngineConfig", "default_index_path", "load_config"]
@@ -72,7 +81,8 @@ class EngineConfig:
     session_ttl_seconds: int = 3600  # §7.7.3 trajectory state lifetime
     quarantine_reports: int = 3  # distinct sessions reporting a document before it is withheld
     graph: str | None = None  # "spacy" (NER + noun phrases) or "regex"; None: no graph
-    threads: int = 2
+    threads: int = field(default_factory=lambda: os.cpu_count() or 2)  # onnxruntime intra-op
+    ingest: IngestOptions = field(default_factory=IngestOptions)  # [ingest] loader settings
     dense_policy: DensePolicy = field(default_factory=DensePolicy)
 
 
@@ -87,71 +97,58 @@ def default_index_path() -> Path:
 def load_config(
     config_file: Path | None = None, *, index: Path | None = None, **overrides: Any
 ) -> EngineConfig:
-    """The effective configuration; flags (``overrides``) win over env, env over the file."""
+    """The effective configuration; flags (``overrides``) win over env, env over the file.
+
+    Every value is checked where it comes from: a bad one is a `SettingError` (a
+    ValueError) naming the file, variable or flag, the key, the value and what is allowed.
+    """
     values: dict[str, Any] = {}
+    ingest: IngestOptions | None = None
     path = config_file or (Path("rcpkit.toml") if Path("rcpkit.toml").exists() else None)
     if path is not None:
-        with path.open("rb") as handle:
-            values.update(tomllib.load(handle).get("engine", {}))
-    known = {field.name for field in fields(EngineConfig)}
-    unknown = set(values) - known
-    if unknown:
-        raise ValueError(f"unknown [engine] settings in {path}: {', '.join(sorted(unknown))}")
-    for key, value in values.items():
-        _check_type(key, value, path)
-    environment = {
-        "index": os.environ.get("RCPKIT_INDEX"),
-        "embedder": os.environ.get("RCPKIT_EMBEDDER"),
-        "sparse": os.environ.get("RCPKIT_SPARSE"),
-        "store": os.environ.get("RCPKIT_STORE"),
-    }
-    values.update({key: value for key, value in environment.items() if value})
+        table = _read_toml(path)
+        engine_table = table.get("engine", {})
+        if not isinstance(engine_table, dict):
+            raise SettingError(f"{path}: [engine] must be a table")
+        for key, value in engine_table.items():
+            values[key] = check_setting(ENGINE_RULES, f"{path} [engine]", key, value)
+        if isinstance(table.get("ingest"), dict):
+            ingest = ingest_options(table["ingest"], f"{path} [ingest]")
+    for key, variable in _ENVIRONMENT.items():
+        if os.environ.get(variable):
+            values[key] = check_setting(ENGINE_RULES, variable, key, os.environ[variable])
     if os.environ.get("RCPKIT_READ_ONLY") in ("1", "true", "yes"):
         values["writable"] = False
-    values.update({key: value for key, value in overrides.items() if value is not None})
+    for key, value in overrides.items():
+        if value is not None:
+            flag = "--" + key.replace("_", "-")
+            values[key] = check_setting(ENGINE_RULES, flag, key, value)
     if index is not None:
-        values["index"] = index
+        values["index"] = check_setting(ENGINE_RULES, "--index", "index", index)
+    if ingest is not None:
+        values["ingest"] = ingest
     fields_config = {**DEFAULT_FILTER_FIELDS, **values.pop("filter_fields", {})}
     base = EngineConfig(index=Path(values.pop("index", default_index_path())).expanduser())
-    return replace(base, filter_fields=fields_config, **values)
+    config = replace(base, filter_fields=fields_config, **values)
+    if config.chunk_overlap_tokens >= config.max_chunk_tokens:
+        raise SettingError(
+            f"chunk_overlap_tokens = {config.chunk_overlap_tokens} — expected less than "
+            f"max_chunk_tokens ({config.max_chunk_tokens})"
+        )
+    return config
 
 
-_DESCRIBED = {
-    str: "a string",
-    bool: "true or false",
-    int: "an integer",
-    dict: "a table",
-    list: "an array",
+_ENVIRONMENT = {
+    "index": "RCPKIT_INDEX",
+    "embedder": "RCPKIT_EMBEDDER",
+    "sparse": "RCPKIT_SPARSE",
+    "store": "RCPKIT_STORE",
 }
 
 
-def _check_type(key: str, value: Any, path: Path | None) -> None:
-    """One clear line for a wrongly typed setting, before it reaches the dataclass.
-
-    The allowed type is EngineConfig's annotation (a path is written as a string).
-    """
-    wanted, items = _toml_type(get_type_hints(EngineConfig)[key])
-    fits = isinstance(value, wanted) and not (wanted is int and isinstance(value, bool))
-    if fits and items is not None:
-        fits = all(isinstance(item, items) for item in _members(value))
-    if not fits:
-        allowed = _DESCRIBED.get(wanted, wanted.__name__)
-        if items is not None:
-            allowed += " of strings" if items is str else f" of {items.__name__} values"
-        raise ValueError(f"{path}: [engine] {key} = {value!r} is not allowed; it takes {allowed}")
-
-
-def _toml_type(hint: Any) -> tuple[type, type | None]:
-    """(the TOML value's type, its members' type for a table or array) for an annotation."""
-    if isinstance(hint, UnionType):  # `str | None`: a file sets the value, never None
-        hint = next(arg for arg in get_args(hint) if arg is not type(None))
-    if hint is Path:
-        return str, None
-    origin = get_origin(hint)
-    if origin is None:
-        return hint, None
-    return origin, get_args(hint)[-1]
-
-
-def _members(value: Any) -> list[Any]:
-    return list(value.values()) if isinstance(value, dict) else list(value)
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as error:
+        raise SettingError(f"{path}: not valid TOML ({error})") from None

@@ -150,6 +150,8 @@ def _server(args: argparse.Namespace, command: list[str]) -> Iterator[tuple[Any,
         if folder is None:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rcpkit-eval-")))
         spawn = [sys.executable, "-m", "rcpkit", "serve", "--stdio", "--index", str(folder)]
+        if fresh:
+            spawn.append("--create")  # the harness loads the corpus into it
         for option in _ENGINE_OPTIONS[1:]:
             value = getattr(args, option, None)
             if value is not None:

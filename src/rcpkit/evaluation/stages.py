@@ -14,6 +14,8 @@ from typing import Any
 __all__ = ["DEFAULT_STAGE", "Stage", "available_stages", "select_stages"]
 
 DEFAULT_STAGE = "default"
+# Old spellings still accepted by --stages; the spec's word (§7.7 mode) is what is shown.
+ALIASES = {"lexical": "sparse"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +33,7 @@ def available_stages(capabilities: Mapping[str, Any]) -> list[Stage]:
     fusions = list(retrieve.get("fusion") or [])
     stages = [Stage(DEFAULT_STAGE, "default retrieve (no options)")]
     if "sparse" in modes:
-        stages.append(Stage("lexical", "lexical only", {"mode": "sparse"}))
+        stages.append(Stage("sparse", "sparse only (BM25)", {"mode": "sparse"}))
     if "dense" in modes:
         stages.append(Stage("dense", "dense only", {"mode": "dense"}))
     if "hybrid" in modes:
@@ -71,6 +73,7 @@ def select_stages(stages: Sequence[Stage], wanted: Sequence[str] | None) -> list
     if not wanted:
         return list(stages)
     by_key = {stage.key: stage for stage in stages}
+    wanted = [ALIASES.get(key, key) for key in wanted]
     unknown = [key for key in wanted if key not in by_key]
     if unknown:
         raise ValueError(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rcpkit.engine.ingest import SUPPORTED_EXTENSIONS, Skipped, SourceDocument, iter_documents
+from rcpkit.engine.ingest._options import IngestOptions
 
 
 def _write(path: Path, content: str | bytes) -> Path:
@@ -79,7 +80,11 @@ def test_file_metadata_has_path_extension_rfc3339_mtime_and_hash(tmp_path: Path)
     assert isinstance(mtime, str)
     assert mtime.endswith("Z")
     assert len(mtime) == len("2024-01-01T00:00:00Z")
-    assert document.content_hash == hashlib.sha256(path.read_bytes()).hexdigest()
+    # The bytes and the ingest settings: changing a setting re-reads every file.
+    fingerprint = IngestOptions().fingerprint()
+    assert (
+        document.content_hash == hashlib.sha256(path.read_bytes() + b"\0" + fingerprint).hexdigest()
+    )
     assert document.pages is None
 
 
@@ -213,8 +218,9 @@ def test_beir_rows_become_documents_and_bad_rows_skips_with_line_numbers(tmp_pat
     items = list(iter_documents([path]))
     documents = [item for item in items if isinstance(item, SourceDocument)]
     skips = [item for item in items if isinstance(item, Skipped)]
-    assert [d.id for d in documents] == ["doc-1", "7", "title-only"]
-    assert [s.line for s in skips] == [2, 3, 6, 7]
+    # A row without the id field is named by its line (JSON Lines need not be BEIR).
+    assert [d.id for d in documents] == ["doc-1", "7", "corpus.jsonl#6", "title-only"]
+    assert [s.line for s in skips] == [2, 3, 7]
     assert all(s.reason.startswith(f"line {s.line}: ") for s in skips)
     assert "duplicate" in skips[-1].reason
 
@@ -227,7 +233,7 @@ def test_a_beir_row_carries_its_title_fields_uri_and_row_hash(tmp_path: Path) ->
     assert first.meta["title"] == "Refunds"
     assert first.meta["y"] == 1
     assert first.uri == path.resolve().as_uri() + "#doc-1"
-    row = _beir_rows().split("\n")[0].encode()
+    row = _beir_rows().split("\n")[0].encode() + b"\0" + IngestOptions().fingerprint()
     assert first.content_hash == hashlib.sha256(row).hexdigest()
 
 

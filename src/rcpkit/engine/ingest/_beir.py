@@ -1,4 +1,7 @@
-"""BEIR corpus files: one JSON object ``{"_id", "title", "text", ...}`` per line.
+"""JSON Lines: one JSON object per line, by default BEIR's ``{"_id", "title", "text", ...}``.
+
+``[ingest] text_field / id_field / title_field`` name other fields; a row without
+the id field is ``<file>#<line>``.
 
 Every row is its own document, so the file is streamed rather than read whole: BEIR
 corpora run to gigabytes. A bad row is one `Skipped` with its line number and the
@@ -16,8 +19,6 @@ from rcpkit.engine.ingest._source import FileSource, SkipFile, sha256_hex
 from rcpkit.engine.ingest._types import Skipped, SourceDocument
 
 __all__ = ["load_beir"]
-
-_RESERVED_FIELDS = frozenset(["_id", "title", "text"])
 
 
 class _BadRow(Exception):
@@ -43,7 +44,7 @@ def load_beir(source: FileSource) -> Iterator[SourceDocument | Skipped]:
                 yield Skipped(source.path, f"line {number}: {error}", line=number)
                 continue
             if document.id in seen:
-                yield Skipped(source.path, f"line {number}: duplicate _id", line=number)
+                yield Skipped(source.path, f"line {number}: duplicate id", line=number)
                 continue
             seen.add(document.id)
             yield document
@@ -53,16 +54,21 @@ def load_beir(source: FileSource) -> Iterator[SourceDocument | Skipped]:
 
 def _row_document(source: FileSource, row: bytes, number: int) -> SourceDocument:
     fields = _parse_row(row, first=number == 1)
-    doc_id = _row_id(fields.get("_id"))
-    raw_title = _optional_string(fields.get("title"), "title")
+    options = source.options
+    if options.id_field in fields:
+        doc_id = _row_id(fields.get(options.id_field), options.id_field)
+    else:
+        doc_id = f"{source.doc_id}#{number}"
+    raw_title = _optional_string(fields.get(options.title_field), options.title_field)
     title = raw_title.strip() if raw_title is not None else None
-    text = normalize_newlines(_optional_string(fields.get("text"), "text") or "")
+    text = normalize_newlines(_optional_string(fields.get(options.text_field), "text") or "")
     # BEIR has title-only rows; qrels still point at them, so the title stands in.
     if not text.strip():
         if title is None:
             raise _BadRow("no text and no title")
         text = title
-    extras = {key: value for key, value in fields.items() if key not in _RESERVED_FIELDS}
+    reserved = {options.id_field, options.title_field, options.text_field}
+    extras = {key: value for key, value in fields.items() if key not in reserved}
     return SourceDocument(
         id=doc_id,
         text=text,
@@ -71,7 +77,7 @@ def _row_document(source: FileSource, row: bytes, number: int) -> SourceDocument
         modality="text",
         meta={**source.meta(), "line": number, "title": title, **extras},
         pages=None,
-        content_hash=sha256_hex(row),
+        content_hash=sha256_hex(row + b"\0" + options.fingerprint()),
     )
 
 
@@ -87,13 +93,13 @@ def _parse_row(row: bytes, *, first: bool) -> dict[str, object]:
     return fields
 
 
-def _row_id(value: object) -> str:
+def _row_id(value: object, name: str) -> str:
     # Some BEIR dumps write numeric ids; bool is an int in Python and never an id.
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     if isinstance(value, str) and value.strip():
         return value
-    raise _BadRow("missing or empty _id")
+    raise _BadRow(f"empty or non-string {name}")
 
 
 def _optional_string(value: object, name: str) -> str | None:

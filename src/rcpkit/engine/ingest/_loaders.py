@@ -7,6 +7,15 @@ from types import MappingProxyType
 
 from rcpkit.engine.ingest._beir import load_beir
 from rcpkit.engine.ingest._decoding import decode_text
+from rcpkit.engine.ingest._formats import (
+    EXTRACTED,
+    load_csv,
+    load_docx,
+    load_ipynb,
+    load_json,
+    load_rst,
+)
+from rcpkit.engine.ingest._frontmatter import split_front_matter
 from rcpkit.engine.ingest._html import extract_html
 from rcpkit.engine.ingest._markdown import markdown_title
 from rcpkit.engine.ingest._pdf import load_pdf
@@ -34,9 +43,10 @@ def load_plain_text(source: FileSource) -> Iterable[SourceDocument]:
 
 
 def load_markdown(source: FileSource) -> Iterable[SourceDocument]:
+    """Markdown and MDX: front matter read into meta and blanked, so offsets stay raw."""
     raw = read_source_bytes(source)
-    text = decode_text(raw, allow_latin1=False)
-    return [build_document(source, raw, text=text, title=markdown_title(text))]
+    front, text = split_front_matter(decode_text(raw, allow_latin1=False))
+    return [build_document(source, raw, text=text, title=markdown_title(text), front=front)]
 
 
 def load_code(source: FileSource) -> Iterable[SourceDocument]:
@@ -51,7 +61,10 @@ def load_html(source: FileSource) -> Iterable[SourceDocument]:
     if not text.strip():
         raise SkipFile("no text left after removing HTML boilerplate")
     # Headings are rendered as Markdown lines, so an <h1> can title a page without <title>.
-    return [build_document(source, raw, text=text, title=title or markdown_title(text))]
+    document = build_document(
+        source, raw, text=text, title=title or markdown_title(text), extra=EXTRACTED
+    )
+    return [document]
 
 
 LOADERS: Mapping[str, Loader] = MappingProxyType(
@@ -60,6 +73,13 @@ LOADERS: Mapping[str, Loader] = MappingProxyType(
         ".text": load_plain_text,
         ".md": load_markdown,
         ".markdown": load_markdown,
+        ".mdx": load_markdown,
+        ".rst": load_rst,
+        ".docx": load_docx,
+        ".csv": load_csv,
+        ".tsv": load_csv,
+        ".json": load_json,
+        ".ipynb": load_ipynb,
         ".html": load_html,
         ".htm": load_html,
         ".pdf": load_pdf,

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rcpkit.engine.ingest._decoding import normalize_newlines
+from rcpkit.engine.ingest._formats import EXTRACTED
 from rcpkit.engine.ingest._source import FileSource, SkipFile, build_document, read_source_bytes
 from rcpkit.engine.ingest._types import PageSpan, SourceDocument
 
@@ -39,7 +40,7 @@ def load_pdf(source: FileSource) -> Iterable[SourceDocument]:
     if not text:
         raise SkipFile("PDF has no extractable text (scanned or image-only?)")
     title = _metadata_title(reader) or _first_line(text)
-    return [build_document(source, raw, text=text, title=title, pages=pages)]
+    return [build_document(source, raw, text=text, title=title, pages=pages, extra=EXTRACTED)]
 
 
 def join_pages(page_texts: Iterable[str]) -> tuple[str, list[PageSpan]]:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
+from rcpkit.engine.ingest._options import IngestOptions
 from rcpkit.engine.ingest._types import Modality, PageSpan, Skipped, SourceDocument
 
 __all__ = [
@@ -19,6 +21,9 @@ __all__ = [
     "rfc3339_utc",
     "sha256_hex",
 ]
+
+
+_DEFAULT_OPTIONS = IngestOptions()
 
 
 class SkipFile(Exception):
@@ -42,6 +47,7 @@ class FileSource:
     size: int
     mtime: str
     max_bytes: int | None
+    options: IngestOptions = _DEFAULT_OPTIONS
 
     @property
     def uri(self) -> str:
@@ -78,17 +84,38 @@ def build_document(
     title: str | None,
     modality: Modality = "text",
     pages: list[PageSpan] | None = None,
+    front: Mapping[str, Any] | None = None,
+    doc_id: str | None = None,
+    uri: str | None = None,
+    extra: Mapping[str, object] | None = None,
 ) -> SourceDocument:
-    """A document for a whole file; whitespace-only text is a skip, never a document."""
+    """A document for a file (or one record of it, given ``doc_id``, ``uri`` and ``raw``).
+
+    Whitespace-only text is a skip, never a document. ``front`` is front matter, read
+    into ``meta`` with the file facts, ``lang``, ``date`` and ``tag`` (see ``_meta``).
+    """
+    from rcpkit.engine.ingest._meta import document_meta
+
     if not text.strip():
         raise SkipFile("empty or whitespace-only")
+    options = source.options
+    meta = document_meta(
+        {**source.meta(), **(extra or {})},
+        front or {},
+        text,
+        renames=options.meta_fields,
+        field_types=options.field_types,
+        code=modality == "code",
+    )
+    heading = (front or {}).get("title")
     return SourceDocument(
-        id=source.doc_id,
+        id=doc_id or source.doc_id,
         text=text,
-        title=title or source.path.stem,
-        uri=source.uri,
+        title=(heading if isinstance(heading, str) and heading.strip() else title)
+        or source.path.stem,
+        uri=uri or source.uri,
         modality=modality,
-        meta=source.meta(),
+        meta=meta,
         pages=pages,
-        content_hash=sha256_hex(raw),
+        content_hash=sha256_hex(raw + b"\0" + options.fingerprint()),
     )

@@ -17,7 +17,17 @@ from rcpkit.engine.ingest import ChunkSpan, SourceDocument, chunk_document, cont
 from rcpkit.engine.store.analysis import analyze_many
 from rcpkit.engine.store.base import CommitResult, DocumentRow, NewChunk, WriteBatch
 
-__all__ = ["IndexReport", "content_hash_of", "delete_documents", "index_documents"]
+__all__ = [
+    "IndexReport",
+    "commit_batch",
+    "content_hash_of",
+    "delete_documents",
+    "document_batch",
+    "document_spans",
+    "embedding_inputs",
+    "index_documents",
+    "learned_sparse",
+]
 
 _EMBED_STEP = 64  # texts per embedder call between cancellation checkpoints
 _write_lock = threading.Lock()  # commit and dense update happen in one order
@@ -69,11 +79,11 @@ def index_documents(
     ]
     report.unchanged = len(documents) - len(todo)
     embedder = engine.embedder(checkpoint)
-    spans = [_spans(engine, document, chunk, embedder.count_tokens) for document in todo]
+    spans = [document_spans(engine, document, embedder.count_tokens, chunk) for document in todo]
     inputs = [
-        (contextual_prefix(document.title, span.heading_path) if contextual else "") + span.text
-        for document, document_spans in zip(todo, spans, strict=True)
-        for span in document_spans
+        text
+        for document, pieces in zip(todo, spans, strict=True)
+        for text in embedding_inputs(document, pieces, contextual)
     ]
     vectors: list[Any] = []
     for start in range(0, len(inputs), _EMBED_STEP):
@@ -82,12 +92,15 @@ def index_documents(
         vectors.extend(embedder.embed(inputs[start : start + _EMBED_STEP], "document"))
         if progress is not None and inputs:
             progress(min(1.0, (start + _EMBED_STEP) / len(inputs)), "embed")
-    sparse = _learned_sparse(engine, inputs, checkpoint)
-    batch = _batch(engine, todo, spans, vectors, contextual, origin, sparse)
+    sparse = learned_sparse(engine, inputs, checkpoint)
+    batch = document_batch(engine, todo, spans, vectors, contextual, origin, sparse)
     batch.tenant = tenant
     report.chunks = len(inputs)
     if checkpoint is not None:
         checkpoint()  # the last point where a cancel leaves nothing written
+    if not batch.documents and idempotency_key is None:
+        report.version = engine.store.version  # nothing changed: no commit, no new version
+        return report
     with _write_lock:
         if idempotency_key is not None and result_of is not None:
             make_result = result_of
@@ -105,6 +118,26 @@ def index_documents(
     report.version = result.version
     report.remembered = result.remembered
     return report
+
+
+def commit_batch(engine: Engine, batch: WriteBatch) -> CommitResult | None:
+    """Commit ``batch`` as one version, or nothing at all when it changes nothing."""
+    if not batch.documents and not batch.delete:
+        return None  # an unchanged run must not create a version (pins would expire)
+    with _write_lock:
+        result = engine.store.commit(batch)
+        _apply(engine, result, batch.tenant)
+    return result
+
+
+def embedding_inputs(
+    document: SourceDocument, spans: Sequence[ChunkSpan], contextual: bool
+) -> list[str]:
+    """What the embedder is given per chunk: the situating prefix, then the chunk's text."""
+    return [
+        (contextual_prefix(document.title, span.heading_path) if contextual else "") + span.text
+        for span in spans
+    ]
 
 
 def delete_documents(engine: Engine, ids: Sequence[str], tenant: str | None = None) -> CommitResult:
@@ -127,7 +160,7 @@ def _apply(engine: Engine, result: CommitResult, tenant: str | None) -> None:
 _SPARSE_TERMS = 128  # strongest SPLADE terms kept per chunk (bounds the posting table)
 
 
-def _learned_sparse(
+def learned_sparse(
     engine: Engine, inputs: Sequence[str], checkpoint: Checkpoint | None
 ) -> list[tuple[Any, Any]] | None:
     """Top SPLADE term weights per chunk, when a learned-sparse model is configured."""
@@ -144,12 +177,13 @@ def _learned_sparse(
     return out
 
 
-def _spans(
+def document_spans(
     engine: Engine,
     document: SourceDocument,
-    chunk: bool,
     count_tokens: Callable[[Sequence[str]], list[int]],
+    chunk: bool = True,
 ) -> list[ChunkSpan]:
+    """The chunks of ``document`` at the engine's token budget (or one chunk, unchunked)."""
     if chunk:
         return chunk_document(
             document,
@@ -161,7 +195,7 @@ def _spans(
     return [ChunkSpan(0, 0, len(document.text), document.text, (), page)]
 
 
-def _batch(
+def document_batch(
     engine: Engine,
     documents: Sequence[SourceDocument],
     spans: Sequence[Sequence[ChunkSpan]],
@@ -170,6 +204,7 @@ def _batch(
     origin: str,
     sparse: Sequence[Any] | None,
 ) -> WriteBatch:
+    """Upserts of ``documents``, their chunks carrying ``vectors`` in order."""
     fields = engine.config.filter_fields
     batch = WriteBatch()
     position = 0

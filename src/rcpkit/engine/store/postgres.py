@@ -579,6 +579,16 @@ class PostgresStore:
         return [(str(word), int(df)) for word, df in rows]
 
     @unavailable()
+    def live_documents(self, tenant: str | None = None) -> list[tuple[str, str | None, str]]:
+        with self.reading() as connection:
+            rows = connection.execute(
+                "SELECT doc_id, uri, origin FROM documents WHERE tenant = %s AND removed IS NULL"
+                " ORDER BY doc_id",
+                (tenant or "",),
+            ).fetchall()
+        return [(str(doc_id), uri, str(origin)) for doc_id, uri, origin in rows]
+
+    @unavailable()
     def live_texts(self, limit: int, tenant: str | None = None) -> list[str]:
         with self.reading() as connection:
             rows = connection.execute(

@@ -564,6 +564,14 @@ class SQLiteStore:
         ).fetchone()
         return None if row is None else str(row[0])
 
+    def live_documents(self, tenant: str | None = None) -> list[tuple[str, str | None, str]]:
+        rows = self._reader.execute(
+            "SELECT doc_id, uri, origin FROM documents WHERE tenant = ? AND removed IS NULL"
+            " ORDER BY doc_id",
+            (tenant or "",),
+        ).fetchall()
+        return [(str(doc_id), uri, str(origin)) for doc_id, uri, origin in rows]
+
     def remembered(self, idempotency_key: str) -> str | None:
         row = self._reader.execute(
             "SELECT result FROM idempotency WHERE key = ?", (idempotency_key,)

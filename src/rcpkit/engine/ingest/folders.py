@@ -1,0 +1,280 @@
+"""``rcpkit index``: make an index mirror files and folders, in one transaction per run.
+
+A run walks the paths, loads and chunks files on a producer thread while the
+calling thread embeds chunks of many documents per model call, then commits every
+upsert and every deletion as one version (§7.7.1): a reader sees the whole run or
+none of it. Files whose bytes did not change are not re-embedded; documents that
+came from a file under the paths given and whose file is gone (or no longer
+yields a document) are deleted in that same commit, unless ``prune`` is off. A run
+that changes nothing commits nothing, so no version is created and no pinned
+snapshot or cursor expires because of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from rcpkit.engine.engine import Engine
+from rcpkit.engine.ingest._options import IngestOptions
+from rcpkit.engine.ingest._source import FileSource
+from rcpkit.engine.ingest._types import ChunkSpan, Skipped, SourceDocument
+from rcpkit.engine.ingest._walk import find_sources, load_source
+from rcpkit.engine.ingest.indexer import (
+    commit_batch,
+    document_batch,
+    document_spans,
+    embedding_inputs,
+    learned_sparse,
+)
+from rcpkit.engine.ingest.roots import ROOT_SETTING, choose_root, file_of_uri, within
+from rcpkit.engine.store.base import NewChunk, WriteBatch
+
+__all__ = ["FolderRun", "RunProgress", "index_folders", "reason_kind"]
+
+EMBED_BATCH = 256  # chunks per embedder call, across documents (length-sorted inside)
+_QUEUE_DEPTH = 512  # parsed documents the producer may run ahead of the embedder
+ORIGIN = "ingest"
+
+
+class RunProgress(Protocol):
+    """What a run reports as it goes (the CLI draws it; tests may record it)."""
+
+    def started(self, files: int) -> None: ...
+
+    def parsed(self, chunks: int) -> None:
+        """Another document was chunked: ``chunks`` more to embed."""
+        ...
+
+    def embedded(self, files: int, chunks: int, current: str) -> None:
+        """``files`` and ``chunks`` are done so far; ``current`` is being worked on."""
+        ...
+
+
+@dataclass(slots=True)
+class FolderRun:
+    """What one run did."""
+
+    root: Path
+    previous_root: Path | None = None
+    files: int = 0
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    chunks: int = 0
+    version: int = 0
+    committed: bool = False
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def skip_reasons(self) -> list[tuple[str, int]]:
+        """Every distinct skip reason with its count, most frequent first."""
+        counts = Counter(reason_kind(item.reason) for item in self.skipped)
+        return sorted(counts.items(), key=lambda pair: (-pair[1], pair[0]))
+
+
+@dataclass(slots=True)
+class _Parsed:
+    document: SourceDocument
+    spans: list[ChunkSpan]
+    inputs: list[str]
+    update: bool
+
+
+def index_folders(
+    engine: Engine,
+    paths: Sequence[Path],
+    *,
+    prune: bool = True,
+    contextual: bool = True,
+    options: IngestOptions | None = None,
+    progress: RunProgress | None = None,
+) -> FolderRun:
+    """Index ``paths`` (files or folders) into ``engine`` as one commit; see the module."""
+    resolved = [Path(path).resolve() for path in paths]
+    recorded = engine.store.setting(ROOT_SETTING)
+    root = choose_root(recorded, resolved)
+    run = FolderRun(root=root, previous_root=Path(recorded) if recorded else None)
+    # Front matter is checked against the fields this index advertises (§8).
+    settings = replace(options or IngestOptions(), field_types=dict(engine.config.filter_fields))
+    sources: list[FileSource] = []
+    for found in find_sources(resolved, root=root, options=settings):
+        if isinstance(found, Skipped):
+            run.skipped.append(found)
+        else:
+            sources.append(found)
+    run.files = len(sources)
+    if progress is not None:
+        progress.started(len(sources))
+    rows = _embed_all(engine, sources, run, contextual, progress)
+    seen = {row.doc_id for row, _ in rows.documents} | rows.seen
+    batch = WriteBatch(documents=rows.documents)
+    if prune:
+        batch.delete = _gone(engine, resolved, seen)
+        run.removed = len(batch.delete)
+    result = commit_batch(engine, batch)
+    run.committed = result is not None
+    run.version = result.version if result is not None else engine.store.version
+    if recorded != str(root) and (result is not None or recorded is None):
+        engine.store.set_setting(ROOT_SETTING, str(root))
+    return run
+
+
+@dataclass(slots=True)
+class _Rows:
+    documents: list[tuple[Any, list[NewChunk]]] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)  # unchanged ids (kept, not rewritten)
+
+
+def _embed_all(
+    engine: Engine,
+    sources: list[FileSource],
+    run: FolderRun,
+    contextual: bool,
+    progress: RunProgress | None,
+) -> _Rows:
+    """Consume the producer's parsed documents, embedding ``EMBED_BATCH`` chunks at a time."""
+    embedder = engine.embedder()
+    rows = _Rows()
+    pending: list[_Parsed] = []
+    waiting: list[str] = []  # files parsed whose chunks are not embedded yet
+    done = 0
+    for item in _produce(engine, sources, embedder.count_tokens, contextual):
+        if isinstance(item, Skipped):
+            run.skipped.append(item)
+        elif isinstance(item, str):
+            rows.seen.add(item)
+            run.unchanged += 1
+        elif isinstance(item, Path):
+            waiting.append(item.name)
+        else:
+            pending.append(item)
+            if progress is not None:
+                progress.parsed(len(item.spans))
+        if (isinstance(item, Path) and not pending) or _chunk_count(pending) >= EMBED_BATCH:
+            current = pending[-1].document.id if pending else (waiting[-1] if waiting else "")
+            _flush(engine, embedder, pending, rows, run, contextual)
+            done += len(waiting)
+            waiting.clear()
+            if progress is not None:
+                progress.embedded(done, run.chunks, current)
+    _flush(engine, embedder, pending, rows, run, contextual)
+    if progress is not None:
+        progress.embedded(done + len(waiting), run.chunks, "")
+    return rows
+
+
+def _chunk_count(pending: list[_Parsed]) -> int:
+    return sum(len(parsed.inputs) for parsed in pending)
+
+
+def _flush(
+    engine: Engine,
+    embedder: Any,
+    pending: list[_Parsed],
+    rows: _Rows,
+    run: FolderRun,
+    contextual: bool,
+) -> None:
+    if not pending:
+        return
+    inputs = [text for parsed in pending for text in parsed.inputs]
+    vectors = list(embedder.embed(inputs, "document")) if inputs else []
+    sparse = learned_sparse(engine, inputs, None)
+    batch = document_batch(
+        engine,
+        [parsed.document for parsed in pending],
+        [parsed.spans for parsed in pending],
+        vectors,
+        contextual,
+        ORIGIN,
+        sparse,
+    )
+    rows.documents.extend(batch.documents)
+    run.chunks += len(inputs)
+    run.updated += sum(1 for parsed in pending if parsed.update)
+    run.added += sum(1 for parsed in pending if not parsed.update)
+    pending.clear()
+
+
+def _produce(
+    engine: Engine, sources: list[FileSource], count_tokens: Any, contextual: bool
+) -> Iterator[_Parsed | Skipped | str | Path]:
+    """Load and chunk on a thread, yielding documents (unchanged ones as their id) in order."""
+    out: queue.Queue[object] = queue.Queue(_QUEUE_DEPTH)
+    finished = object()
+    stop = threading.Event()
+
+    def work() -> None:
+        try:
+            seen: set[str] = set()
+            for source in sources:
+                for item in _parse(engine, source, count_tokens, contextual, seen):
+                    if stop.is_set():
+                        return
+                    out.put(item)
+                out.put(source.path)
+        except BaseException as error:  # re-raised on the consuming thread
+            out.put(error)
+        finally:
+            out.put(finished)
+
+    thread = threading.Thread(target=work, name="ingest-parse", daemon=True)
+    thread.start()
+    try:
+        while (item := out.get()) is not finished:
+            if isinstance(item, BaseException):
+                raise item
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+        while thread.is_alive():  # unblock a producer waiting on a full queue
+            with contextlib.suppress(queue.Empty):
+                out.get(timeout=0.05)
+        thread.join()
+
+
+def _parse(
+    engine: Engine, source: FileSource, count_tokens: Any, contextual: bool, seen: set[str]
+) -> Iterator[_Parsed | Skipped | str]:
+    for item in load_source(source):
+        if isinstance(item, Skipped):
+            yield item
+            continue
+        if item.id in seen:
+            yield Skipped(source.path, f"duplicate document id {item.id!r}")
+            continue
+        seen.add(item.id)
+        stored = engine.store.content_hash(item.id)
+        if stored == item.content_hash:
+            yield item.id
+            continue
+        spans = document_spans(engine, item, count_tokens)
+        yield _Parsed(item, spans, embedding_inputs(item, spans, contextual), stored is not None)
+
+
+def _gone(engine: Engine, paths: Sequence[Path], seen: set[str]) -> list[str]:
+    """Ingested documents from a file under ``paths`` that this run did not produce."""
+    gone = []
+    for doc_id, uri, origin in engine.store.live_documents():
+        if origin != ORIGIN or doc_id in seen:
+            continue
+        file = file_of_uri(uri)
+        if file is not None and any(within(file, path) for path in paths):
+            gone.append(doc_id)
+    return gone
+
+
+def reason_kind(reason: str) -> str:
+    """A skip reason without its per-file detail, so equal causes are counted together."""
+    if reason.startswith("line ") and ": " in reason:
+        return "bad row: " + reason.split(": ", 1)[1]
+    if reason.startswith("duplicate document id"):
+        return "duplicate document id"
+    return reason.split(" (", 1)[0] if reason.startswith(("too large", "unreadable")) else reason

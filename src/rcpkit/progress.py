@@ -1,0 +1,134 @@
+"""Progress on stderr: tqdm bars on a terminal, a plain line every few seconds otherwise.
+
+One `Board` holds named counters (``files``, ``chunks``, ``queries``…), each with
+a done count and a total that may still grow (chunks are known as files are parsed).
+On a terminal each counter is a tqdm bar (done/total, rate, ETA) and the first one
+carries the current item; elsewhere (cron, a redirected stderr) a line like
+``indexing: files 12/291, chunks 800/1500 (31.2/s, ETA 0:00:22), now a.pdf`` is
+printed at most every ``interval`` seconds, and once at the start and the end.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+__all__ = ["Board"]
+
+_PLAIN_INTERVAL = 5.0
+
+
+@dataclass(slots=True)
+class _Counter:
+    name: str
+    total: int
+    done: int = 0
+    bar: Any = None
+
+
+class Board:
+    """Counters drawn on ``stream`` (stderr by default); use as a context manager."""
+
+    def __init__(
+        self,
+        label: str,
+        *,
+        stream: TextIO | None = None,
+        interval: float = _PLAIN_INTERVAL,
+        bars: bool | None = None,
+    ) -> None:
+        self._label = label
+        self._stream = stream or sys.stderr
+        self._interval = interval
+        self._bars = self._stream.isatty() if bars is None else bars
+        self._counters: dict[str, _Counter] = {}
+        self._started = time.monotonic()
+        self._printed = 0.0
+        self._current = ""
+        if self._bars:
+            try:
+                import tqdm  # noqa: F401
+            except ImportError:
+                self._bars = False
+
+    def __enter__(self) -> Board:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def say(self, message: str) -> None:
+        """One line at once (the first output, before any counter exists)."""
+        print(f"{self._label}: {message}", file=self._stream, flush=True)
+
+    def counter(self, name: str, total: int, unit: str | None = None) -> None:
+        entry = _Counter(name, total)
+        if self._bars:
+            from tqdm import tqdm
+
+            entry.bar = tqdm(
+                total=total,
+                desc=f"{name:<7}",
+                unit=unit or name.rstrip("s"),
+                file=self._stream,
+                position=len(self._counters),
+                leave=True,
+                dynamic_ncols=True,
+                smoothing=0.1,
+            )
+        self._counters[name] = entry
+
+    def grow(self, name: str, more: int) -> None:
+        """The total of ``name`` is ``more`` higher than known."""
+        entry = self._counters[name]
+        entry.total += more
+        if entry.bar is not None:
+            entry.bar.total = entry.total
+            entry.bar.refresh()
+
+    def update(self, name: str, done: int, current: str | None = None) -> None:
+        """``name`` has ``done`` items done; ``current`` is the item being worked on."""
+        entry = self._counters[name]
+        if current is not None:
+            self._current = current
+        if entry.bar is not None:
+            entry.bar.update(done - entry.done)
+            if current is not None:
+                first = next(iter(self._counters.values()))
+                first.bar.set_postfix_str(current[-40:], refresh=True)
+        entry.done = done
+        if not self._bars and time.monotonic() - self._printed >= self._interval:
+            self._plain()
+
+    def close(self) -> None:
+        if self._bars:
+            for entry in self._counters.values():
+                entry.bar.close()
+        elif self._counters:
+            self._plain(final=True)
+        self._counters.clear()
+
+    def _plain(self, final: bool = False) -> None:
+        self._printed = time.monotonic()
+        elapsed = max(self._printed - self._started, 1e-9)
+        parts = []
+        for entry in self._counters.values():
+            rate = entry.done / elapsed
+            text = f"{entry.name} {entry.done}/{entry.total}"
+            if entry.done and entry.total > entry.done:
+                text += f" ({rate:.1f}/s, ETA {_clock((entry.total - entry.done) / rate)})"
+            elif entry.done:
+                text += f" ({rate:.1f}/s)"
+            parts.append(text)
+        if final:
+            tail = f" in {_clock(elapsed)}"
+        else:
+            tail = f", now {self._current}" if self._current else ""
+        print(f"{self._label}: {', '.join(parts)}{tail}", file=self._stream, flush=True)
+
+
+def _clock(seconds: float) -> str:
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"

@@ -1,0 +1,92 @@
+"""Bad settings and mistyped paths through the real CLI: one clear line, nothing created."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HASHING = ("--embedder", "hashing:64")
+
+
+def rcpkit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    environment.pop("RCPKIT_EMBEDDER", None)
+    return subprocess.run(
+        [sys.executable, "-m", "rcpkit", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=cwd,
+        env=environment,
+    )
+
+
+def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("rcpkit:")]
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nAlpha text about rivers.\n")
+    folder = tmp_path / "idx"
+    done = rcpkit("index", str(docs), "--index", str(folder), *HASHING)
+    assert done.returncode == 0, done.stderr
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ('max_k = "lots"', "[engine] max_k = 'lots' is not allowed; it takes an integer ≥ 1"),
+        ("max_k = -5", "[engine] max_k = -5 is not allowed; it takes an integer ≥ 1"),
+        ('embedder = "nope"', "embedder = 'nope' is not allowed; it takes 'minilm', 'hashing:"),
+        ('graph = "magic"', "graph = 'magic' is not allowed; it takes one of 'spacy', 'regex'"),
+        ("max_kk = 3", "unknown setting 'max_kk'"),
+    ],
+)
+def test_a_bad_setting_is_one_line_naming_the_key_the_value_and_what_is_allowed(
+    built: Path, tmp_path: Path, setting: str, expected: str
+) -> None:
+    config = tmp_path / "rcpkit.toml"
+    config.write_text(f"[engine]\n{setting}\n")
+    done = rcpkit("query", "rivers", "--index", str(built), "--config", str(config))
+    line = one_error_line(done)
+    assert str(config) in line
+    assert expected in line
+
+
+def test_an_unknown_embedder_flag_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("text\n")
+    done = rcpkit("index", str(docs), "--index", str(tmp_path / "idx"), "--embedder", "nope")
+    assert "--embedder embedder = 'nope' is not allowed" in one_error_line(done)
+    assert not (tmp_path / "idx").exists()
+
+
+def test_a_bad_ingest_setting_is_refused_too(built: Path, tmp_path: Path) -> None:
+    config = tmp_path / "rcpkit.toml"
+    config.write_text('[ingest]\ntable_mode = "rows"\n')
+    done = rcpkit("index", str(tmp_path / "docs"), "--index", str(built), "--config", str(config))
+    assert "table_mode = 'rows' is not allowed; it takes one of 'row'" in one_error_line(done)
+
+
+@pytest.mark.parametrize("command", [["query", "rivers"], ["serve", "--stdio"]])
+def test_a_mistyped_index_is_an_error_and_creates_nothing(
+    built: Path, tmp_path: Path, command: list[str]
+) -> None:
+    typo = tmp_path / "idz"
+    done = rcpkit(*command, "--index", str(typo), *HASHING)
+    assert f"no index at {typo}" in one_error_line(done)
+    assert not typo.exists()

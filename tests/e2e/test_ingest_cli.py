@@ -1,0 +1,172 @@
+"""`rcpkit index` run again and again over a folder, through the real CLI (issue 14)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HASHING = ("--embedder", "hashing:64")
+
+
+def rcpkit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run(
+        [sys.executable, "-m", "rcpkit", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=cwd,
+        env=environment,
+    )
+
+
+def index(folder: Path, target: Path | str, *flags: str, cwd: Path | None = None) -> str:
+    done = rcpkit("index", str(target), "--index", str(folder), *HASHING, *flags, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def count(summary: str, label: str) -> int:
+    found = re.search(rf"^\s+{label}\s+(\d+)", summary, re.MULTILINE)
+    assert found is not None, summary
+    return int(found.group(1))
+
+
+def version(summary: str) -> int:
+    found = re.search(r"\(version (\d+)", summary)
+    assert found is not None, summary
+    return int(found.group(1))
+
+
+def doc_ids(folder: Path, text: str, k: int = 20) -> list[str]:
+    shown = rcpkit(
+        "query", text, "--index", str(folder), *HASHING, "-k", str(k), "--mode", "sparse",
+        "--json",
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    return [hit["chunk"]["docId"] for hit in json.loads(shown.stdout)["hits"]]
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "corpus"
+    (root / "pdf").mkdir(parents=True)
+    (root / "xdrlib.txt").write_text("xdrlib encodes external data representation records\n")
+    (root / "guide.md").write_text("# Guide\n\nGardens need water and patient care.\n")
+    (root / "pdf" / "futures.txt").write_text("concurrent futures run callables in pools\n")
+    return root
+
+
+def test_a_file_deleted_from_the_folder_is_removed_from_the_index(
+    corpus: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "idx"
+    first = index(folder, corpus)
+    assert count(first, "total") == 3
+    assert doc_ids(folder, "xdrlib external data") == ["xdrlib.txt"]
+    (corpus / "xdrlib.txt").unlink()
+    again = index(folder, corpus)
+    assert count(again, "removed") == 1
+    assert count(again, "total") == 2
+    assert version(again) == version(first) + 1  # the removal is part of the run's one commit
+    assert "xdrlib.txt" not in doc_ids(folder, "xdrlib external data")
+
+
+def test_no_prune_keeps_documents_whose_file_is_gone(corpus: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "idx"
+    index(folder, corpus)
+    (corpus / "xdrlib.txt").unlink()
+    kept = index(folder, corpus, "--no-prune")
+    assert count(kept, "removed") == 0
+    assert count(kept, "total") == 3
+    assert doc_ids(folder, "xdrlib external data") == ["xdrlib.txt"]
+
+
+def test_pruning_is_scoped_to_the_folder_indexed(corpus: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "idx"
+    index(folder, corpus)
+    (corpus / "xdrlib.txt").unlink()
+    sub = index(folder, corpus / "pdf")  # xdrlib.txt is not under pdf/: it stays
+    assert count(sub, "removed") == 0
+    assert count(sub, "total") == 3
+
+
+def test_document_ids_do_not_depend_on_the_path_given(corpus: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "idx"
+    index(folder, corpus)
+    index(folder, corpus / "pdf")
+    index(folder, ".", cwd=corpus)
+    index(folder, "futures.txt", cwd=corpus / "pdf")
+    last = index(folder, corpus / ".." / "corpus" / "pdf" / "..")
+    assert count(last, "total") == 3
+    assert doc_ids(folder, "concurrent futures pools") == ["pdf/futures.txt"]
+
+
+def test_indexing_a_parent_of_the_root_widens_it_without_duplicates(
+    corpus: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "idx"
+    index(folder, corpus / "pdf")
+    assert doc_ids(folder, "concurrent futures pools") == ["futures.txt"]
+    wider = index(folder, corpus)
+    assert "source root widened" in wider
+    assert count(wider, "total") == 3
+    assert doc_ids(folder, "concurrent futures pools") == ["pdf/futures.txt"]
+
+
+def test_a_folder_beside_the_root_is_refused_with_the_way_out(corpus: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "idx"
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "note.txt").write_text("a note beside the corpus\n")
+    index(folder, corpus / "pdf")
+    refused = rcpkit("index", str(other), "--index", str(folder), *HASHING)
+    assert refused.returncode == 2
+    (error,) = [line for line in refused.stderr.splitlines() if line.startswith("rcpkit:")]
+    assert "outside this index's source root" in error
+    assert "Traceback" not in refused.stderr
+
+
+def test_an_unchanged_reindex_commits_nothing_and_creates_no_version(
+    corpus: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "idx"
+    first = version(index(folder, corpus))
+    for _ in range(3):
+        again = index(folder, corpus)
+        assert "nothing changed, no new version" in again
+        assert version(again) == first
+    (corpus / "guide.md").write_text("# Guide\n\nGardens need sun as well.\n")
+    assert version(index(folder, corpus)) == first + 1
+
+
+def test_every_skip_reason_is_listed_with_its_count(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "good.md").write_text("# Good\n\nSome text.\n")
+    for number in range(25):
+        (folder / f"blob{number:02d}.bin").write_bytes(b"\x00\x01")
+    (folder / "empty.txt").write_text("  \n")
+    summary = index(tmp_path / "idx", folder)
+    assert re.search(r"skipped\s+25 × unsupported extension '.bin'", summary)
+    assert re.search(r"skipped\s+1 × empty or whitespace-only", summary)
+    assert "… and 22 more (--show-skipped lists them all)" in summary
+    every = index(tmp_path / "idx", folder, "--show-skipped")
+    assert all(f"blob{number:02d}.bin" in every for number in range(25))
+
+
+def test_progress_goes_to_stderr_as_plain_lines_when_not_a_terminal(
+    corpus: Path, tmp_path: Path
+) -> None:
+    done = rcpkit("index", str(corpus), "--index", str(tmp_path / "idx"), *HASHING)
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("indexing: opening")
+    assert re.search(r"indexing: files 3/3 .*chunks 3/3", done.stderr)
+    assert "\r" not in done.stderr
