@@ -13,7 +13,23 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol
 
-from rcpkit.cli import bench, check, db, demo, gateway, index, mcp, query, serve
+from rcpkit import __version__
+from rcpkit.cli import (
+    backup,
+    bench,
+    check,
+    db,
+    delete,
+    demo,
+    export,
+    gateway,
+    index,
+    mcp,
+    query,
+    serve,
+    show,
+    stats,
+)
 from rcpkit.cli import eval as evaluate
 
 __all__ = ["COMMANDS", "Subcommand", "main"]
@@ -34,6 +50,11 @@ COMMANDS: dict[str, Subcommand] = {
     "index": index,
     "serve": serve,
     "query": query,
+    "stats": stats,
+    "show": show,
+    "delete": delete,
+    "export": export,
+    "backup": backup,
     "eval": evaluate,
     "db": db,
     "demo": demo,
@@ -48,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rcpkit", description="Retrieval Context Protocol toolkit"
     )
+    parser.add_argument("--version", action="version", version=f"rcpkit {__version__}")
     commands = parser.add_subparsers(dest="subcommand", required=True)
     for name, command in COMMANDS.items():
         command.add_arguments(commands.add_parser(name, help=command.HELP))

@@ -7,9 +7,10 @@ from typing import Any
 
 from rcpkit.engine.config import EngineConfig, load_config
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.open import is_postgres_url, open_engine
+from rcpkit.engine.open import is_postgres_url, open_engine, open_store
+from rcpkit.engine.store.base import Store
 
-__all__ = ["open_from_args", "require_index"]
+__all__ = ["open_from_args", "open_store_from_args", "require_index"]
 
 
 def open_from_args(args: argparse.Namespace, *, create: bool = True, **overrides: Any) -> Engine:
@@ -21,6 +22,13 @@ def open_from_args(args: argparse.Namespace, *, create: bool = True, **overrides
     if not create:
         require_index(config)
     return open_engine(config)
+
+
+def open_store_from_args(args: argparse.Namespace) -> tuple[EngineConfig, Store]:
+    """The existing store the flags name, without loading any model (stats, show, export)."""
+    config = load_config(args.config, index=args.index, store=getattr(args, "store", None))
+    require_index(config)
+    return config, open_store(config)
 
 
 def require_index(config: EngineConfig) -> None:

@@ -25,6 +25,7 @@ from rcpkit.engine.filters import Filter
 
 __all__ = [
     "DOCUMENT_COLUMNS",
+    "DOCUMENT_FIELDS",
     "ChunkRow",
     "CommitResult",
     "DenseSearch",
@@ -33,6 +34,7 @@ __all__ = [
     "NewChunk",
     "Store",
     "WriteBatch",
+    "document_row",
     "document_values",
 ]
 
@@ -68,6 +70,21 @@ DOCUMENT_COLUMNS = (
     "origin",
     "added",
 )
+
+
+# What `document_row` reads, in its order.
+DOCUMENT_FIELDS = "doc_id, title, uri, source, modality, meta, content_hash, text, pages, origin"
+
+
+def document_row(values: Sequence[Any]) -> DocumentRow:
+    """A DocumentRow from ``SELECT`` :data:`DOCUMENT_FIELDS` (JSON columns as text or parsed)."""
+    doc_id, title, uri, source, modality, meta, content_hash, text, pages, origin = values
+    meta = json.loads(meta) if isinstance(meta, str) else meta
+    pages = json.loads(pages) if isinstance(pages, str) else pages
+    return DocumentRow(
+        doc_id, title, uri, source, modality, dict(meta or {}), content_hash, text,
+        [tuple(page) for page in pages] if pages else None, origin,
+    )  # fmt: skip
 
 
 def document_values(tenant: str, document: DocumentRow, version: int) -> tuple[object, ...]:
@@ -248,6 +265,14 @@ class Store(Protocol):
 
     def live_documents(self, tenant: str | None = None) -> list[tuple[str, str | None, str]]:
         """``(doc_id, uri, origin)`` of every live document of ``tenant``, by id."""
+        ...
+
+    def document(self, doc_id: str, tenant: str | None = None) -> DocumentRow | None:
+        """The live document ``doc_id`` with its full text (what citation offsets index)."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """``tenants`` (live ones), ``size_bytes`` on disk (None: unknown)."""
         ...
 
     def remembered(self, idempotency_key: str) -> str | None: ...

@@ -55,12 +55,14 @@ from rcpkit.engine.store._pg_rows import (
 from rcpkit.engine.store.analysis import surface_words
 from rcpkit.engine.store.base import (
     DOCUMENT_COLUMNS,
+    DOCUMENT_FIELDS,
     ChunkRow,
     CommitResult,
     DocumentRow,
     Idempotency,
     Keys,
     WriteBatch,
+    document_row,
     document_values,
 )
 from rcpkit.protocol.errors import ErrorCode, RCPError
@@ -587,6 +589,22 @@ class PostgresStore:
                 (tenant or "",),
             ).fetchall()
         return [(str(doc_id), uri, str(origin)) for doc_id, uri, origin in rows]
+
+    @unavailable()
+    def document(self, doc_id: str, tenant: str | None = None) -> DocumentRow | None:
+        with self.reading() as connection:
+            row = connection.execute(
+                f"SELECT {DOCUMENT_FIELDS} FROM documents"
+                " WHERE tenant = %s AND doc_id = %s AND removed IS NULL",
+                (tenant or "", doc_id),
+            ).fetchone()
+        return None if row is None else document_row(row)
+
+    @unavailable()
+    def describe(self) -> dict[str, Any]:
+        tenants = self._one("SELECT count(DISTINCT tenant) FROM documents WHERE removed IS NULL")
+        size = self._one("SELECT pg_database_size(current_database())")
+        return {"tenants": int(tenants), "size_bytes": int(size)}
 
     @unavailable()
     def live_texts(self, limit: int, tenant: str | None = None) -> list[str]:

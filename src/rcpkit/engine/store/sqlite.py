@@ -28,6 +28,7 @@ from rcpkit.engine.filters import Filter, compile_sqlite
 from rcpkit.engine.store.analysis import fts_query, surface_words
 from rcpkit.engine.store.base import (
     DOCUMENT_COLUMNS,
+    DOCUMENT_FIELDS,
     ChunkRow,
     CommitResult,
     DocumentRow,
@@ -35,6 +36,7 @@ from rcpkit.engine.store.base import (
     Keys,
     NewChunk,
     WriteBatch,
+    document_row,
     document_values,
 )
 from rcpkit.engine.store.dense import DenseIndex, DensePolicy, LocalDenseSearch
@@ -571,6 +573,27 @@ class SQLiteStore:
             (tenant or "",),
         ).fetchall()
         return [(str(doc_id), uri, str(origin)) for doc_id, uri, origin in rows]
+
+    def document(self, doc_id: str, tenant: str | None = None) -> DocumentRow | None:
+        row = self._reader.execute(
+            f"SELECT {DOCUMENT_FIELDS} FROM documents"
+            " WHERE tenant = ? AND doc_id = ? AND removed IS NULL",
+            (tenant or "", doc_id),
+        ).fetchone()
+        return None if row is None else document_row(row)
+
+    def describe(self) -> dict[str, Any]:
+        (tenants,) = self._reader.execute(
+            "SELECT count(DISTINCT tenant) FROM documents WHERE removed IS NULL"
+        ).fetchone()
+        files = [file for file in (self.path, Path(f"{self.path}-wal")) if file.is_file()]
+        size = sum(file.stat().st_size for file in files)
+        # The last commit touched the WAL (or, after a checkpoint, the file itself).
+        changed = max((file.stat().st_mtime for file in files), default=None)
+        last = (
+            None if changed is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(changed))
+        )
+        return {"tenants": int(tenants), "size_bytes": size, "last_write": last}
 
     def remembered(self, idempotency_key: str) -> str | None:
         row = self._reader.execute(

@@ -1,0 +1,131 @@
+"""`rcpkit stats`, `show`, `delete`, `export`, `backup` and `--version` through the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_ingest_cli import HASHING, doc_ids, index, rcpkit
+
+import rcpkit as package
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    (docs / "drafts").mkdir(parents=True)
+    (docs / "page.html").write_text(
+        "<html><head><title>Uuid</title></head><body><nav>Menu</nav><main>"
+        "<h1>Uuid</h1><p>The <b>uuid4</b> function makes random identifiers.</p>"
+        "</main></body></html>"
+    )
+    (docs / "drafts" / "a.md").write_text("# A\n\nDraft about otters.\n")
+    (docs / "drafts" / "b.md").write_text("# B\n\nDraft about beavers.\n")
+    (docs / "keep.txt").write_text("Kept text about herons.\n")
+    folder = tmp_path / "idx"
+    index(folder, docs)
+    return folder
+
+
+def stats(folder: Path) -> dict[str, Any]:
+    done = rcpkit("stats", "--index", str(folder), "--json")
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_stats_reports_what_the_index_holds(built: Path) -> None:
+    figures = stats(built)
+    assert figures["documents"] == 4
+    assert figures["ingested"] == 4
+    assert figures["chunks"] >= 4
+    assert figures["tenants"] == 1
+    assert figures["size_bytes"] > 0
+    assert figures["embedder"].startswith("rcpkit-hashing")
+    assert figures["root"].endswith("docs")
+    assert figures["last_write"].endswith("Z")
+    shown = rcpkit("stats", "--index", str(built))
+    assert "documents    4 (4 from `rcpkit index`)" in shown.stdout
+
+
+def test_stats_on_a_mistyped_index_is_an_error(tmp_path: Path) -> None:
+    done = rcpkit("stats", "--index", str(tmp_path / "nope"))
+    assert done.returncode == 2
+    assert "no index at" in done.stderr
+    assert not (tmp_path / "nope").exists()
+
+
+def test_an_html_citation_slice_is_printed_by_show(built: Path) -> None:
+    found = rcpkit(
+        "query", "uuid4 random identifiers", "--index", str(built), *HASHING, "-k", "1",
+        "--mode", "sparse", "--json",
+    )  # fmt: skip
+    hit = json.loads(found.stdout)["hits"][0]
+    citation = hit["citation"]
+    assert hit["meta"]["textOf"] == "extracted"  # offsets index the extracted text
+    shown = rcpkit(
+        "show", hit["chunk"]["docId"], "--index", str(built),
+        "--start", str(citation["start"]), "--end", str(citation["end"]),
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.rstrip("\n") == hit["text"]
+    assert "<b>" not in shown.stdout
+
+
+def test_delete_by_id_and_by_glob_commits_one_version_each(built: Path) -> None:
+    before = stats(built)["version"]
+    done = rcpkit("delete", "--path", "drafts/*", "--index", str(built), *HASHING)
+    assert done.returncode == 0, done.stderr
+    assert "2 documents deleted" in done.stdout
+    assert stats(built)["version"] == before + 1
+    assert doc_ids(built, "draft otters beavers") == []
+    one = rcpkit("delete", "keep.txt", "--index", str(built), *HASHING)
+    assert one.returncode == 0, one.stderr
+    assert stats(built)["documents"] == 1
+    missing = rcpkit("delete", "nope.txt", "--index", str(built), *HASHING)
+    assert missing.returncode == 1
+    assert "no document 'nope.txt'" in missing.stderr
+    assert stats(built)["version"] == before + 2  # nothing matched: no version
+
+
+def test_export_writes_every_document_as_json_lines(built: Path, tmp_path: Path) -> None:
+    out = tmp_path / "all.jsonl"
+    done = rcpkit("export", "--index", str(built), "--output", str(out))
+    assert done.returncode == 0, done.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(row["_id"] for row in rows) == [
+        "drafts/a.md", "drafts/b.md", "keep.txt", "page.html"
+    ]  # fmt: skip
+    again = rcpkit("index", str(out), "--index", str(tmp_path / "copy"), *HASHING)
+    assert again.returncode == 0, again.stderr
+    assert "indexed          4 documents" in again.stdout
+
+
+def test_a_backup_taken_while_a_server_writes_is_a_consistent_index(
+    spawn: Any, built: Path, tmp_path: Path
+) -> None:
+    server = spawn("--engine", "index", "--index", str(built), *HASHING)
+    server.request(1, "initialize", {"protocolVersion": 1})
+    added = server.request(
+        2, "index/add", {"documents": [{"id": "live", "text": "written while serving"}]}
+    )
+    assert "result" in added
+    copy = tmp_path / "copy"
+    done = rcpkit("backup", str(copy), "--index", str(built))
+    assert done.returncode == 0, done.stderr
+    assert server.request(3, "ping", {})["result"] is not None  # still serving
+    copied = stats(copy)
+    assert copied["documents"] == 5
+    assert copied["version"] == stats(built)["version"]
+    assert doc_ids(copy, "written while serving") == ["live"]
+    refused = rcpkit("backup", str(copy), "--index", str(built))
+    assert refused.returncode == 2
+    assert "not empty" in refused.stderr
+
+
+def test_version_prints_the_package_version() -> None:
+    done = rcpkit("--version")
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"rcpkit {package.__version__}"
