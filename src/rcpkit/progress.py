@@ -38,7 +38,9 @@ class Board:
         stream: TextIO | None = None,
         interval: float = _PLAIN_INTERVAL,
         bars: bool | None = None,
+        leave: bool = True,
     ) -> None:
+        self._leave = leave
         self._label = label
         self._stream = stream or sys.stderr
         self._interval = interval
@@ -74,7 +76,7 @@ class Board:
                 unit=unit or name.rstrip("s"),
                 file=self._stream,
                 position=len(self._counters),
-                leave=True,
+                leave=self._leave,
                 dynamic_ncols=True,
                 smoothing=0.1,
             )

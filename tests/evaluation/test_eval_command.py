@@ -282,3 +282,18 @@ def test_stage_lists_allow_spaces_and_an_empty_one_is_not_the_full_sweep(
         done = rcpkit("eval", str(data), *FAST, "--stages", empty)
         assert done.returncode == 2
         assert "--stages names no stage" in done.stderr
+
+
+def test_progress_is_plain_lines_on_a_redirected_stderr_from_the_first_second(
+    tmp_path: Path,
+) -> None:
+    data = write_dataset(tmp_path / "tiny")
+    server = [sys.executable, "-m", "rcpkit", "serve", "--engine", "keyword"]
+    done = rcpkit("eval", str(data), "--stages", "sparse", "--", *server)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == f"eval: reading {data}"
+    assert lines[1].startswith("eval: 25 documents, 6 queries; connecting to ")
+    assert re.search(r"^eval index/add: documents 24/24 .* in \d:\d\d:\d\d$", done.stderr, re.M)
+    assert re.search(r"^eval sparse: queries 6/6 .* in \d:\d\d:\d\d$", done.stderr, re.M)
+    assert "\r" not in done.stderr  # no bar redraws in a log

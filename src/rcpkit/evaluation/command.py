@@ -77,7 +77,13 @@ def run(args: argparse.Namespace) -> int:
         for option, path in (("--json", args.json), ("--plot", args.plot)):
             if path is not None and not path.parent.is_dir():  # found now, not after the run
                 raise ValueError(f"{option}: the folder {path.parent} does not exist")
+        if not args.no_progress:  # the first output comes at once, not after the load
+            _log(f"eval: reading {args.dataset}")
         dataset = load_dataset(args.dataset, args.split).subset(args.queries)
+        if not args.no_progress:
+            target = args.http or (" ".join(command) if command else "a spawned rcpkit serve")
+            _log(f"eval: {len(dataset.corpus)} documents, {len(dataset.queries)} queries; "
+                 f"connecting to {target}")  # fmt: skip
         evaluation = asyncio.run(_evaluate(args, dataset, command))
     except ValueError as error:
         print(f"rcpkit eval: {error}", file=sys.stderr)
@@ -198,18 +204,20 @@ def _log(line: str) -> None:
 
 @contextlib.contextmanager
 def _bar(total: int, label: str) -> Iterator[Tick]:
-    from tqdm import tqdm
+    """A tqdm bar on a terminal; elsewhere a plain line every few seconds (rcpkit.progress)."""
+    from rcpkit.progress import Board
 
-    with tqdm(
-        total=total,
-        desc=f"{label:>18}",
-        unit="q" if label != "index/add" else "doc",
-        file=sys.stderr,
-        leave=False,
-        dynamic_ncols=True,
-        disable=None,
-    ) as bar:
-        yield bar.update
+    name = "documents" if label == "index/add" else "queries"
+    with Board(f"eval {label}", leave=False) as board:
+        board.counter(name, total, "doc" if label == "index/add" else "q")
+        done = 0
+
+        def tick(count: int) -> None:
+            nonlocal done
+            done += count
+            board.update(name, done)
+
+        yield tick
 
 
 def _compare(args: argparse.Namespace) -> int:
