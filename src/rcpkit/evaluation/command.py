@@ -46,6 +46,8 @@ __all__ = ["run"]
 # What a spawned engine may inherit beyond the base set (§15.1): its own settings
 # and the BLAS settings this machine needs for correct numerics.
 _PASS_ENV_PREFIXES = ("RCPKIT_", "OPENBLAS_", "OMP_")
+# The spawned `python -m rcpkit serve` must import the rcpkit this process runs.
+_PASS_ENV_NAMES = ("PYTHONPATH",)
 
 
 # The CLI's engine options (all but --index are passed on to `rcpkit serve`).
@@ -142,7 +144,10 @@ def _server(args: argparse.Namespace, command: list[str]) -> Iterator[tuple[Any,
     token = os.environ.get(args.token_env) if args.token_env else None
     if args.token_env and not token:  # else the server's 401 hides the cause
         raise ValueError(f"--token-env: ${args.token_env} is not set")
-    pass_env = [name for name in os.environ if name.startswith(_PASS_ENV_PREFIXES)]
+    pass_env = [
+        name for name in os.environ
+        if name.startswith(_PASS_ENV_PREFIXES) or name in _PASS_ENV_NAMES
+    ]  # fmt: skip
     if args.http:
         yield (lambda: Client.connect_http(args.http, token=token, timeout=600.0)), True
         return

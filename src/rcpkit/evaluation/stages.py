@@ -33,7 +33,7 @@ def available_stages(capabilities: Mapping[str, Any]) -> list[Stage]:
     fusions = list(retrieve.get("fusion") or [])
     stages = [Stage(DEFAULT_STAGE, "default retrieve (no options)")]
     if "sparse" in modes:
-        stages.append(Stage("sparse", "sparse only (BM25)", {"mode": "sparse"}))
+        stages.append(Stage("sparse", "sparse only", {"mode": "sparse"}))
     if "dense" in modes:
         stages.append(Stage("dense", "dense only", {"mode": "dense"}))
     if "hybrid" in modes:
