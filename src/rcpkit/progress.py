@@ -10,6 +10,7 @@ printed at most every ``interval`` seconds, and once at the start and the end.
 
 from __future__ import annotations
 
+import math
 import sys
 import time
 from dataclasses import dataclass
@@ -47,7 +48,7 @@ class Board:
         self._bars = self._stream.isatty() if bars is None else bars
         self._counters: dict[str, _Counter] = {}
         self._started = time.monotonic()
-        self._printed = 0.0
+        self._printed = -math.inf  # the first update prints at once
         self._current = ""
         if self._bars:
             try:

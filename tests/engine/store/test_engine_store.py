@@ -221,3 +221,23 @@ def test_an_index_of_layout_3_keeps_its_idempotency_keys_a_full_retention(
     assert upgraded.remembered("k1") == "one"
     assert upgraded.forget_idempotency(0) == 1
     upgraded.close()
+
+
+def test_live_documents_and_a_document_with_its_text_are_read_back(store: Store) -> None:
+    row = DocumentRow(
+        "p.pdf", "P", "file:///c/p.pdf", "p.pdf", "text", {"textOf": "extracted"}, "h",
+        "page one page two", [(1, 0, 8), (2, 9, 17)], "ingest",
+    )  # fmt: skip
+    store.commit(WriteBatch(documents=[(row, []), document("b", "bee")]))
+    store.commit(WriteBatch(documents=[document("c", "sea")], tenant="t1"))
+    assert store.live_documents() == [
+        ("b", None, "index/add"),
+        ("p.pdf", "file:///c/p.pdf", "ingest"),
+    ]
+    assert store.document("p.pdf") == row
+    assert store.document("c") is None  # another tenant's
+    assert store.document("c", "t1") is not None
+    store.commit(WriteBatch(delete=["b"]))
+    assert [doc_id for doc_id, _, _ in store.live_documents()] == ["p.pdf"]
+    assert store.describe()["tenants"] == 2
+    assert store.describe()["size_bytes"] > 0
