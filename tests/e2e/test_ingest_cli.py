@@ -170,3 +170,33 @@ def test_progress_goes_to_stderr_as_plain_lines_when_not_a_terminal(
     assert lines[0].startswith("indexing: opening")
     assert re.search(r"indexing: files 3/3 .*chunks 3/3", done.stderr)
     assert "\r" not in done.stderr
+
+
+def test_front_matter_fills_filterable_meta_and_a_mismatch_names_the_file(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "post.mdx").write_text(
+        "---\ntitle: Release notes\ncategories: [news]\ndate: 2024-03-01\n---\n\n"
+        "# Release notes\n\nThe release adds faster gardens.\n"
+    )
+    (docs / "old.md").write_text("---\nyear: 2019\n---\n\nThe release of gardens, long ago.\n")
+    (docs / "bad.md").write_text("---\nyear: soon\n---\n\nGardens someday.\n")
+    config = tmp_path / "rcpkit.toml"
+    config.write_text('[ingest.fields]\ncategories = "tag"\n')
+    folder = tmp_path / "idx"
+    summary = index(folder, docs, "--config", str(config))
+    assert count(summary, "indexed") == 2
+    assert "front matter year = 'soon' does not fit the int field year" in summary
+    assert str(docs / "bad.md") in summary
+    for where, expected in [
+        ({"field": "tag", "op": "eq", "value": "news"}, ["post.mdx"]),
+        ({"field": "year", "op": "eq", "value": 2019}, ["old.md"]),
+        ({"field": "year", "op": "eq", "value": 2024}, ["post.mdx"]),
+        ({"field": "lang", "op": "exists", "value": True}, []),  # too short to tell
+    ]:
+        shown = rcpkit(
+            "query", "release gardens", "--index", str(folder), *HASHING, "--mode", "sparse",
+            "--json", "--filter", json.dumps(where), "--config", str(config),
+        )  # fmt: skip
+        assert shown.returncode == 0, shown.stderr
+        assert [hit["chunk"]["docId"] for hit in json.loads(shown.stdout)["hits"]] == expected
