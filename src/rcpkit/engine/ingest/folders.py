@@ -121,7 +121,7 @@ def index_folders(
     result = commit_batch(engine, batch)
     run.committed = result is not None
     run.version = result.version if result is not None else engine.store.version
-    if recorded != str(root) and (result is not None or recorded is None):
+    if recorded != str(root):  # a setting, not a version: recorded even by a no-op run
         engine.store.set_setting(ROOT_SETTING, str(root))
     return run
 
