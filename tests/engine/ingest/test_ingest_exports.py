@@ -16,6 +16,7 @@ def test_the_ingest_package_exports_exactly_the_intended_names() -> None:
         "contextual_prefix",
         "whitespace_token_counter",
         "SUPPORTED_EXTENSIONS",
+        "IngestOptions",
     }
 
 

@@ -7,8 +7,7 @@ import zipfile
 from dataclasses import replace
 from pathlib import Path
 
-from rcpkit.engine.ingest import Skipped, SourceDocument, iter_documents
-from rcpkit.engine.ingest._options import IngestOptions
+from rcpkit.engine.ingest import IngestOptions, Skipped, SourceDocument, iter_documents
 
 FIELDS = {"tag": "keyword", "lang": "keyword", "year": "int", "date": "date"}
 OPTIONS = IngestOptions(field_types=FIELDS)

@@ -9,8 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from rcpkit.engine.ingest import SUPPORTED_EXTENSIONS, Skipped, SourceDocument, iter_documents
-from rcpkit.engine.ingest._options import IngestOptions
+from rcpkit.engine.ingest import (
+    SUPPORTED_EXTENSIONS,
+    IngestOptions,
+    Skipped,
+    SourceDocument,
+    iter_documents,
+)
 
 
 def _write(path: Path, content: str | bytes) -> Path:

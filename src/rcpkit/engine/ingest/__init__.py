@@ -2,9 +2,16 @@
 
 `iter_documents(paths)` walks files and folders (sorted, hidden and junk entries
 pruned) and dispatches on the extension through a loader registry: plain text,
-Markdown, HTML (main text, boilerplate dropped), PDF (with page spans), BEIR
-``corpus.jsonl`` rows, and source code. It yields a `SourceDocument` per document
-and a `Skipped` with a reason for everything it could not use.
+Markdown/MDX (front matter into ``meta``), reStructuredText, HTML (main text,
+boilerplate dropped), PDF (with page spans), .docx, .ipynb, CSV/TSV rows or
+tables, JSON records, JSON Lines rows (BEIR ``corpus.jsonl`` by default), and
+source code; `IngestOptions` (``[ingest]`` in rcpkit.toml) names the record
+fields and the table mode. It yields a `SourceDocument` per document and a
+`Skipped` with a reason for everything it could not use.
+
+`rcpkit.engine.ingest.folders.index_folders` is what ``rcpkit index`` runs: the
+walk, chunking and embedding as one commit per run, pruning what is gone, with ids
+relative to the source root the index records (`rcpkit.engine.ingest.roots`).
 
 `chunk_document(document, count_tokens)` cuts a document into `ChunkSpan`s bounded
 by the caller's tokenizer, overlapping, split at headings, pages, paragraphs,
@@ -19,6 +26,7 @@ deterministic counter for tests; real callers pass the embedder's ``count_tokens
 from rcpkit.engine.ingest._chunking import chunk_document
 from rcpkit.engine.ingest._context import contextual_prefix
 from rcpkit.engine.ingest._loaders import SUPPORTED_EXTENSIONS
+from rcpkit.engine.ingest._options import IngestOptions
 from rcpkit.engine.ingest._tokens import whitespace_token_counter
 from rcpkit.engine.ingest._types import ChunkSpan, PageSpan, Skipped, SourceDocument
 from rcpkit.engine.ingest._walk import iter_documents
@@ -26,6 +34,7 @@ from rcpkit.engine.ingest._walk import iter_documents
 __all__ = [
     "SUPPORTED_EXTENSIONS",
     "ChunkSpan",
+    "IngestOptions",
     "PageSpan",
     "Skipped",
     "SourceDocument",
