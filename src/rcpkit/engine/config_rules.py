@@ -143,11 +143,11 @@ ENGINE_RULES: Mapping[str, Rule] = {
     "embed_batch_limit": _whole(1),
     "max_add_documents": _whole(1),
     "snapshot_retention": _whole(1),
-    "idempotency_retention_seconds": _whole(1),
+    "idempotency_retention_seconds": _whole(0),  # 0: a repeat writes again at once
     "cross_encoder": _text,
     "max_rerank": _whole(1),
     "trusted_sources": _strings,
-    "session_ttl_seconds": _whole(1),
+    "session_ttl_seconds": _whole(0),
     "quarantine_reports": _whole(1),
     "graph": _choice("spacy", "regex"),
     "threads": _whole(1),
