@@ -10,7 +10,9 @@ printed at most every ``interval`` seconds, and once at the start and the end.
 
 from __future__ import annotations
 
+import io
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -78,7 +80,10 @@ class Board:
                 file=self._stream,
                 position=len(self._counters),
                 leave=self._leave,
-                dynamic_ncols=True,
+                # A terminal that reports no width (a bare pty) would get empty bars.
+                dynamic_ncols=_columns(self._stream) > 0,
+                ncols=None if _columns(self._stream) > 0 else 100,
+                nrows=None if _columns(self._stream) > 0 else 24,
                 smoothing=0.1,
             )
         self._counters[name] = entry
@@ -88,8 +93,7 @@ class Board:
         entry = self._counters[name]
         entry.total += more
         if entry.bar is not None:
-            entry.bar.total = entry.total
-            entry.bar.refresh()
+            entry.bar.total = entry.total  # drawn on the next update (tqdm rate-limits those)
 
     def update(self, name: str, done: int, current: str | None = None) -> None:
         """``name`` has ``done`` items done; ``current`` is the item being worked on."""
@@ -130,6 +134,13 @@ class Board:
         else:
             tail = f", now {self._current}" if self._current else ""
         print(f"{self._label}: {', '.join(parts)}{tail}", file=self._stream, flush=True)
+
+
+def _columns(stream: TextIO) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns
+    except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+        return 0
 
 
 def _clock(seconds: float) -> str:

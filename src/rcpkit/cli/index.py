@@ -53,7 +53,7 @@ class _Progress:
     def parsed(self, chunks: int) -> None:
         self._board.grow("chunks", chunks)
 
-    def embedded(self, files: int, chunks: int, current: str) -> None:
+    def embedded(self, files: int, chunks: int, current: str | None) -> None:
         self._board.update("chunks", chunks)
         self._board.update("files", files, current)
 

@@ -52,8 +52,8 @@ class RunProgress(Protocol):
         """Another document was chunked: ``chunks`` more to embed."""
         ...
 
-    def embedded(self, files: int, chunks: int, current: str) -> None:
-        """``files`` and ``chunks`` are done so far; ``current`` is being worked on."""
+    def embedded(self, files: int, chunks: int, current: str | None) -> None:
+        """``files`` and ``chunks`` are done so far; ``current`` (if given) is being embedded."""
         ...
 
 
@@ -158,15 +158,16 @@ def _embed_all(
             if progress is not None:
                 progress.parsed(len(item.spans))
         if (isinstance(item, Path) and not pending) or _chunk_count(pending) >= EMBED_BATCH:
-            current = pending[-1].document.id if pending else (waiting[-1] if waiting else "")
+            if progress is not None and pending:  # name what is being embedded, then embed it
+                progress.embedded(done, run.chunks, pending[-1].document.id)
             _flush(engine, embedder, pending, rows, run, contextual)
             done += len(waiting)
             waiting.clear()
             if progress is not None:
-                progress.embedded(done, run.chunks, current)
+                progress.embedded(done, run.chunks, None)
     _flush(engine, embedder, pending, rows, run, contextual)
     if progress is not None:
-        progress.embedded(done + len(waiting), run.chunks, "")
+        progress.embedded(done + len(waiting), run.chunks, None)
     return rows
 
 
