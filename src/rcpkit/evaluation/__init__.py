@@ -12,7 +12,8 @@ speaks RCP drops into the same harness:
 
 From Python, against any connected client::
 
-    async with await Client.connect_stdio(["rcpkit", "serve", "--index", "idx"]) as client:
+    server = ["rcpkit", "serve", "--index", "idx", "--create"]  # a new, empty index
+    async with await Client.connect_stdio(server) as client:
         evaluation = await evaluate(client, load_dataset(Path("cranfield")))
     print(render_table(evaluation))
 """
