@@ -93,7 +93,8 @@ def _summary(run: FolderRun, index: str, documents: int, chunks: int) -> None:
     if run.previous_root is not None and run.previous_root != run.root:
         print(f"  source root widened from {run.previous_root} to {run.root}")
     print(f"  {'root':<10} {run.root}  (document ids are paths relative to it)")
-    print(f"  {'indexed':<10} {run.added + run.updated:>7} documents  {run.chunks:>7} chunks")
+    indexed = f"{run.added + run.updated:>7} documents  {run.chunks:>7} chunks"
+    print(f"  {'indexed':<10} {indexed}  ({run.added} new, {run.updated} changed)")
     print(f"  {'unchanged':<10} {run.unchanged:>7} documents")
     print(f"  {'removed':<10} {run.removed:>7} documents")
     print(f"  {'skipped':<10} {len(run.skipped):>7} files")
