@@ -116,7 +116,7 @@ def test_indexing_a_parent_of_the_root_widens_it_without_duplicates(
     index(folder, corpus / "pdf")
     assert doc_ids(folder, "concurrent futures pools") == ["futures.txt"]
     wider = index(folder, corpus)
-    assert "source root widened" in wider
+    assert "source root moved from" in wider
     assert count(wider, "total") == 3
     assert doc_ids(folder, "concurrent futures pools") == ["pdf/futures.txt"]
 
@@ -200,3 +200,25 @@ def test_front_matter_fills_filterable_meta_and_a_mismatch_names_the_file(tmp_pa
         )  # fmt: skip
         assert shown.returncode == 0, shown.stderr
         assert [hit["chunk"]["docId"] for hit in json.loads(shown.stdout)["hits"]] == expected
+
+
+def test_a_moved_corpus_is_rerooted_and_its_old_documents_pruned(
+    corpus: Path, tmp_path: Path
+) -> None:
+    folder = tmp_path / "idx"
+    index(folder, corpus)
+    moved = corpus.rename(tmp_path / "moved")
+    refused = rcpkit("index", str(moved), "--index", str(folder), *HASHING)
+    assert refused.returncode == 2
+    assert "--reroot if the corpus moved" in refused.stderr
+    again = index(folder, moved, "--reroot")
+    assert "(0 new, 3 changed)" in again  # same ids, rewritten to cite the new place
+    assert count(again, "total") == 3
+    assert doc_ids(folder, "concurrent futures pools") == ["pdf/futures.txt"]
+    shown = rcpkit("show", "pdf/futures.txt", "--index", str(folder), "--json")
+    assert json.loads(shown.stdout)["uri"] == (moved / "pdf" / "futures.txt").as_uri()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "x.txt").write_text("another corpus entirely\n")
+    last = index(folder, tmp_path / "elsewhere", "--reroot")
+    assert count(last, "removed") == 3  # everything not under the new root goes
+    assert count(last, "total") == 1

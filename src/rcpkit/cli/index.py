@@ -34,6 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="append only: keep documents whose file is gone from the folders indexed",
     )
     parser.add_argument(
+        "--reroot",
+        action="store_true",
+        help="the corpus moved: make the paths given the source root, prune everything else",
+    )
+    parser.add_argument(
         "--show-skipped", action="store_true", help="list every skipped file, not 3 per reason"
     )
     add_engine_arguments(parser)
@@ -77,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
                 contextual=not args.no_contextual,
                 options=engine.config.ingest,
                 progress=_Progress(board),
+                reroot=args.reroot,
             )
             documents, total_chunks = engine.store.count()
         finally:
@@ -91,7 +97,7 @@ def _summary(run: FolderRun, index: str, documents: int, chunks: int) -> None:
     change = "committed" if run.committed else "nothing changed, no new version"
     print(f"index {index} (version {run.version}: {change})")
     if run.previous_root is not None and run.previous_root != run.root:
-        print(f"  source root widened from {run.previous_root} to {run.root}")
+        print(f"  source root moved from {run.previous_root} to {run.root}")
     print(f"  {'root':<10} {run.root}  (document ids are paths relative to it)")
     indexed = f"{run.added + run.updated:>7} documents  {run.chunks:>7} chunks"
     print(f"  {'indexed':<10} {indexed}  ({run.added} new, {run.updated} changed)")

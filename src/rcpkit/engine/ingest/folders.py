@@ -95,11 +95,16 @@ def index_folders(
     contextual: bool = True,
     options: IngestOptions | None = None,
     progress: RunProgress | None = None,
+    reroot: bool = False,
 ) -> FolderRun:
-    """Index ``paths`` (files or folders) into ``engine`` as one commit; see the module."""
+    """Index ``paths`` (files or folders) into ``engine`` as one commit; see the module.
+
+    ``reroot`` forgets the recorded source root (the corpus moved): the paths given
+    make the new one, and every ingested document this run does not produce is pruned.
+    """
     resolved = [Path(path).resolve() for path in paths]
     recorded = engine.store.setting(ROOT_SETTING)
-    root = choose_root(recorded, resolved)
+    root = choose_root(None if reroot else recorded, resolved)
     run = FolderRun(root=root, previous_root=Path(recorded) if recorded else None)
     # Front matter is checked against the fields this index advertises (§8).
     settings = replace(options or IngestOptions(), field_types=dict(engine.config.filter_fields))
@@ -116,7 +121,7 @@ def index_folders(
     seen = {row.doc_id for row, _ in rows.documents} | rows.seen
     batch = WriteBatch(documents=rows.documents)
     if prune:
-        batch.delete = _gone(engine, resolved, seen)
+        batch.delete = _gone(engine, [Path(root.anchor)] if reroot else resolved, seen)
         run.removed = len(batch.delete)
     result = commit_batch(engine, batch)
     run.committed = result is not None
@@ -215,8 +220,11 @@ def _produce(
     def work() -> None:
         try:
             seen: set[str] = set()
+            # Unchanged means the same bytes *from the same file*: a moved corpus rewrites
+            # its documents, so their citations name where the files are now.
+            uris = {doc_id: uri for doc_id, uri, _ in engine.store.live_documents()}
             for source in sources:
-                for item in _parse(engine, source, count_tokens, contextual, seen):
+                for item in _parse(engine, source, count_tokens, contextual, (seen, uris)):
                     if stop.is_set():
                         return
                     out.put(item)
@@ -242,8 +250,13 @@ def _produce(
 
 
 def _parse(
-    engine: Engine, source: FileSource, count_tokens: Any, contextual: bool, seen: set[str]
+    engine: Engine,
+    source: FileSource,
+    count_tokens: Any,
+    contextual: bool,
+    known: tuple[set[str], dict[str, str | None]],
 ) -> Iterator[_Parsed | Skipped | str]:
+    seen, uris = known
     for item in load_source(source):
         if isinstance(item, Skipped):
             yield item
@@ -253,7 +266,7 @@ def _parse(
             continue
         seen.add(item.id)
         stored = engine.store.content_hash(item.id)
-        if stored == item.content_hash:
+        if stored == item.content_hash and uris.get(item.id) == item.uri:
             yield item.id
             continue
         spans = document_spans(engine, item, count_tokens)

@@ -37,7 +37,7 @@ def choose_root(recorded: str | None, paths: Sequence[Path]) -> Path:
     raise ValueError(
         f"{outside} is outside this index's source root {old} (document ids are paths "
         f"relative to it); index both in one run (rcpkit index {old} {outside}) to widen "
-        f"the root to {wider}, or use another --index"
+        f"the root to {wider}, --reroot if the corpus moved, or use another --index"
     )
 
 
