@@ -84,8 +84,10 @@ def run(args: argparse.Namespace) -> int:
         dataset = load_dataset(args.dataset, args.split).subset(args.queries)
         if not args.no_progress:
             target = args.http or (" ".join(command) if command else "a spawned rcpkit serve")
-            _log(f"eval: {len(dataset.corpus)} documents, {len(dataset.queries)} queries; "
-                 f"connecting to {target}")  # fmt: skip
+            _log(
+                f"eval: {len(dataset.corpus)} documents, {len(dataset.queries)} queries; "
+                f"connecting to {target}"
+            )
         evaluation = asyncio.run(_evaluate(args, dataset, command))
     except ValueError as error:
         print(f"rcpkit eval: {error}", file=sys.stderr)
@@ -145,9 +147,10 @@ def _server(args: argparse.Namespace, command: list[str]) -> Iterator[tuple[Any,
     if args.token_env and not token:  # else the server's 401 hides the cause
         raise ValueError(f"--token-env: ${args.token_env} is not set")
     pass_env = [
-        name for name in os.environ
+        name
+        for name in os.environ
         if name.startswith(_PASS_ENV_PREFIXES) or name in _PASS_ENV_NAMES
-    ]  # fmt: skip
+    ]
     if args.http:
         yield (lambda: Client.connect_http(args.http, token=token, timeout=600.0)), True
         return

@@ -35,7 +35,12 @@ class IngestOptions:
     def fingerprint(self) -> bytes:
         """Mixed into every content hash, so changing a setting re-reads every file."""
         settings = (
-            FORMAT_VERSION, self.text_field, self.id_field, self.title_field, self.table_mode,
-            sorted(self.meta_fields.items()), sorted(self.field_types.items()),
-        )  # fmt: skip
+            FORMAT_VERSION,
+            self.text_field,
+            self.id_field,
+            self.title_field,
+            self.table_mode,
+            sorted(self.meta_fields.items()),
+            sorted(self.field_types.items()),
+        )
         return repr(settings).encode()

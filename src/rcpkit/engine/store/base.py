@@ -82,9 +82,17 @@ def document_row(values: Sequence[Any]) -> DocumentRow:
     meta = json.loads(meta) if isinstance(meta, str) else meta
     pages = json.loads(pages) if isinstance(pages, str) else pages
     return DocumentRow(
-        doc_id, title, uri, source, modality, dict(meta or {}), content_hash, text,
-        [tuple(page) for page in pages] if pages else None, origin,
-    )  # fmt: skip
+        doc_id,
+        title,
+        uri,
+        source,
+        modality,
+        dict(meta or {}),
+        content_hash,
+        text,
+        [tuple(page) for page in pages] if pages else None,
+        origin,
+    )
 
 
 def document_values(tenant: str, document: DocumentRow, version: int) -> tuple[object, ...]:
