@@ -11,9 +11,9 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from rcpkit.engine.filters._field_types import FIELD_KINDS
 from rcpkit.engine.ingest._options import IngestOptions
 from rcpkit.engine.store.dense import DensePolicy
+from rcpkit.protocol.filters._field_types import FIELD_KINDS
 
 __all__ = ["ENGINE_RULES", "INGEST_RULES", "SettingError", "check_setting", "ingest_options"]
 

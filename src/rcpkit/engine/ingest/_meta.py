@@ -18,8 +18,8 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from rcpkit.engine.filters._field_types import kind_of
 from rcpkit.engine.ingest._source import SkipFile
+from rcpkit.protocol.filters._field_types import kind_of
 
 __all__ = ["document_meta", "detect_language"]
 
