@@ -240,7 +240,16 @@ async def test_a_registry_is_served_as_one_federated_retrieve(tmp_path: Path) ->
 
 
 async def test_a_graph_engine_gets_a_graph_tool_with_its_ops(tmp_path: Path) -> None:
-    serve = [sys.executable, "-m", "rcpkit", "serve", "--stdio", "--index", str(tmp_path / "g")]
+    serve = [
+        sys.executable,
+        "-m",
+        "rcpkit",
+        "serve",
+        "--stdio",
+        "--create",
+        "--index",
+        str(tmp_path / "g"),
+    ]
     args = ["-m", "rcpkit", "mcp", "--", *serve, "--embedder", "hashing:64", "--graph", "regex"]
     documents = [
         {"id": "a", "text": "Marie Curie worked with Pierre Curie in Paris on radium."},

@@ -97,7 +97,7 @@ _ATTACKS: dict[str, list[tuple[str, str]]] = {
 @contextmanager
 def _server(folder: str) -> Iterator[_Child]:
     command = [sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0"]
-    command += ["--engine", "index", "--index", folder, "--embedder", "hashing:256"]
+    command += ["--engine", "index", "--index", folder, "--create", "--embedder", "hashing:256"]
     command += ["--graph", "regex"]
     tokens = " ".join(f"{token}@{tenant}" for tenant, token in _TOKENS.items())
     child = _Child.spawn(command, env={**os.environ, "RCPKIT_HTTP_TOKENS": tokens})
