@@ -73,8 +73,21 @@ async def test_tools_come_from_the_engines_capabilities_over_stdio(tmp_path: Pat
     assert "tokenBudget" in schema and "cursor" in schema
 
 
+def _build_index(tmp_path: Path) -> Path:
+    """Read-only never creates an index (issue 14): `rcpkit index` builds one."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("refunds take thirty days\n")
+    built = subprocess.run(
+        [sys.executable, "-m", "rcpkit", "index", str(tmp_path / "docs"), "--index",
+         str(tmp_path / "idx"), "--embedder", "hashing:64"],
+        capture_output=True, text=True, env=environment(), timeout=120, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    return tmp_path / "idx"
+
+
 async def test_a_read_only_index_offers_no_write_tools(tmp_path: Path) -> None:
-    args = bridge_args(tmp_path / "idx", "--read-only")
+    args = bridge_args(_build_index(tmp_path), "--read-only")
     async with Client(stdio_bridge(args)) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
     assert names == {"retrieve"}

@@ -120,6 +120,9 @@ def _serve_command(args: argparse.Namespace) -> list[str]:
         command += ["--config", str(args.config.expanduser().resolve())]
     if args.read_only:
         command.append("--read-only")
+    elif args.index is not None:
+        # The bridge offers index_add: a host's first session may start the index.
+        command.append("--create")
     return command
 
 
