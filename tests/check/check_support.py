@@ -21,6 +21,7 @@ from rcpkit.check import Report, check  # noqa: E402
 
 __all__ = [
     "KEYWORD",
+    "PASS_ENV",
     "PYTHON",
     "RAW_SERVER",
     "TIMEOUT",
@@ -37,10 +38,15 @@ KEYWORD = [PYTHON, "-m", "rcpkit", "serve", "--stdio", "--engine", "keyword", "-
 RAW_SERVER = [PYTHON, str(Path(__file__).with_name("raw_server_support.py"))]
 # Short: a server that never answers one probe costs this much, not the default 10 s.
 TIMEOUT = 2.0
+# §15.1: the checker withholds the environment from the server it spawns; pass
+# PYTHONPATH through so a worktree's servers (not the installed rcpkit) are checked.
+PASS_ENV = ("PYTHONPATH",)
 
 
 def run_check(command: list[str] | None = None, **options: Any) -> Report:
     options.setdefault("timeout", TIMEOUT)
+    if command is not None:
+        options.setdefault("pass_env", PASS_ENV)
     return asyncio.run(check(command=command, **options))
 
 

@@ -36,9 +36,9 @@ DOCUMENTS = {
 
 
 class Refusal(Exception):
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str, data: dict[str, Any] | None = None) -> None:
         super().__init__(message)
-        self.code = code
+        self.code, self.data = code, data
 
 
 def is_id(value: Any) -> bool:
@@ -78,7 +78,7 @@ class Server:
         try:
             result = self.call(method, params)
         except Refusal as refusal:
-            return error(id, refusal.code, str(refusal))
+            return error(id, refusal.code, str(refusal), refusal.data)
         echoed = str(id) if "id-type" in self.bugs else id
         return {"jsonrpc": "2.0", "id": echoed, "result": result}
 
@@ -118,6 +118,9 @@ class Server:
             raise Refusal(-32602, "query")
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise Refusal(-32602, "k")
+        candidate_k = params.get("candidateK")
+        if "funnel" not in self.bugs and isinstance(candidate_k, int) and candidate_k < k:
+            raise Refusal(-32602, "candidateK", {"field": "candidateK"})  # §3.3
         if params.get("mode", "sparse") != "sparse":
             raise Refusal(-32005, "mode")
         for option in ("filter", "fusion", "rerank", "mmr", "cursor"):
@@ -134,8 +137,11 @@ class Server:
         return {"hits": hits[: min(k, 10)]}
 
 
-def error(id: Any, code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}
+def error(id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        body["data"] = data
+    return {"jsonrpc": "2.0", "id": id, "error": body}
 
 
 def answer(server: Server, line: str) -> Any:

@@ -38,6 +38,12 @@ def test_a_broken_must_is_caught_by_its_check(bug: str, caught: set[str]) -> Non
     assert report.certified is None and not report.passed
 
 
+def test_a_server_that_silently_repairs_the_funnel_fails_the_funnel_check_at_l1() -> None:
+    report = run_check([*RAW_SERVER, "--bug", "funnel"])
+    assert failed(report) == {"funnel"}
+    assert report.certified == "L0" and not report.passed
+
+
 def test_usage_errors_exit_two() -> None:
     assert check_cli()[0] == 2
     assert check_cli("--http", "http://127.0.0.1:9/rcp", "--", "x")[0] == 2

@@ -13,6 +13,7 @@ import json
 import pytest
 from check_support import (
     KEYWORD,
+    PASS_ENV,
     PYTHON,
     TIMEOUT,
     announced_http,
@@ -32,17 +33,22 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Report]:
     persistent = build_index(folder / "notes")
     registry = folder / "rcp.json"
     engines = [
-        {"id": "samples", "transport": "stdio", "command": KEYWORD},
-        {"id": "notes", "transport": "stdio", "command": persistent},
+        {"id": "samples", "transport": "stdio", "command": KEYWORD, "passEnv": [*PASS_ENV]},
+        {"id": "notes", "transport": "stdio", "command": persistent, "passEnv": [*PASS_ENV]},
     ]
     registry.write_text(json.dumps({"engines": engines}))
     gateway = [PYTHON, "-m", "rcpkit.gateway", str(registry)]
 
     async def all_three() -> list[Report]:
         return await asyncio.gather(
-            check(command=KEYWORD, timeout=TIMEOUT),
-            check(command=persistent, query="reciprocal rank fusion", timeout=TIMEOUT),
-            check(command=gateway, query="rank fusion", timeout=TIMEOUT),
+            check(command=KEYWORD, timeout=TIMEOUT, pass_env=PASS_ENV),
+            check(
+                command=persistent,
+                query="reciprocal rank fusion",
+                timeout=TIMEOUT,
+                pass_env=PASS_ENV,
+            ),
+            check(command=gateway, query="rank fusion", timeout=TIMEOUT, pass_env=PASS_ENV),
         )
 
     keyword, notes, federated = asyncio.run(all_three())

@@ -71,22 +71,48 @@ async def test_k_above_max_k_is_clamped_not_rejected() -> None:
     assert reply["result"]["usage"]["notes"] == ["k clamped to maxK 50"]
 
 
-def test_the_funnel_invariant_is_restored() -> None:
-    from rcpkit.server.gating import check_options
-
+def _funnel_app() -> App:
     app = App("f", "1")
     app.method("retrieve", max_k=100, rerank_builtin=True)(lambda p: None)
     app.method("rerank", methods=["colbert"], max_candidates=30)(lambda p: None)
+    return app
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"k": 10, "candidateK": 2}, "candidateK"),
+        ({"k": 10, "rerank": {"method": "colbert", "topN": 5}}, "rerank.topN"),
+        ({"k": 5, "candidateK": 8, "rerank": {"method": "colbert", "topN": 9}}, "candidateK"),
+        ({"k": 10, "candidateK": 9, "rerank": False}, "candidateK"),
+        # §3.3 is a MUST on the request: checked before clamping (k 500 > maxK 100).
+        ({"k": 500, "candidateK": 200}, "candidateK"),
+    ],
+)
+async def test_a_request_breaking_the_funnel_is_invalid_params_naming_the_knob(
+    params: dict[str, Any], field: str
+) -> None:
+    error = await error_of(_funnel_app(), "retrieve", {"query": "q", **params})
+    assert (error["code"], error["data"]["field"]) == (-32602, field)
+
+
+def test_clamping_a_valid_funnel_lowers_the_wider_stage_never_exceeds_a_limit() -> None:
+    from rcpkit.server.gating import check_options
+
     notes: list[str] = []
     params = m.RetrieveParams(
-        query="q", k=20, candidate_k=5, rerank=m.RerankOption(method="colbert", top_n=500)
+        query="q", k=50, candidate_k=600, rerank=m.RerankOption(method="colbert", top_n=500)
     )
-    fixed = check_options("retrieve", params, app.server.capabilities, notes)
+    fixed = check_options("retrieve", params, _funnel_app().server.capabilities, notes)
     assert isinstance(fixed.rerank, m.RerankOption)
-    assert fixed.rerank.top_n == 30
-    assert fixed.candidate_k == 30
-    assert fixed.candidate_k >= fixed.rerank.top_n >= fixed.k
-    assert len(notes) == 2
+    assert (fixed.candidate_k, fixed.rerank.top_n, fixed.k) == (100, 30, 30)
+    assert len(notes) == 3
+
+
+async def test_a_funnel_that_holds_is_answered() -> None:
+    async with running(probe_app(Probe())) as peer:
+        reply = await peer.request(1, "retrieve", {"query": "q", "k": 5, "candidateK": 5})
+    assert "result" in reply, reply
 
 
 async def test_rerank_method_outside_the_advertised_set_is_option_unsupported() -> None:

@@ -68,6 +68,33 @@ async def k_invalid(ctx: Context) -> str | None:
     return None
 
 
+def _funnel_probes(ctx: Context) -> list[tuple[dict[str, Any], str]]:
+    """Requests that break §3.3 ``candidateK >= rerank.topN >= k``, with the knob to name."""
+    q = ctx.query
+    probes: list[tuple[dict[str, Any], str]] = [
+        ({"query": q, "k": 10, "candidateK": 2}, "candidateK")
+    ]
+    if ctx.cap("retrieve").get("rerankBuiltin"):
+        methods = ctx.listed("rerank", "methods")
+        rerank: dict[str, Any] = {"method": methods[0]} if methods else {}
+        probes.append(({"query": q, "k": 10, "rerank": {**rerank, "topN": 5}}, "rerank.topN"))
+        probes.append(
+            ({"query": q, "k": 5, "candidateK": 6, "rerank": {**rerank, "topN": 8}}, "candidateK")
+        )
+    return probes
+
+
+async def funnel(ctx: Context) -> str | None:
+    # §3.3/§7.7: a MUST on the request; §12.1: data.field is the offending params path.
+    for params, knob in _funnel_probes(ctx):
+        reply = await ctx.error("retrieve", params, {-32602})
+        data = reply["error"].get("data")
+        field = data.get("field") if isinstance(data, dict) else None
+        if field != knob:
+            raise Failed(f"{params}: error.data.field is {field!r}, expected {knob!r}")
+    return None
+
+
 async def min_score(ctx: Context) -> str | None:
     hits = await ctx.baseline_hits()
     if len(hits) < 2:
@@ -200,6 +227,12 @@ RETRIEVE = [
     _l1("k-honoured", "never more than k hits", "§7.7", k_honoured),
     _l1("k-clamped", "k above maxK is clamped, not rejected", "§7.7, §12", k_clamped, _has_max_k),
     _l1("k-invalid", "a negative or non-integer k is -32602", "§12", k_invalid),
+    _l1(
+        "funnel",
+        "candidateK >= rerank.topN >= k is enforced: -32602 naming the knob",
+        "§3.3, §7.7",
+        funnel,
+    ),
     _l1("min-score", "minScore is honoured", "§7.7, §14.2", min_score),
     _l1(
         "filter-applied",

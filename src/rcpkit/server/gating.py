@@ -18,7 +18,7 @@ from rcpkit.protocol.capabilities import Capabilities
 from rcpkit.protocol.content import Content, QueryInput
 from rcpkit.protocol.errors import RCPError
 
-__all__ = ["check_options"]
+__all__ = ["check_funnel", "check_options"]
 
 Checker = Callable[[Any, Capabilities, list[str]], Any]
 
@@ -147,6 +147,7 @@ def _check_retrieve(
 ) -> m.RetrieveParams:
     cap = caps.retrieve
     assert cap is not None
+    check_funnel(params)
     strict = params.strict is not False
     changes: dict[str, Any] = {}
 
@@ -197,10 +198,38 @@ def _check_retrieve(
     return _clamp_funnel(params, caps, notes)
 
 
+def check_funnel(params: m.RetrieveParams) -> None:
+    """§3.3, §7.7: the request MUST satisfy ``candidateK >= rerank.topN >= k``.
+
+    Checked on the counts as sent, before any clamping (a MUST on the request,
+    so -32602 naming the knob that breaks it); clamping to the advertised
+    limits (§12) comes after and never turns a valid request into an error.
+    """
+    k = params.k
+    top_n = params.rerank.top_n if isinstance(params.rerank, m.RerankOption) else None
+    if top_n is not None and top_n < k:
+        raise RCPError.invalid_params(
+            "rerank.topN", f"rerank.topN {top_n} is below k {k} (candidateK >= topN >= k)"
+        )
+    candidate_k = params.candidate_k
+    if candidate_k is None:
+        return
+    floor, knob = (top_n, "rerank.topN") if top_n is not None else (k, "k")
+    if candidate_k < floor:
+        raise RCPError.invalid_params(
+            "candidateK",
+            f"candidateK {candidate_k} is below {knob} {floor} (candidateK >= topN >= k)",
+        )
+
+
 def _clamp_funnel(
     params: m.RetrieveParams, caps: Capabilities, notes: list[str]
 ) -> m.RetrieveParams:
-    """§3.3 and §7.7: clamp to maxK / maxCandidates, then keep candidateK >= topN >= k."""
+    """§7.7, §12: clamp each count to maxK / maxCandidates, keeping the funnel.
+
+    The request already satisfies the funnel (``check_funnel``); only a clamp can
+    break it, and then the wider stage is lowered, never a limit exceeded.
+    """
     assert caps.retrieve is not None
     max_k = caps.retrieve.max_k
     max_candidates = caps.rerank.max_candidates if caps.rerank is not None else None
@@ -208,26 +237,23 @@ def _clamp_funnel(
     if max_k is not None and k > max_k:
         notes.append(f"k clamped to maxK {max_k}")
         k = max_k
+    candidate_k = params.candidate_k
+    if candidate_k is not None and max_k is not None and candidate_k > max_k:
+        notes.append(f"candidateK clamped to maxK {max_k}")
+        candidate_k = max_k
     rerank = params.rerank
-    top_n: int | None = None
     if isinstance(rerank, m.RerankOption) and rerank.top_n is not None:
         top_n = rerank.top_n
         if max_candidates is not None and top_n > max_candidates:
             notes.append(f"rerank.topN clamped to maxCandidates {max_candidates}")
             top_n = max_candidates
-        if top_n < k:
-            notes.append(f"rerank.topN raised to k {k} (funnel candidateK >= topN >= k)")
-            top_n = k
+        if candidate_k is not None and top_n > candidate_k:
+            notes.append(f"rerank.topN lowered to candidateK {candidate_k} after clamping")
+            top_n = candidate_k
+        if k > top_n:
+            notes.append(f"k lowered to rerank.topN {top_n} after clamping")
+            k = top_n
         rerank = msgspec.structs.replace(rerank, top_n=top_n)
-    candidate_k = params.candidate_k
-    if candidate_k is not None:
-        if max_k is not None and candidate_k > max_k:
-            notes.append(f"candidateK clamped to maxK {max_k}")
-            candidate_k = max_k
-        floor = max(k, top_n or 0)
-        if candidate_k < floor:
-            notes.append(f"candidateK raised to {floor} (funnel candidateK >= topN >= k)")
-            candidate_k = floor
     if (k, rerank, candidate_k) == (params.k, params.rerank, params.candidate_k):
         return params
     return msgspec.structs.replace(params, k=k, rerank=rerank, candidate_k=candidate_k)
