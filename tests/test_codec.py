@@ -25,13 +25,27 @@ def test_request_ids_keep_their_json_type(id: object) -> None:
     assert type(echoed["id"]) is type(id)
 
 
+def test_valid_json_nested_past_the_decoder_is_payload_too_large_not_a_parse_error() -> None:
+    frame = codec.decode(b"[" * 10_000 + b"]" * 10_000)
+    assert isinstance(frame, Invalid) and frame.id is None
+    assert code_of(frame) == ErrorCode.PAYLOAD_TOO_LARGE
+
+
+def test_a_frame_with_few_brackets_is_marked_shallow_and_a_bracketful_one_is_not() -> None:
+    shallow = codec.decode(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":[1]}}')
+    deep = codec.decode(
+        b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":' + b"[" * 70 + b"]" * 70 + b"}}"
+    )
+    assert isinstance(shallow, Request) and shallow.shallow
+    assert isinstance(deep, Request) and not deep.shallow
+
+
 @pytest.mark.parametrize(
     "line",
     [
         b"{not json",
         b"\xff\xfe{}",
         b'{"a": "\\ud800"}',
-        b"[" * 10_000 + b"]" * 10_000,
         b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":1e400}}',
         b"\xef\xbb\xbf{}",
     ],

@@ -19,6 +19,7 @@ from rcpkit.protocol.base import Id
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = [
+    "MAX_DEPTH",
     "Batch",
     "Frame",
     "Invalid",
@@ -42,6 +43,9 @@ class Request:
     id: Id
     method: str
     params: dict[str, Any]
+    # True when the decoder proved ``params`` nests no deeper than MAX_DEPTH (its
+    # frame holds fewer brackets than that), so the session need not walk it.
+    shallow: bool = False
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -87,18 +91,43 @@ def decode(data: bytes | str) -> Frame:
     """Decode one frame. Never raises: bad input becomes an Invalid value."""
     try:
         value = _decoder.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeError):
-        # Invalid JSON, invalid UTF-8, lone surrogates, 1e400, nesting depth.
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeError):
+        # Invalid JSON, invalid UTF-8, lone surrogates, 1e400.
         return Invalid(None, RCPError(ErrorCode.PARSE_ERROR, "parse error: invalid JSON"))
+    except RecursionError:
+        # Valid JSON nesting past what the decoder can hold (far beyond MAX_DEPTH):
+        # a server limit (§12 -32013), like an oversized line; no id can be read.
+        return Invalid(
+            None,
+            RCPError(
+                ErrorCode.PAYLOAD_TOO_LARGE,
+                f"message nests deeper than the limit of {MAX_DEPTH} levels",
+                extra={"limit": MAX_DEPTH},
+            ),
+        )
+    # A frame with fewer brackets than the depth bound cannot nest past it:
+    # one C-speed count spares the session a walk over every params tree.
+    shallow = _brackets(data) <= MAX_DEPTH
     if isinstance(value, list):
         if not value:
             # §11: an empty batch is a single (non-array) -32600 with id null.
             return Invalid(None, RCPError(ErrorCode.INVALID_REQUEST, "empty batch"))
-        return Batch([classify(member) for member in value])
-    return classify(value)
+        return Batch([classify(member, shallow=shallow) for member in value])
+    return classify(value, shallow=shallow)
 
 
-def classify(value: Any) -> Message:
+# How deep a request's params may nest (§15.5 operational bound); deeper is
+# -32602 at the session, before any recursive code sees the tree.
+MAX_DEPTH = 64
+
+
+def _brackets(data: bytes | str) -> int:
+    if isinstance(data, str):
+        return data.count("{") + data.count("[")
+    return data.count(b"{") + data.count(b"[")
+
+
+def classify(value: Any, *, shallow: bool = False) -> Message:
     """Classify one decoded JSON value as a JSON-RPC 2.0 message."""
     if not isinstance(value, dict):
         return _invalid(None, "a message is a JSON object")
@@ -135,7 +164,7 @@ def classify(value: Any) -> Message:
     if not has_id:
         return Notification(method, params)
     assert echo_id is not None
-    return Request(echo_id, method, params)
+    return Request(echo_id, method, params, shallow)
 
 
 _ABSENT: Any = object()

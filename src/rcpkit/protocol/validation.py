@@ -9,12 +9,30 @@ import msgspec
 
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
-__all__ = ["clamp", "drop_nulls", "parse_params"]
+__all__ = ["check_depth", "clamp", "drop_nulls", "parse_params"]
 
 T = TypeVar("T")
 
 _AT_PATH = re.compile(r" - at `\$(?P<path>[^`]*)`$")
 _MISSING = re.compile(r"^Object missing required field `(?P<name>[^`]+)`")
+
+
+def check_depth(params: dict[str, Any], limit: int) -> None:
+    """Raise -32602 naming the params member that nests deeper than ``limit``.
+
+    Iterative, so no input depth can exhaust the stack (a RecursionError
+    would otherwise surface as -32603 from the first recursive consumer).
+    """
+    for name, value in params.items():
+        stack: list[tuple[Any, int]] = [(value, 1)]
+        while stack:
+            item, depth = stack.pop()
+            if depth > limit:
+                raise RCPError.invalid_params(name, f"`{name}` nests deeper than {limit} levels")
+            if isinstance(item, dict):
+                stack.extend((child, depth + 1) for child in item.values())
+            elif isinstance(item, list):
+                stack.extend((child, depth + 1) for child in item)
 
 
 def drop_nulls(value: Any) -> Any:
@@ -41,6 +59,9 @@ def parse_params(params_type: type[T], raw: dict[str, Any]) -> T:
     except msgspec.ValidationError as error:
         field, reason = _describe(str(error))
         raise RCPError(ErrorCode.INVALID_PARAMS, reason, field=field) from None
+    except RecursionError:
+        # A caller that skipped check_depth (an in-process Request) still gets -32602.
+        raise RCPError.invalid_params("params", "params nest too deeply") from None
 
 
 def _describe(text: str) -> tuple[str, str]:

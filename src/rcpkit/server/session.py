@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rcpkit.codec import Request
+from rcpkit.codec import MAX_DEPTH, Request
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.protocol.methods import METHODS, MethodSpec
-from rcpkit.protocol.validation import parse_params
+from rcpkit.protocol.validation import check_depth, parse_params
 from rcpkit.server.context import LOG_LEVELS
 from rcpkit.server.filters import check_filter
 from rcpkit.server.gating import check_options
@@ -82,6 +82,7 @@ class Session:
         if spec is None:
             return self._prepare_extension(request)
         if spec.capability is None:
+            _check_depth(request)
             return Immediate(self._lifecycle(spec, request.params))
         if not self.initialized:
             raise RCPError(ErrorCode.NOT_INITIALIZED, f"`{method}` before initialize")
@@ -90,6 +91,7 @@ class Session:
             raise RCPError(
                 ErrorCode.CAPABILITY_MISSING, f"capability `{spec.capability}` is not advertised"
             )
+        _check_depth(request)
         params = parse_params(spec.params, request.params)
         notes: list[str] = []
         params = check_options(method, params, self.server.capabilities, notes)
@@ -105,6 +107,7 @@ class Session:
             raise RCPError(ErrorCode.UNKNOWN_METHOD, f"unknown method `{request.method}`")
         if not self.initialized:
             raise RCPError(ErrorCode.NOT_INITIALIZED, f"`{request.method}` before initialize")
+        _check_depth(request)
         params = {key: value for key, value in request.params.items() if key != "_meta"}
         return Call(request.method, params, registration, [])
 
@@ -143,3 +146,9 @@ class Session:
         if isinstance(meta, dict) and meta.get("logLevel") in LOG_LEVELS:
             self._log_threshold = LOG_LEVELS[meta["logLevel"]]
         return self.server.info_result(version)
+
+
+def _check_depth(request: Request) -> None:
+    # §15.5: bound nesting before any recursive code sees params (else RecursionError).
+    if not request.shallow:
+        check_depth(request.params, MAX_DEPTH)

@@ -1,0 +1,89 @@
+"""Defects a hostile client found (issue 13), each pinned through the real CLI over real pipes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+INIT = {"protocolVersion": 1, "client": {"name": "t", "version": "1"}}
+
+
+DEEP = "@DEEP@"
+
+
+def _nested(depth: int) -> str:
+    """JSON text nesting lists and objects ``depth`` levels (too deep for json.dumps)."""
+    opening = "".join('{"x":' if level % 2 else "[" for level in range(depth))
+    closing = "".join("}" if level % 2 else "]" for level in reversed(range(depth)))
+    return opening + "1" + closing
+
+
+def _request(server: Any, id: int, method: str, params: Any, deep: str) -> Any:
+    """A request whose ``DEEP`` placeholder is replaced by the deep JSON text."""
+    message = {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
+    server.write(json.dumps(message).replace(json.dumps(DEEP), deep).encode() + b"\n")
+    return server.recv()
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"query": "test", "k": 10, "candidateK": 2}, "candidateK"),
+        ({"query": "test", "k": 3, "candidateK": 2, "strict": False}, "candidateK"),
+    ],
+)
+def test_a_retrieve_breaking_the_funnel_is_invalid_params_over_stdio(
+    spawn: Any, params: dict[str, Any], field: str
+) -> None:
+    server = spawn("--sample")
+    assert "result" in server.request(1, "initialize", INIT)
+    error = server.request(2, "retrieve", params)["error"]
+    assert (error["code"], error["data"]["field"]) == (-32602, field)
+
+
+@pytest.mark.parametrize("depth", [65, 500, 900])
+def test_deep_nesting_in_any_params_field_is_invalid_params_never_internal(
+    spawn: Any, depth: int
+) -> None:
+    server = spawn("--sample")
+    deep = _nested(depth)
+    # Before initialize (lifecycle methods) and after (gated methods).
+    assert _request(server, 1, "ping", {"nonce": DEEP}, deep)["error"]["code"] == -32602
+    assert "result" in server.request(2, "initialize", INIT)
+    probes = [
+        ("retrieve", {"query": "q", "filter": DEEP}, "filter"),
+        ("retrieve", {"query": DEEP}, "query"),
+        ("retrieve", {"query": "q", "_meta": {"trace": DEEP}}, "_meta"),
+        ("index/add", {"documents": [{"text": "t", "meta": {"m": DEEP}}]}, "documents"),
+        ("x-acme/thing", {"p": DEEP}, None),
+    ]
+    for id, (method, params, field) in enumerate(probes, start=3):
+        error = _request(server, id, method, params, deep)["error"]
+        if field is None:
+            assert error["code"] == -32004  # unknown method still wins (§12)
+            continue
+        assert (error["code"], error["data"]["field"]) == (-32602, field), (method, error)
+    assert server.request(99, "ping")["result"] == {}
+
+
+def test_nesting_past_what_the_decoder_holds_is_payload_too_large_not_a_parse_error(
+    spawn: Any,
+) -> None:
+    server = spawn("--sample")
+    reply = _request(server, 1, "ping", {"nonce": DEEP}, _nested(5000))
+    assert (reply["id"], reply["error"]["code"]) == (None, -32013)
+    assert server.request(2, "ping")["result"] == {}
+
+
+def test_deep_nesting_inside_a_batch_member_is_answered_per_member(spawn: Any) -> None:
+    server = spawn("--sample")
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"nonce": DEEP}},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+    ]
+    server.write(json.dumps(batch).replace(json.dumps(DEEP), _nested(900)).encode() + b"\n")
+    answers = {answer["id"]: answer for answer in server.recv()}
+    assert answers[1]["error"]["code"] == -32602
+    assert answers[2]["result"] == {}
