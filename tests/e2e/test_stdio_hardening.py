@@ -87,3 +87,46 @@ def test_deep_nesting_inside_a_batch_member_is_answered_per_member(spawn: Any) -
     answers = {answer["id"]: answer for answer in server.recv()}
     assert answers[1]["error"]["code"] == -32602
     assert answers[2]["result"] == {}
+
+
+TEXT_URI = {"type": "text", "text": "rank fusion", "uri": "https://example.com/a.txt"}
+IMAGE = {"type": "image", "mimeType": "image/png", "data": "AAAA"}
+IMAGE_URI = {"type": "image", "mimeType": "image/png", "uri": "file:///etc/passwd"}
+
+# (method, params, code, data key, data value): every Content-taking field (§4.8).
+CONTENT_PROBES = [
+    ("retrieve", {"query": TEXT_URI}, -32602, "field", "query"),
+    ("retrieve", {"query": [{"type": "text", "text": "x"}, TEXT_URI]}, -32602, "field", "query[1]"),
+    ("retrieve", {"query": IMAGE}, -32005, "option", "modality"),
+    ("embed", {"inputs": ["a", TEXT_URI]}, -32602, "field", "inputs[1]"),
+    ("embed", {"texts": [TEXT_URI]}, -32602, "field", "texts[0]"),
+    ("embed", {"inputs": [IMAGE_URI]}, -32005, "option", "modality"),
+    ("embed/multi", {"inputs": [TEXT_URI]}, -32602, "field", "inputs[0]"),
+    ("embed/multi", {"texts": [TEXT_URI]}, -32602, "field", "texts[0]"),
+    ("rerank", {"query": "q", "passages": ["a", TEXT_URI]}, -32602, "field", "passages[1]"),
+    ("rerank", {"query": TEXT_URI, "passages": ["a"]}, -32602, "field", "query"),
+    ("rerank", {"query": "q", "documents": [TEXT_URI]}, -32602, "field", "documents[0]"),
+    ("rerank", {"query": "q", "passages": [IMAGE]}, -32005, "option", "modality"),
+    ("query/transform", {"query": IMAGE, "method": "rewrite"}, -32005, "option", "modality"),
+    ("query/transform", {"query": TEXT_URI, "method": "rewrite"}, -32602, "field", "query"),
+    ("memory/recall", {"query": IMAGE}, -32005, "option", "modality"),
+    ("memory/recall", {"query": TEXT_URI}, -32602, "field", "query"),
+]
+
+
+def test_every_content_field_refuses_a_uri_and_an_unadvertised_block(
+    spawn: Any, tmp_path: Any
+) -> None:
+    index = str(tmp_path / "idx")
+    server = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64")
+    assert "result" in server.request(1, "initialize", INIT)
+    for id, (method, params, code, key, value) in enumerate(CONTENT_PROBES, start=2):
+        reply = server.request(id, method, params)
+        assert "error" in reply, (method, params, reply)
+        error = reply["error"]
+        assert (error["code"], error["data"][key]) == (code, value), (method, params, error)
+    # A document's uri is provenance (a citation), not content to fetch: still accepted.
+    added = server.request(
+        90, "index/add", {"documents": [{"id": "d", "text": "t", "uri": "https://x/d"}]}
+    )
+    assert added["result"]["ids"] == ["d"]

@@ -15,8 +15,8 @@ import msgspec
 
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.capabilities import Capabilities
-from rcpkit.protocol.content import Content, QueryInput
 from rcpkit.protocol.errors import RCPError
+from rcpkit.server.blocks import check_blocks
 
 __all__ = ["check_funnel", "check_options"]
 
@@ -25,6 +25,7 @@ Checker = Callable[[Any, Capabilities, list[str]], Any]
 
 def check_options(method: str, params: Any, capabilities: Capabilities, notes: list[str]) -> Any:
     """Reject (-32005) or degrade unsupported options; clamp over-limit counts."""
+    check_blocks(method, params, capabilities)  # §4.8: every Content field, every method
     checker = _CHECKERS.get(method)
     return params if checker is None else checker(params, capabilities, notes)
 
@@ -33,27 +34,10 @@ def _unsupported(option: str, value: object) -> RCPError:
     return RCPError.option_unsupported(option, f"`{option}` {value!r} is not advertised")
 
 
-def _modalities_of(query: QueryInput | None) -> set[str]:
-    if query is None or isinstance(query, str):
-        return {"text"}
-    blocks = [query] if isinstance(query, Content) else query
-    return {"text" if block.type == "text" else block.type for block in blocks}
-
-
-def _check_blocks(items: list[Any], accepted: Sequence[str] | None, option: str) -> None:
-    # §4.8: a block outside the advertised modalities is -32005; text-only by default.
-    allowed = set(accepted or ["text"])
-    for item in items:
-        for kind in _modalities_of(item):
-            if kind not in allowed and not (kind == "text" and "code" in allowed):
-                raise _unsupported(option, kind)
-
-
 def _check_embed(params: m.EmbedParams, caps: Capabilities, _notes: list[str]) -> m.EmbedParams:
     cap = caps.embed
     assert cap is not None
     _check_encoding(params.encoding, cap.encodings)
-    _check_blocks(list(params.items), cap.modalities, "modality")
     # §15.5: batchLimit is enforced; clamping an input list is impossible.
     if cap.batch_limit is not None and len(params.items) > cap.batch_limit:
         raise RCPError.invalid_params(
@@ -68,14 +52,12 @@ def _check_multi(
     cap = caps.multi_vector
     assert cap is not None
     _check_encoding(params.encoding, cap.encodings)
-    _check_blocks(list(params.items), cap.modalities, "modality")
     return params
 
 
 def _check_sparse(
     params: m.SparseEmbedParams, _caps: Capabilities, _notes: list[str]
 ) -> m.SparseEmbedParams:
-    _check_blocks(list(params.items), None, "modality")
     return params
 
 
@@ -95,7 +77,6 @@ def _check_rerank(params: m.RerankParams, caps: Capabilities, _notes: list[str])
             "passages",
             f"{len(params.items)} passages exceed rerank.maxCandidates {cap.max_candidates}",
         )
-    _check_blocks([params.query, *params.items], None, "modality")
     return params
 
 
@@ -189,10 +170,8 @@ def _check_retrieve(
         refuse("cursor", "pagination")
     if params.encoding not in (None, "json") and params.encoding not in (cap.encodings or []):
         refuse("encoding", params.encoding)
-    accepted = cap.modalities or ["text"]
-    if params.modality is not None and params.modality not in accepted:
+    if params.modality is not None and params.modality not in (cap.modalities or ["text"]):
         refuse("modality", params.modality)
-    _check_blocks([params.query], accepted, "modality")
     if changes:
         params = msgspec.structs.replace(params, **changes)
     return _clamp_funnel(params, caps, notes)

@@ -1,0 +1,121 @@
+"""§4.8: one check for every Content block in any params field of any method.
+
+Which fields take Content is read from the message registry (the params types
+of ``METHODS``), never listed by hand, so a new Content-taking field is checked
+the day it is added. Two rules, in this order:
+
+- a block whose type is outside the modalities the method's capability
+  advertises (``["text"]`` when unadvertised) is ``-32005`` with
+  ``data.option = "modality"``;
+- a block carrying a ``uri`` is ``-32602`` naming the block: rcpkit fetches no
+  URI (§15.5 SSRF), and §4.8 forbids silently ignoring one. Fetching would be an
+  explicit operator opt-in that this runtime does not offer.
+
+A ``uri`` that is not a Content block (``index/add`` ``documents[].uri``, a
+hit's ``citation.uri``) is provenance metadata, not content to fetch, and is
+not a block: it is not checked here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import msgspec
+from msgspec import inspect
+
+from rcpkit.protocol.capabilities import Capabilities
+from rcpkit.protocol.content import Content
+from rcpkit.protocol.errors import RCPError
+from rcpkit.protocol.methods import METHODS
+
+__all__ = ["check_blocks", "content_fields", "registry_content_fields"]
+
+
+def check_blocks(method: str, params: Any, capabilities: Capabilities) -> None:
+    """Refuse (-32005/-32602) any block of ``params`` this server cannot take."""
+    fields = content_fields(type(params))
+    if not fields:
+        return
+    allowed = set(_modalities(method, capabilities) or ["text"])
+    for name, wire in fields:
+        for path, block in _blocks(getattr(params, name), wire):
+            kind = block.type
+            if kind not in allowed and not (kind == "text" and "code" in allowed):
+                raise RCPError.option_unsupported(
+                    "modality", f"`{path}` is a {kind} block; modalities {sorted(allowed)}"
+                )
+            if block.uri is not None:
+                raise RCPError.invalid_params(
+                    path, f"`{path}` carries a uri; this server fetches no URI (§4.8)"
+                )
+
+
+_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def content_fields(params_type: type) -> tuple[tuple[str, str], ...]:
+    """The (attribute, wire name) of each field of ``params_type`` that can hold Content."""
+    found = _FIELDS.get(params_type)
+    if found is None:
+        found = _FIELDS[params_type] = _content_fields(params_type)
+    return found
+
+
+def _content_fields(params_type: type) -> tuple[tuple[str, str], ...]:
+    if not issubclass(params_type, msgspec.Struct):
+        return ()
+    info = inspect.type_info(params_type)
+    assert isinstance(info, inspect.StructType)
+    return tuple(
+        (field.name, field.encode_name) for field in info.fields if _holds_content(field.type)
+    )
+
+
+def registry_content_fields() -> dict[str, tuple[str, ...]]:
+    """Method → wire names of its Content-taking params fields (for docs and tests)."""
+    found = {name: content_fields(spec.params) for name, spec in METHODS.items()}
+    return {name: tuple(wire for _, wire in fields) for name, fields in found.items() if fields}
+
+
+def _holds_content(kind: inspect.Type, seen: frozenset[type] = frozenset()) -> bool:
+    if isinstance(kind, inspect.StructType):
+        if kind.cls is Content:
+            return True
+        if kind.cls in seen:
+            return False
+        return any(_holds_content(f.type, seen | {kind.cls}) for f in kind.fields)
+    if isinstance(kind, inspect.UnionType):
+        return any(_holds_content(member, seen) for member in kind.types)
+    if isinstance(kind, inspect.ListType | inspect.SetType | inspect.FrozenSetType):
+        return _holds_content(kind.item_type, seen)
+    if isinstance(kind, inspect.VarTupleType):
+        return _holds_content(kind.item_type, seen)
+    if isinstance(kind, inspect.DictType):
+        return _holds_content(kind.value_type, seen)
+    return False
+
+
+def _blocks(value: Any, path: str) -> Iterator[tuple[str, Content]]:
+    if isinstance(value, Content):
+        yield path, value
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            yield from _blocks(item, f"{path}[{index}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _blocks(item, f"{path}.{key}")
+    elif isinstance(value, msgspec.Struct):
+        for name, wire in content_fields(type(value)):
+            yield from _blocks(getattr(value, name), f"{path}.{wire}")
+
+
+def _modalities(method: str, capabilities: Capabilities) -> Sequence[str] | None:
+    # §4.8: modalities are advertised per capability; only these three carry them.
+    if method == "embed" and capabilities.embed is not None:
+        return capabilities.embed.modalities
+    if method == "embed/multi" and capabilities.multi_vector is not None:
+        return capabilities.multi_vector.modalities
+    if method == "retrieve" and capabilities.retrieve is not None:
+        return capabilities.retrieve.modalities
+    return None
