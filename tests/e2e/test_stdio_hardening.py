@@ -130,3 +130,40 @@ def test_every_content_field_refuses_a_uri_and_an_unadvertised_block(
         90, "index/add", {"documents": [{"id": "d", "text": "t", "uri": "https://x/d"}]}
     )
     assert added["result"]["ids"] == ["d"]
+
+
+HUGE = "s" * (1 << 20)
+
+# (method, params, field): every client-chosen string the server keeps is bounded (§15.5).
+KEPT_STRINGS = [
+    ("retrieve", {"query": "q", "sessionId": HUGE}, "sessionId"),
+    ("retrieve", {"query": "q", "cursor": HUGE}, "cursor"),
+    ("retrieve", {"query": "q", "_meta": {"progressToken": HUGE}}, "_meta.progressToken"),
+    ("feedback", {"signals": [{"hitId": "a", "used": True}], "sessionId": HUGE}, "sessionId"),
+    ("feedback", {"signals": [{"hitId": HUGE, "used": True}]}, "signals[0].hitId"),
+    ("memory/build", {"documents": [{"text": "t"}], "memoryId": HUGE}, "memoryId"),
+    ("memory/recall", {"query": "q", "memoryId": HUGE}, "memoryId"),
+    ("index/add", {"documents": [{"id": HUGE, "text": "t"}]}, "documents[0].id"),
+    (
+        "index/add",
+        {"documents": [{"text": "t"}], "_meta": {"idempotencyKey": HUGE}},
+        "_meta.idempotencyKey",
+    ),
+    ("index/delete", {"ids": [HUGE]}, "ids[0]"),
+]
+
+
+def test_a_huge_client_chosen_string_the_server_would_keep_is_invalid_params(
+    spawn: Any, tmp_path: Any
+) -> None:
+    index = str(tmp_path / "idx")
+    server = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64")
+    assert "result" in server.request(1, "initialize", INIT)
+    for id, (method, params, field) in enumerate(KEPT_STRINGS, start=2):
+        reply = server.request(id, method, params)
+        assert "error" in reply, (method, field, str(reply)[:200])
+        error = reply["error"]
+        assert (error["code"], error["data"]["field"]) == (-32602, field), (method, error)
+        assert len(error["message"]) < 200  # the value is not echoed back
+    ok = server.request(50, "retrieve", {"query": "q", "sessionId": "s" * 256})
+    assert "result" in ok

@@ -13,13 +13,21 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 __all__ = [
+    "MAX_CURSOR_LENGTH",
+    "MAX_ID_LENGTH",
+    "MAX_KEPT_TEXT_LENGTH",
+    "MAX_TOKEN_LENGTH",
     "Count",
+    "Cursor",
+    "DocumentId",
     "Encoding",
     "Id",
+    "KeptText",
     "Kind",
     "Meta",
     "Modality",
     "NonNegative",
+    "Token",
     "Unit",
     "UnitFloat",
     "Wire",
@@ -35,6 +43,18 @@ class Wire(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
 Count = Annotated[int, msgspec.Meta(ge=1)]
 NonNegative = Annotated[int, msgspec.Meta(ge=0)]
 UnitFloat = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+
+# §15.5: every client-chosen string the server keeps (a session, a memory, a
+# document id, a cursor it decodes) is bounded, so no peer can park megabytes in
+# server state with one field; longer is -32602 naming the field.
+MAX_TOKEN_LENGTH = 256
+MAX_ID_LENGTH = 1024
+MAX_CURSOR_LENGTH = 1024
+MAX_KEPT_TEXT_LENGTH = 16_384
+Token = Annotated[str, msgspec.Meta(max_length=MAX_TOKEN_LENGTH)]
+DocumentId = Annotated[str, msgspec.Meta(max_length=MAX_ID_LENGTH)]
+Cursor = Annotated[str, msgspec.Meta(max_length=MAX_CURSOR_LENGTH)]
+KeptText = Annotated[str, msgspec.Meta(max_length=MAX_KEPT_TEXT_LENGTH)]
 
 # §4.7: a request id is a string or a number, never null or a boolean.
 Id = str | int | float

@@ -8,12 +8,16 @@ import msgspec
 
 from rcpkit.protocol.base import (
     Count,
+    Cursor,
+    DocumentId,
     Encoding,
     Id,
+    KeptText,
     Kind,
     Meta,
     Modality,
     NonNegative,
+    Token,
     Unit,
     UnitFloat,
     Wire,
@@ -265,14 +269,14 @@ class RetrieveParams(Wire):
     unit: Unit | None = None
     level: NonNegative | None = None
     token_budget: Count | None = None
-    session_id: str | None = None
+    session_id: Token | None = None
     include_text: bool | None = None
     include_vectors: bool | None = None
     encoding: Encoding | None = None
     seed: int | None = None
-    index_version: str | None = None
+    index_version: Token | None = None
     strict: bool | None = None
-    cursor: str | None = None
+    cursor: Cursor | None = None
 
     def __post_init__(self) -> None:
         if self.rerank is True:
@@ -320,12 +324,12 @@ class GraphParams(Wire):
     op: GraphOp
     query: QueryInput | None = None
     k: Count | None = None
-    seed_ids: list[str] | None = None
+    seed_ids: list[DocumentId] | None = None
     hops: Count | None = None
     level: NonNegative | None = None
     unit: Unit | None = None
-    session_id: str | None = None
-    cursor: str | None = None
+    session_id: Token | None = None
+    cursor: Cursor | None = None
 
 
 class Community(Wire):
@@ -361,7 +365,7 @@ class GraphResult(Wire):
 
 class Document(Wire):
     text: str
-    id: str | None = None
+    id: DocumentId | None = None
     meta: Meta | None = None
     title: str | None = None
     uri: str | None = None
@@ -381,7 +385,7 @@ class IndexAddResult(Wire):
 
 
 class IndexDeleteParams(Wire):
-    ids: list[str]
+    ids: list[DocumentId]
 
 
 class IndexDeleteResult(Wire):
@@ -393,7 +397,7 @@ class IndexDeleteResult(Wire):
 
 
 class CatalogListParams(Wire):
-    cursor: str | None = None
+    cursor: Cursor | None = None
 
 
 class CatalogEngine(Wire):
@@ -412,7 +416,7 @@ class CatalogListResult(Wire):
 
 
 class FeedbackSignal(Wire):
-    hit_id: Id
+    hit_id: DocumentId | int | float
     used: bool | None = None
     cited: bool | None = None
     helpful: bool | None = None
@@ -427,8 +431,8 @@ class FeedbackSignal(Wire):
 
 class FeedbackParams(Wire):
     signals: list[FeedbackSignal]
-    session_id: str | None = None
-    query: str | None = None
+    session_id: Token | None = None
+    query: KeptText | None = None
 
 
 class FeedbackResult(Wire):
@@ -437,14 +441,14 @@ class FeedbackResult(Wire):
 
 class MemoryDocument(Wire):
     text: str
-    id: str | None = None
+    id: DocumentId | None = None
 
 
 class MemoryBuildParams(Wire):
     documents: list[MemoryDocument] | None = None
-    memory_id: str | None = None
+    memory_id: Token | None = None
     scope: Literal["global", "session"] | None = None
-    session_id: str | None = None
+    session_id: Token | None = None
 
 
 class MemoryBuildResult(Wire):
@@ -454,8 +458,8 @@ class MemoryBuildResult(Wire):
 
 class MemoryRecallParams(Wire):
     query: QueryInput
-    memory_id: str | None = None
-    session_id: str | None = None
+    memory_id: Token | None = None
+    session_id: Token | None = None
     n: Count | None = None
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from rcpkit.codec import MAX_DEPTH, Request
 from rcpkit.protocol import messages as m
+from rcpkit.protocol.base import MAX_TOKEN_LENGTH
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.protocol.methods import METHODS, MethodSpec
 from rcpkit.protocol.validation import check_depth, parse_params
@@ -82,7 +83,7 @@ class Session:
         if spec is None:
             return self._prepare_extension(request)
         if spec.capability is None:
-            _check_depth(request)
+            _check_request(request)
             return Immediate(self._lifecycle(spec, request.params))
         if not self.initialized:
             raise RCPError(ErrorCode.NOT_INITIALIZED, f"`{method}` before initialize")
@@ -91,7 +92,7 @@ class Session:
             raise RCPError(
                 ErrorCode.CAPABILITY_MISSING, f"capability `{spec.capability}` is not advertised"
             )
-        _check_depth(request)
+        _check_request(request)
         params = parse_params(spec.params, request.params)
         notes: list[str] = []
         params = check_options(method, params, self.server.capabilities, notes)
@@ -107,7 +108,7 @@ class Session:
             raise RCPError(ErrorCode.UNKNOWN_METHOD, f"unknown method `{request.method}`")
         if not self.initialized:
             raise RCPError(ErrorCode.NOT_INITIALIZED, f"`{request.method}` before initialize")
-        _check_depth(request)
+        _check_request(request)
         params = {key: value for key, value in request.params.items() if key != "_meta"}
         return Call(request.method, params, registration, [])
 
@@ -148,7 +149,19 @@ class Session:
         return self.server.info_result(version)
 
 
-def _check_depth(request: Request) -> None:
+def _check_request(request: Request) -> None:
     # §15.5: bound nesting before any recursive code sees params (else RecursionError).
     if not request.shallow:
         check_depth(request.params, MAX_DEPTH)
+    meta = request.meta
+    for key in _KEPT_META:
+        value = meta.get(key)
+        if isinstance(value, str) and len(value) > MAX_TOKEN_LENGTH:
+            # §15.5: a client-chosen string the server keeps (a progress token for
+            # the request's life, an idempotency key for days) is bounded.
+            raise RCPError.invalid_params(
+                f"_meta.{key}", f"`_meta.{key}` is longer than {MAX_TOKEN_LENGTH} characters"
+            )
+
+
+_KEPT_META = ("progressToken", "idempotencyKey")
