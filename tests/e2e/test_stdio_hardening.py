@@ -167,3 +167,68 @@ def test_a_huge_client_chosen_string_the_server_would_keep_is_invalid_params(
         assert len(error["message"]) < 200  # the value is not echoed back
     ok = server.request(50, "retrieve", {"query": "q", "sessionId": "s" * 256})
     assert "result" in ok
+
+
+def _rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        line = next(line for line in status if line.startswith("VmRSS:"))
+    return int(line.split()[1])
+
+
+def test_a_client_that_never_reads_stdout_cannot_grow_the_server_without_bound(
+    spawn: Any,
+) -> None:
+    import os
+    import threading
+    import time
+
+    server = spawn()
+    assert server.request(0, "ping")["result"] == {}
+    pid = server.process.pid
+    before = _rss_kib(pid)
+    frames = b"".join(
+        b'{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"nonce":"%s"}}\n' % (i, b"x" * 1000)
+        for i in range(1, 50_001)
+    )  # 50 MB in, 50 MB of answers out
+    stdin = server.process.stdin
+    assert stdin is not None
+    fd = stdin.fileno()
+    os.set_blocking(fd, False)
+    written, deadline = 0, time.monotonic() + 3.0
+    while written < len(frames) and time.monotonic() < deadline:
+        try:
+            written += os.write(fd, frames[written : written + 65536])
+        except BlockingIOError:
+            time.sleep(0.01)
+    grown_mib = (_rss_kib(pid) - before) / 1024
+    # Back-pressure: the server stopped reading once its output backed up.
+    assert written < 8 * 1024 * 1024, f"the server read {written} bytes nobody read answers to"
+    assert grown_mib < 40, f"RSS grew {grown_mib:.0f} MiB"
+    # And nothing was lost: finish the frames, then every id is answered exactly once.
+    os.set_blocking(fd, True)
+    end = frames.index(b"\n", written) + 1 if written else 0
+    sent = frames[:end].count(b"\n")
+    writer = threading.Thread(target=lambda: (stdin.write(frames[written:end]), stdin.close()))
+    writer.start()
+    ids = [server.recv(timeout=30)["id"] for _ in range(sent)]
+    writer.join(10)
+    assert sorted(ids) == list(range(1, sent + 1))
+
+
+def test_end_of_input_flushes_every_answer_before_the_server_exits(spawn: Any) -> None:
+    import threading
+
+    server = spawn()
+    count = 3000
+    frames = b"".join(
+        b'{"jsonrpc":"2.0","id":%d,"method":"ping","params":{"nonce":"%s"}}\n' % (i, b"y" * 1000)
+        for i in range(count)
+    )
+    stdin = server.process.stdin
+    assert stdin is not None
+    writer = threading.Thread(target=lambda: (stdin.write(frames), stdin.close()))
+    writer.start()
+    ids = [server.recv(timeout=30)["id"] for _ in range(count)]  # EOFError if one is lost
+    writer.join(10)
+    assert sorted(ids) == list(range(count))
+    assert server.wait() == 0

@@ -190,3 +190,46 @@ async def test_a_cancel_arriving_with_its_request_still_gets_exactly_one_answer(
         assert reply["id"] == 2
         assert reply["error"]["code"] == -32006
         assert (await peer.request(2, "ping"))["result"] == {}  # the id is free again
+
+
+async def test_requests_beyond_the_in_flight_cap_are_rate_limited_with_a_retry_hint() -> None:
+    probe = Probe()
+    async with running(probe_app(probe), max_in_flight=2) as peer:
+        peer.send(request(1, "retrieve", {"query": "block"}))
+        peer.send(request(2, "retrieve", {"query": "block"}))
+        await asyncio.wait_for(probe.started.wait(), 2)
+        refused = await peer.request(3, "retrieve", {"query": "fast"})
+        assert refused["error"]["code"] == -32011
+        assert refused["error"]["data"]["retryable"] is True
+        assert refused["error"]["data"]["retryAfterMs"] > 0
+        assert (await peer.request(4, "ping"))["result"] == {}  # lifecycle is never refused
+        probe.release.set()
+        assert sorted([(await peer.recv())["id"], (await peer.recv())["id"]]) == [1, 2]
+        assert (await peer.request(5, "retrieve", {"query": "fast"}))["result"]["hits"]
+
+
+async def test_the_runtime_applies_a_default_deadline_and_a_longer_one_to_writes() -> None:
+    from rcpkit.protocol import messages as m
+    from rcpkit.server.app import App
+    from rcpkit.server.context import RequestContext
+    from rcpkit.server.limits import DEFAULT_DEADLINE_SECONDS, DEFAULT_WRITE_DEADLINE_SECONDS
+
+    seen: dict[str, float | None] = {}
+    app = App("deadlines", "1")
+
+    @app.retrieve(max_k=5)
+    async def retrieve(params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
+        seen["retrieve"] = ctx.remaining()
+        return m.RetrieveResult(hits=[])
+
+    @app.index_add(writable=True)
+    async def add(params: m.IndexAddParams, ctx: RequestContext) -> m.IndexAddResult:
+        seen["index/add"] = ctx.remaining()
+        return m.IndexAddResult(ids=[])
+
+    async with running(app) as peer:
+        assert "result" in await peer.request(1, "retrieve", {"query": "q"})
+        assert "result" in await peer.request(2, "index/add", {"documents": []})
+    read, write = seen["retrieve"], seen["index/add"]
+    assert read is not None and DEFAULT_DEADLINE_SECONDS - 5 < read <= DEFAULT_DEADLINE_SECONDS
+    assert write is not None and write > DEFAULT_WRITE_DEADLINE_SECONDS - 5

@@ -42,7 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="per-request deadline (§13.1); over HTTP the default is 300, 0 for none",
+        help="per-request deadline (§13.1), stdio and HTTP alike; default 60 s "
+        "(writes at least 600 s), 0 for none",
     )
     parser.add_argument("--max-batch", type=int, default=1024, help="largest JSON-RPC batch")
     parser.add_argument(
@@ -65,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     # Imported here, not above: declaring the options must stay cheap (numpy, models).
+    from rcpkit.server.limits import resolve_deadline
     from rcpkit.server.runner import run_async
 
     if args.engine == "keyword":
@@ -88,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
         return serve_command(app.server, args, tenant_aware=tenant_aware)
     run_async(
         app.serve_stdio(
-            deadline=args.deadline, max_batch=args.max_batch, max_line_bytes=args.max_line_bytes
+            deadline=resolve_deadline(args.deadline),
+            max_batch=args.max_batch,
+            max_line_bytes=args.max_line_bytes,
         )
     )
     return 0

@@ -22,7 +22,14 @@ from rcpkit import codec
 from rcpkit.codec import Batch, Frame, Invalid, Notification, Request
 from rcpkit.protocol.base import Id
 from rcpkit.protocol.errors import ErrorCode, RCPError
+from rcpkit.protocol.methods import METHODS
 from rcpkit.server.context import LogLevel, RequestContext
+from rcpkit.server.limits import (
+    DEFAULT_DEADLINE_SECONDS,
+    DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_WRITE_DEADLINE_SECONDS,
+    IN_FLIGHT_RETRY_AFTER_MS,
+)
 from rcpkit.server.session import Call, Immediate, Session
 
 __all__ = ["DEFAULT_DEADLINE", "DEFAULT_MAX_BATCH", "Dispatcher"]
@@ -31,9 +38,9 @@ log = logging.getLogger("rcpkit.server")
 
 DEFAULT_MAX_BATCH = 1024
 # §13.1, §15.5: the server's own per-request deadline (seconds) when the operator
-# sets none; long enough for a large index/add, short enough that nothing is
-# held open forever. A request's `_meta.deadlineMs` can only shorten it.
-DEFAULT_DEADLINE = 300.0
+# sets none (writes get at least DEFAULT_WRITE_DEADLINE_SECONDS, for a large
+# index/add); one definition for every transport, in rcpkit.server.limits.
+DEFAULT_DEADLINE = DEFAULT_DEADLINE_SECONDS
 
 Reply = Callable[[bytes], None]
 
@@ -59,13 +66,20 @@ class Dispatcher:
         *,
         executor: Executor | None = None,
         deadline: float | None = None,
+        write_deadline: float | None = DEFAULT_WRITE_DEADLINE_SECONDS,
         max_batch: int = DEFAULT_MAX_BATCH,
+        max_in_flight: int | None = DEFAULT_MAX_IN_FLIGHT,
         tenant: str | None = None,
     ) -> None:
         self.session = session
         self._executor = executor
         self._deadline = deadline
+        # §13.1: writes get the longer of the two (None: no deadline at all).
+        self._write_deadline = (
+            None if deadline is None else max(deadline, write_deadline or deadline)
+        )
         self._max_batch = max_batch
+        self._max_in_flight = max_in_flight
         # Who the transport authenticated the peer as; handlers read ``ctx.tenant``.
         self._tenant = tenant
         self._inflight: dict[tuple[type, Id], _InFlight] = {}
@@ -193,6 +207,10 @@ class Dispatcher:
         if prepared.registration.mode == "inline":
             reply(self._run_inline(request.id, prepared, context))
             return
+        if self._max_in_flight is not None and len(self._inflight) >= self._max_in_flight:
+            # §12/§15.5: shed load instead of queueing without bound; retryable.
+            reply(codec.encode_error(request.id, _busy(self._max_in_flight)))
+            return
         task = asyncio.get_running_loop().create_task(
             self._run(request.id, prepared, context, reply)
         )
@@ -258,7 +276,7 @@ class Dispatcher:
             request.id,
             request.method,
             meta,
-            deadline=self._deadline_of(meta),
+            deadline=self._deadline_of(meta, request.method),
             progress=progress,
             log=self._log if logs else None,
             tenant=self._tenant,
@@ -269,8 +287,9 @@ class Dispatcher:
         context.sink = notify
         return context
 
-    def _deadline_of(self, meta: dict[str, Any]) -> float | None:
-        budget = self._deadline
+    def _deadline_of(self, meta: dict[str, Any], method: str) -> float | None:
+        spec = METHODS.get(method)
+        budget = self._write_deadline if spec is not None and spec.writes else self._deadline
         if budget is None and "deadlineMs" not in meta:
             return None
         requested = meta.get("deadlineMs")
@@ -343,6 +362,16 @@ def _arguments(call: Call, context: RequestContext) -> tuple[Any, ...]:
 def _is_token(token: object) -> TypeGuard[str | int]:
     # §9: a progress token is a string or an integer.
     return isinstance(token, str | int) and not isinstance(token, bool)
+
+
+def _busy(limit: int) -> RCPError:
+    return RCPError(
+        ErrorCode.RATE_LIMITED,
+        f"{limit} requests already in flight on this connection",
+        retryable=True,
+        retry_after_ms=IN_FLIGHT_RETRY_AFTER_MS,
+        extra={"limit": limit},
+    )
 
 
 def _error(id: Id | None, code: ErrorCode, message: str) -> bytes:

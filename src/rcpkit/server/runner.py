@@ -17,6 +17,11 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from rcpkit.server.dispatcher import DEFAULT_MAX_BATCH, Dispatcher
+from rcpkit.server.limits import (
+    DEFAULT_DEADLINE_SECONDS,
+    DEFAULT_MAX_IN_FLIGHT,
+    DEFAULT_WRITE_DEADLINE_SECONDS,
+)
 from rcpkit.server.registration import Served
 from rcpkit.server.session import Session
 from rcpkit.transport.base import Transport
@@ -33,6 +38,10 @@ class Runtime:
     executor: Executor | None = None
     deadline: float | None = None  # default per-request budget, seconds (§13.1)
     max_batch: int = DEFAULT_MAX_BATCH
+    # Shared defaults of every transport (rcpkit.server.limits): writes get at
+    # least this long, and a connection at most this many requests running.
+    write_deadline: float | None = DEFAULT_WRITE_DEADLINE_SECONDS
+    max_in_flight: int | None = DEFAULT_MAX_IN_FLIGHT
 
     def open(
         self, session: Session | None = None, *, tenant: str | None = None, stateless: bool = False
@@ -45,7 +54,9 @@ class Runtime:
             session or Session(self.server, stateless=stateless),
             executor=self.executor,
             deadline=self.deadline,
+            write_deadline=self.write_deadline,
             max_batch=self.max_batch,
+            max_in_flight=self.max_in_flight,
             tenant=tenant,
         )
 
@@ -75,17 +86,28 @@ async def serve(
     server: Served,
     transport: Transport,
     *,
-    deadline: float | None = None,
+    deadline: float | None = DEFAULT_DEADLINE_SECONDS,
+    write_deadline: float | None = DEFAULT_WRITE_DEADLINE_SECONDS,
     max_batch: int = DEFAULT_MAX_BATCH,
+    max_in_flight: int | None = DEFAULT_MAX_IN_FLIGHT,
     workers: int = 4,
     tenant: str | None = None,
 ) -> None:
     """Run one session of ``server`` over ``transport`` until shutdown or end of input.
 
+    ``deadline``/``write_deadline``/``max_in_flight`` default to the runtime's
+    bounds (``rcpkit.server.limits``); ``deadline=None`` disables deadlines.
     ``tenant`` is who the transport established the peer to be (§15.6).
     """
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="rcpkit-worker")
-    runtime = Runtime(server, executor, deadline, max_batch)
+    runtime = Runtime(
+        server,
+        executor,
+        deadline,
+        max_batch,
+        write_deadline=write_deadline,
+        max_in_flight=max_in_flight,
+    )
     try:
         await pump(runtime.open(tenant=tenant), transport)
     finally:
@@ -99,8 +121,10 @@ async def serve_stdio(
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    deadline: float | None = None,
+    deadline: float | None = DEFAULT_DEADLINE_SECONDS,
+    write_deadline: float | None = DEFAULT_WRITE_DEADLINE_SECONDS,
     max_batch: int = DEFAULT_MAX_BATCH,
+    max_in_flight: int | None = DEFAULT_MAX_IN_FLIGHT,
     workers: int = 4,
 ) -> None:
     """Serve on stdin/stdout. stdout carries protocol frames only (§5.1)."""
@@ -108,7 +132,15 @@ async def serve_stdio(
         stdin or sys.stdin.buffer, stdout or sys.stdout.buffer, max_line_bytes=max_line_bytes
     )
     try:
-        await serve(server, transport, deadline=deadline, max_batch=max_batch, workers=workers)
+        await serve(
+            server,
+            transport,
+            deadline=deadline,
+            write_deadline=write_deadline,
+            max_batch=max_batch,
+            max_in_flight=max_in_flight,
+            workers=workers,
+        )
     finally:
         await transport.close()
 

@@ -13,10 +13,14 @@ from rcpkit.codec import Frame, Invalid
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.transport.framing import LineSplitter, Oversized
 
-__all__ = ["DEFAULT_MAX_LINE_BYTES", "StreamTransport", "open_stdio"]
+__all__ = ["DEFAULT_MAX_LINE_BYTES", "WRITE_BUFFER_HIGH_WATER", "StreamTransport", "open_stdio"]
 
 DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024
 _READ_SIZE = 256 * 1024
+# Above this many unwritten bytes the transport stops reading input until the
+# peer catches up (output then stays within this plus one chunk's answers and
+# the in-flight requests' answers, which the dispatcher caps).
+WRITE_BUFFER_HIGH_WATER = 1024 * 1024
 
 
 class StreamTransport:
@@ -35,8 +39,15 @@ class StreamTransport:
         *,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         close: Callable[[], None] | None = None,
+        backpressure: bool = False,
+        flush_fully: Callable[[], None] | None = None,
     ) -> None:
         self._read = read
+        # Server side only: a client's reader must never wait on its own writes
+        # (its peer may be waiting for it to read: a deadlock).
+        self._backpressure = backpressure
+        # Makes the next drain wait for an empty buffer, not just a low one.
+        self._flush_fully = flush_fully
         self._write = write
         self._drain_writer = drain
         self._close = close
@@ -49,6 +60,10 @@ class StreamTransport:
         while True:
             # Answers to the frames of the last chunk go out before we wait again.
             self._flush()
+            # Back-pressure: while the peer is not reading our output (the write
+            # buffer is above its high-water mark) we read no more input, so a
+            # client that never reads stdout cannot grow our memory without bound.
+            await self._writable()
             try:
                 chunk = await self._read(_READ_SIZE)
             except (ConnectionError, OSError):
@@ -80,6 +95,14 @@ class StreamTransport:
         except (ConnectionError, OSError, RuntimeError):
             self._closed = True  # the peer went away; nothing more can be said
 
+    async def _writable(self) -> None:
+        if not self._backpressure or self._drain_writer is None or self._closed:
+            return
+        try:
+            await self._drain_writer()
+        except (ConnectionError, OSError, RuntimeError):
+            self._closed = True
+
     async def drain(self) -> None:
         self._flush()
         if self._drain_writer is not None and not self._closed:
@@ -89,6 +112,10 @@ class StreamTransport:
                 self._closed = True
 
     async def close(self) -> None:
+        # §5.1: on EOF every answer is flushed before exit. A drain alone returns at
+        # the low-water mark; what is still buffered then would die with the process.
+        if self._flush_fully is not None and not self._closed:
+            self._flush_fully()
         await self.drain()
         self._closed = True
         if self._close is not None:
@@ -132,6 +159,7 @@ async def open_stdio(
             read, lambda data: _write_all(fd_out, data), max_line_bytes=max_line_bytes
         )
     transport, protocol = await loop.connect_write_pipe(lambda: _DrainableProtocol(loop), stdout)
+    transport.set_write_buffer_limits(high=WRITE_BUFFER_HIGH_WATER)
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
     return StreamTransport(
         read,
@@ -139,6 +167,8 @@ async def open_stdio(
         writer.drain,
         max_line_bytes=max_line_bytes,
         close=transport.close,
+        backpressure=True,
+        flush_fully=lambda: transport.set_write_buffer_limits(high=0),
     )
 
 
