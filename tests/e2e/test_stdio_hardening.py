@@ -232,3 +232,65 @@ def test_end_of_input_flushes_every_answer_before_the_server_exits(spawn: Any) -
     writer.join(10)
     assert sorted(ids) == list(range(count))
     assert server.wait() == 0
+
+
+def _frames_until_answer(server: Any, id: int) -> list[Any]:
+    frames = [server.recv()]
+    while frames[-1].get("id") != id:
+        frames.append(server.recv())
+    return frames
+
+
+def _logs(frames: list[Any]) -> list[dict[str, Any]]:
+    return [f["params"] for f in frames if f.get("method") == "notifications/log"]
+
+
+def test_logs_travel_in_band_on_stdout_at_the_level_the_client_asked_for(
+    spawn: Any, tmp_path: Any
+) -> None:
+    index = str(tmp_path / "idx")
+    server = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64")
+    hello = server.request(
+        1, "initialize", {**INIT, "capabilities": {"log": {}}, "_meta": {"logLevel": "debug"}}
+    )
+    assert "log" in hello["result"]["capabilities"]
+    server.send(
+        {"jsonrpc": "2.0", "id": 2, "method": "retrieve", "params": {"query": "q", "k": 500}}
+    )
+    logs = _logs(_frames_until_answer(server, 2))
+    assert {
+        "level": "notice",
+        "message": "k clamped to maxK 200",
+        "logger": "rcpkit.server",
+    } in logs
+    assert any(log["logger"] == "pipeline" and log["level"] == "debug" for log in logs)
+    assert logs[-1]["message"].startswith("retrieve answered in ")
+
+
+def test_no_logs_without_the_client_capability_and_none_below_its_level(
+    spawn: Any, tmp_path: Any
+) -> None:
+    index = str(tmp_path / "idx")
+    quiet = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64")
+    assert "result" in quiet.request(1, "initialize", INIT)
+    quiet.send(
+        {"jsonrpc": "2.0", "id": 2, "method": "retrieve", "params": {"query": "q", "k": 500}}
+    )
+    assert _logs(_frames_until_answer(quiet, 2)) == []
+    notice = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64")
+    params = {**INIT, "capabilities": {"log": {}}, "_meta": {"logLevel": "notice"}}
+    assert "result" in notice.request(1, "initialize", params)
+    notice.send(
+        {"jsonrpc": "2.0", "id": 2, "method": "retrieve", "params": {"query": "q", "k": 500}}
+    )
+    assert [log["level"] for log in _logs(_frames_until_answer(notice, 2))] == ["notice"]
+
+
+def test_the_keyword_engine_advertises_log_too(spawn: Any) -> None:
+    server = spawn("--sample")
+    hello = server.request(1, "initialize", {**INIT, "capabilities": {"log": {}}})
+    assert "log" in hello["result"]["capabilities"]
+    server.send(
+        {"jsonrpc": "2.0", "id": 2, "method": "retrieve", "params": {"query": "x", "k": 500}}
+    )
+    assert [log["level"] for log in _logs(_frames_until_answer(server, 2))] == ["notice"]

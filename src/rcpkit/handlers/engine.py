@@ -39,6 +39,7 @@ def build_engine_app(engine: Engine) -> App:
     app = App("rcpkit", rcpkit.__version__, read_only=not writable)
     app.advertise("streaming")
     app.advertise("citations")
+    app.advertise("log")  # §17.1: notifications/log in-band, to clients that opt in
     app.server.advertise(
         "filter",
         FilterCapability(fields=dict(config.filter_fields), operators=sorted(OPERATORS)),  # type: ignore[arg-type]

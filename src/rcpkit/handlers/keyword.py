@@ -45,6 +45,7 @@ def build_keyword_app(index: KeywordIndex, *, writable: bool = True) -> App:
     app = App("rcpkit-keyword", rcpkit.__version__, read_only=not writable)
     app.advertise("streaming")
     app.advertise("citations")
+    app.advertise("log")  # §17.1: notifications/log in-band, to clients that opt in
 
     @app.retrieve(
         max_k=MAX_K,

@@ -226,6 +226,7 @@ class Dispatcher:
         return _encode_result(id, result)
 
     async def _run(self, id: Id, call: Call, context: RequestContext, reply: Reply) -> None:
+        started = time.perf_counter()
         scope = asyncio.timeout(context.remaining())
         try:
             async with scope:
@@ -245,6 +246,7 @@ class Dispatcher:
         except Exception as error:
             message = _failure(id, call.method, error)
         else:
+            _log_outcome(call.method, context, started)
             message = _encode_result(id, result)
         self._answer(id, context, message, reply)
 
@@ -353,6 +355,20 @@ class Dispatcher:
         # §9: nothing about a request goes out after its final response.
         if not context.answered and context.sink is not None:
             context.sink(data)
+
+
+def _log_outcome(method: str, context: RequestContext, started: float) -> None:
+    """§17.1: what every handler's request did, for a client that opted into logs.
+
+    Before the response (nothing about a request follows it, §9); a no-op unless
+    the server advertises ``log`` and the client asked for it at this level.
+    """
+    for note in context.notes:  # a fallback or clamp the server applied (§7.7)
+        context.log("notice", note, logger="rcpkit.server")
+    latency = round((time.perf_counter() - started) * 1000, 3)
+    context.log(
+        "debug", f"{method} answered in {latency} ms", {"latencyMs": latency}, "rcpkit.server"
+    )
 
 
 def _arguments(call: Call, context: RequestContext) -> tuple[Any, ...]:

@@ -60,6 +60,10 @@ class _Stages:
         result = work()
         self.timings[name] = round((time.perf_counter() - started) * 1000, 3)
         self.ctx.check_cancelled()
+        # §17.1: in-band, only to a client that opted into logs at debug level.
+        self.ctx.log(
+            "debug", f"{name}: {self.timings[name]} ms", {"ms": self.timings[name]}, "pipeline"
+        )
         if self.ctx.streaming:
             message = f"{name} done in {self.timings[name]:.1f} ms"
             extra = partial(result) if partial else None
