@@ -41,6 +41,10 @@ def _suite(name: str, store: str | None = None) -> Callable[[Scale], list[Figure
         from rcpkit.bench.engine import run as engine
 
         return partial(engine, store=store)
+    if name == "fuzz":
+        from rcpkit.bench.fuzz import run as fuzz
+
+        return fuzz
     if name == "load":
         from rcpkit.bench.load import run as load
 
@@ -93,4 +97,6 @@ def run(args: argparse.Namespace) -> int:
         args.json.write_text(render_json(figures, **meta, skipped=skipped), encoding="utf-8")
     for path in args.update_readme:
         update_file(path, f"{render_markdown(figures)}\n{line}\n")
+    if any(figure.unit == "failures" and figure.value > 0 for figure in figures):
+        return 1  # a campaign found a defect: its audit lines on stderr say which
     return 2 if skipped else 0
