@@ -1,4 +1,4 @@
-"""What the engine needs of one request: deadline, cancellation, notes, tenant, progress.
+"""What the engine needs of one request: deadline, cancellation, notes, tenant, progress, log.
 
 The engine is called by the RCP handlers (``rcpkit.handlers``) with the
 server's ``RequestContext``, which satisfies :class:`EngineRequest`
@@ -10,7 +10,7 @@ cancellation, but keeps its notes and progress to itself.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 __all__ = ["EngineRequest", "Subrequest"]
 
@@ -56,6 +56,16 @@ class EngineRequest(Protocol):
         """§9: report progress in [0, 1]; dropped when nobody listens."""
         ...
 
+    def log(
+        self,
+        level: Literal["debug", "info", "notice", "warning", "error"],
+        message: str,
+        data: dict[str, Any] | None = None,
+        logger: str | None = None,
+    ) -> None:
+        """§17.1: a ``notifications/log`` to the caller; dropped unless it opted in."""
+        ...
+
 
 class Subrequest:
     """Engine-internal work on behalf of ``parent``: same deadline, tenant and cancel."""
@@ -88,3 +98,13 @@ class Subrequest:
         partial: dict[str, Any] | None = None,
     ) -> None:
         """The parent's progress is its own pipeline's; a subrequest reports none."""
+
+    def log(
+        self,
+        level: Literal["debug", "info", "notice", "warning", "error"],
+        message: str,
+        data: dict[str, Any] | None = None,
+        logger: str | None = None,
+    ) -> None:
+        """Diagnostics of engine-internal work go to the caller like the parent's own."""
+        self._parent.log(level, message, data, logger)
