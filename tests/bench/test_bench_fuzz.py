@@ -24,8 +24,19 @@ def test_the_generator_is_deterministic_and_covers_every_kind() -> None:
     assert [s.lines for s in first] == [s.lines for s in again]
     generator = FrameGenerator(3)
     kinds = {generator.next().kind for _ in range(3000)}
-    assert kinds >= {"valid", "wrong-type", "unicode", "envelope", "bytes", "batch",
-                     "cancel-storm", "deep", "huge", "notification", "unknown-method"}  # fmt: skip
+    assert kinds >= {
+        "valid",
+        "wrong-type",
+        "unicode",
+        "envelope",
+        "bytes",
+        "batch",
+        "cancel-storm",
+        "deep",
+        "huge",
+        "notification",
+        "unknown-method",
+    }
 
 
 def test_hostile_frames_over_stdio_to_the_keyword_engine_are_each_answered_once() -> None:

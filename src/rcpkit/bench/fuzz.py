@@ -71,9 +71,14 @@ class Audit:
     @property
     def clean(self) -> bool:
         return not (
-            self.missing or self.duplicates or self.internal or self.tracebacks
-            or self.malformed or self.crashed or self.hung
-        )  # fmt: skip
+            self.missing
+            or self.duplicates
+            or self.internal
+            or self.tracebacks
+            or self.malformed
+            or self.crashed
+            or self.hung
+        )
 
     def note(self, problem: str) -> None:
         if len(self.examples) < 20:
@@ -190,8 +195,9 @@ def fuzz_stdio(command: list[str], frames: int, *, seed: int = 1, target: str = 
     ledger = _Ledger(audit)
     generator = FrameGenerator(seed)
     with tempfile.TemporaryFile() as stderr:
-        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=stderr)  # fmt: skip
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr
+        )
         reader = threading.Thread(target=_read_stdout, args=(process, ledger), daemon=True)
         reader.start()
         started = time.monotonic()
@@ -402,17 +408,29 @@ def _sample_index() -> Iterator[Path]:
         index = Path(folder) / "index"
         samples = resources.files("rcpkit") / "samples"
         subprocess.run(
-            [PYTHON, "-m", "rcpkit", "index", str(samples), "--index", str(index),
-             "--embedder", "hashing:64"],
-            check=True, capture_output=True, timeout=300,
-        )  # fmt: skip
+            [
+                PYTHON,
+                "-m",
+                "rcpkit",
+                "index",
+                str(samples),
+                "--index",
+                str(index),
+                "--embedder",
+                "hashing:64",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
         yield index
 
 
 @contextmanager
 def _http_server(command: list[str]) -> Iterator[str]:
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)  # fmt: skip
+    process = subprocess.Popen(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     try:
         yield _announced(process)
     finally:
@@ -462,9 +480,14 @@ def _figures(audit: Audit, name: str) -> list[Figure]:
 
 def _failures(audit: Audit) -> int:
     return (
-        audit.missing + audit.duplicates + audit.internal + audit.tracebacks + audit.malformed
-        + int(audit.crashed) + int(audit.hung)
-    )  # fmt: skip
+        audit.missing
+        + audit.duplicates
+        + audit.internal
+        + audit.tracebacks
+        + audit.malformed
+        + int(audit.crashed)
+        + int(audit.hung)
+    )
 
 
 def run(scale: Scale = "full", *, report: Callable[[str], None] | None = None) -> list[Figure]:
@@ -474,17 +497,38 @@ def run(scale: Scale = "full", *, report: Callable[[str], None] | None = None) -
     figures: list[Figure] = []
     audits: list[Audit] = []
     with _sample_index() as index:
-        persistent = [PYTHON, "-m", "rcpkit", "serve", "--stdio", "--index", str(index),
-                      "--embedder", "hashing:64"]  # fmt: skip
+        persistent = [
+            PYTHON,
+            "-m",
+            "rcpkit",
+            "serve",
+            "--stdio",
+            "--index",
+            str(index),
+            "--embedder",
+            "hashing:64",
+        ]
         keyword = [PYTHON, "-m", "rcpkit", "serve", "--stdio", "--engine", "keyword", "--sample"]
-        for name, command, seed in (("stdio persistent", persistent, 11),
-                                    ("stdio keyword", keyword, 12)):  # fmt: skip
+        for name, command, seed in (
+            ("stdio persistent", persistent, 11),
+            ("stdio keyword", keyword, 12),
+        ):
             audit = fuzz_stdio(command, frames, seed=seed, target=name)
             say(audit.summary())
             audits.append(audit)
             figures += _figures(audit, name)
-        http = [PYTHON, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0", "--index", str(index),
-                "--embedder", "hashing:64"]  # fmt: skip
+        http = [
+            PYTHON,
+            "-m",
+            "rcpkit",
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--index",
+            str(index),
+            "--embedder",
+            "hashing:64",
+        ]
         with _http_server(http) as url:
             audit = fuzz_http(url, http_frames)
         say(audit.summary())

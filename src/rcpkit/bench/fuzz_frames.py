@@ -227,8 +227,12 @@ class FrameGenerator:
         return {self.rng.choice(["type", "text", "uri", "op", "field"]): self._junk()}
 
     def _request(self, method: str, params: Any, id: Any = None) -> dict[str, Any]:
-        return {"jsonrpc": "2.0", "id": self.new_id() if id is None else id, "method": method,
-                "params": params}  # fmt: skip
+        return {
+            "jsonrpc": "2.0",
+            "id": self.new_id() if id is None else id,
+            "method": method,
+            "params": params,
+        }
 
     def _one(self, message: dict[str, Any], kind: str) -> Sent:
         line = json.dumps(message, ensure_ascii=self.rng.random() < 0.3).encode(
@@ -341,8 +345,13 @@ class FrameGenerator:
                 members.append(message)
                 exact.append(message["id"])
             elif roll < 0.8:
-                members.append({"jsonrpc": "2.0", "method": "notifications/progress",
-                                "params": {"progressToken": 1}})  # fmt: skip
+                members.append(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/progress",
+                        "params": {"progressToken": 1},
+                    }
+                )
             else:
                 members.append(self.rng.choice([1, "x", None, [], {"jsonrpc": "2.0"}]))
                 loose += 1
@@ -394,16 +403,34 @@ class FrameGenerator:
 
     def _notification(self) -> Sent:
         method = self.rng.choice(
-            ["notifications/progress", "notifications/cancel", "notifications/log",
-             "notifications/x-unknown", *self.methods]
-        )  # fmt: skip
+            [
+                "notifications/progress",
+                "notifications/cancel",
+                "notifications/log",
+                "notifications/x-unknown",
+                *self.methods,
+            ]
+        )
         params = self.rng.choice([self._junk(), {"id": self._junk()}, {}])
-        return Sent([self._encode_loose({"jsonrpc": "2.0", "method": method, "params": params})],
-                    kind="notification")  # fmt: skip
+        return Sent(
+            [self._encode_loose({"jsonrpc": "2.0", "method": method, "params": params})],
+            kind="notification",
+        )
 
     def _unknown_method(self) -> Sent:
         method = self.rng.choice(
-            ["retrieve/v2", "x-acme/thing", "x-", "", "RETRIEVE", "notifications/cancel",
-             "rpc.discover", "index", "/", "shutdown/now", "é"]
-        )  # fmt: skip
+            [
+                "retrieve/v2",
+                "x-acme/thing",
+                "x-",
+                "",
+                "RETRIEVE",
+                "notifications/cancel",
+                "rpc.discover",
+                "index",
+                "/",
+                "shutdown/now",
+                "é",
+            ]
+        )
         return self._one(self._request(method, self._junk()), "unknown-method")
