@@ -61,6 +61,7 @@ class Audit:
     tracebacks: int = 0
     malformed: int = 0
     strays: int = 0
+    refused: int = 0  # requests refused whole at the transport (HTTP 401/403), no id to echo
     crashed: bool = False
     hung: bool = False
     seconds: float = 0.0
@@ -87,7 +88,8 @@ class Audit:
     def summary(self) -> str:
         return (
             f"{self.target}: {self.frames} frames in {self.seconds:.0f} s, "
-            f"{self.answered}/{self.requests} ids answered once, missing {self.missing}, "
+            f"{self.answered}/{self.requests} ids answered once (+{self.refused} refused "
+            f"by the transport), missing {self.missing}, "
             f"twice {self.duplicates}, -32603 {self.internal}, tracebacks {self.tracebacks}, "
             f"malformed {self.malformed}, crashed {self.crashed}, hung {self.hung}"
         )
@@ -174,6 +176,22 @@ class _Ledger:
         if "data" in error and _TRACE.search(msgspec.json.encode(error["data"]).decode()):
             audit.tracebacks += 1
             audit.note(f"traceback in error.data: {str(error['data'])[:200]}")
+
+    def refuse(self, body: bytes) -> None:
+        """The requests of ``body`` were refused whole by the transport (HTTP 401/403)."""
+        try:
+            value = msgspec.json.decode(body)
+        except msgspec.DecodeError:
+            return
+        members = value if isinstance(value, list) else [value]
+        with self.lock:
+            for member in members:
+                if isinstance(member, dict) and "id" in member:
+                    key = _key(member["id"])
+                    if key in self.owed:
+                        self.owed.discard(key)
+                        self.seen.add(key)
+                        self.audit.refused += 1
 
     def wait_paid(self, keys: set[bytes], timeout: float) -> bool:
         deadline = time.monotonic() + timeout
@@ -374,6 +392,10 @@ def _post(connection: http.client.HTTPConnection, path: str, body: bytes, ledger
         with ledger.lock:
             audit.internal += 1
             audit.note(f"HTTP {response.status}: {data[:200]!r}")
+    if response.status in (401, 403):
+        # §15.6: refused at the transport (a read-only endpoint without auth), before
+        # the JSON-RPC layer saw an id: the refusal answers every request in the body.
+        ledger.refuse(body)
     for frame in _frames_of(response.getheader("Content-Type") or "", data, ledger):
         ledger.answer(frame)
     return not response.will_close
