@@ -118,7 +118,7 @@ def test_every_content_field_refuses_a_uri_and_an_unadvertised_block(
     spawn: Any, tmp_path: Any
 ) -> None:
     index = str(tmp_path / "idx")
-    server = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64")
+    server = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64", "--create")
     assert "result" in server.request(1, "initialize", INIT)
     for id, (method, params, code, key, value) in enumerate(CONTENT_PROBES, start=2):
         reply = server.request(id, method, params)
@@ -157,7 +157,7 @@ def test_a_huge_client_chosen_string_the_server_would_keep_is_invalid_params(
     spawn: Any, tmp_path: Any
 ) -> None:
     index = str(tmp_path / "idx")
-    server = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64")
+    server = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64", "--create")
     assert "result" in server.request(1, "initialize", INIT)
     for id, (method, params, field) in enumerate(KEPT_STRINGS, start=2):
         reply = server.request(id, method, params)
@@ -249,7 +249,7 @@ def test_logs_travel_in_band_on_stdout_at_the_level_the_client_asked_for(
     spawn: Any, tmp_path: Any
 ) -> None:
     index = str(tmp_path / "idx")
-    server = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64")
+    server = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64", "--create")
     hello = server.request(
         1, "initialize", {**INIT, "capabilities": {"log": {}}, "_meta": {"logLevel": "debug"}}
     )
@@ -271,13 +271,13 @@ def test_no_logs_without_the_client_capability_and_none_below_its_level(
     spawn: Any, tmp_path: Any
 ) -> None:
     index = str(tmp_path / "idx")
-    quiet = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64")
+    quiet = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64", "--create")
     assert "result" in quiet.request(1, "initialize", INIT)
     quiet.send(
         {"jsonrpc": "2.0", "id": 2, "method": "retrieve", "params": {"query": "q", "k": 500}}
     )
     assert _logs(_frames_until_answer(quiet, 2)) == []
-    notice = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64")
+    notice = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64", "--create")
     params = {**INIT, "capabilities": {"log": {}}, "_meta": {"logLevel": "notice"}}
     assert "result" in notice.request(1, "initialize", params)
     notice.send(
