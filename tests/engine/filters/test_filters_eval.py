@@ -10,6 +10,7 @@ from contextlib import closing
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
+import numpy as np
 import pytest
 
 from rcpkit.engine.filters import (
@@ -24,6 +25,7 @@ from rcpkit.engine.filters import (
     normalize_meta,
     parse_filter,
 )
+from rcpkit.engine.store._columns import FilterColumns
 
 INJECTION = 'a"); DROP TABLE docs;--'
 FIELDS: dict[str, FieldType] = {
@@ -107,7 +109,15 @@ def select_with_postgres(tree: Filter, rows: Sequence[Mapping[str, object]]) -> 
     return select_postgres(connection, tree)
 
 
+def select_with_columns(tree: Filter, rows: Sequence[Mapping[str, object]]) -> set[int]:
+    # The embedded store's in-memory filter columns (no SQL at query time).
+    columns = FilterColumns()
+    columns.extend(list(rows))
+    return set(np.flatnonzero(columns.mask(tree, len(rows))).tolist())
+
+
 BACKENDS: dict[str, Select] = {
+    "columns": select_with_columns,
     "python": select_python,
     "sqlite": select_with_sqlite,
     "postgres": select_with_postgres,
@@ -555,6 +565,21 @@ def test_sqlite_selects_exactly_what_matches_selects_for_random_filters(
         assert select_sqlite(connection, tree) == expected, (n, raw)
         selective += 0 < len(expected) < len(rows)
     assert selective >= 300  # the corpus and filters really discriminate
+
+
+def test_filter_columns_select_exactly_what_matches_selects_for_random_filters(
+    corpus: tuple[list[dict[str, object]], sqlite3.Connection],
+) -> None:
+    rows, _ = corpus
+    columns = FilterColumns()
+    columns.extend(rows[:200])  # appended in two steps, as the store's mirror does
+    columns.extend(rows[200:])
+    rng = random.Random(9)
+    for n in range(500):
+        raw = random_filter(rng)
+        tree = parse_filter(raw, DIFF_FIELDS, OPERATORS)
+        found = set(np.flatnonzero(columns.mask(tree, len(rows))).tolist())
+        assert found == select_python(tree, rows), (n, raw)
 
 
 def test_postgres_selects_exactly_what_matches_selects_for_random_filters(

@@ -241,3 +241,43 @@ def test_live_documents_and_a_document_with_its_text_are_read_back(store: Store)
     assert [doc_id for doc_id, _, _ in store.live_documents()] == ["p.pdf"]
     assert store.describe()["tenants"] == 2
     assert store.describe()["size_bytes"] > 0
+
+
+def test_an_unchanged_batch_commits_nothing_and_creates_no_version(tmp_path: Path) -> None:
+    # Issue 14: a no-op re-index must not age pinned snapshots and cursors.
+    store = SQLiteStore(tmp_path / "index.sqlite3")
+    first = store.commit(WriteBatch(documents=[document("a", "alpha")]))
+    assert store.commit(WriteBatch()).version == first.version
+    assert store.commit(WriteBatch(delete=["nobody"])).version == first.version
+    empty = store.commit(WriteBatch(), ("k1", lambda version: f"at {version}"))
+    assert (empty.version, store.remembered("k1")) == (first.version, f"at {first.version}")
+    assert store.version == first.version
+    assert store.commit(WriteBatch(delete=["a"])).version == first.version + 1
+    store.close()
+
+
+def test_writers_in_two_processes_share_one_version_sequence_seen_on_every_arm(
+    tmp_path: Path,
+) -> None:
+    # Issue 14: two stores on one file stand for two processes (each has its own
+    # connections and its own in-memory mirror); versions come from the file.
+    path = tmp_path / "index.sqlite3"
+    server, indexer = SQLiteStore(path), SQLiteStore(path)
+    dense = server.open_dense(3, DensePolicy())
+    old = server.commit(WriteBatch(documents=[with_vector("a", "lighthouse", unit(1, 0, 0))]))
+    new = indexer.commit(WriteBatch(documents=[with_vector("b", "lighthouse", unit(0, 1, 0))]))
+    retired = indexer.commit(WriteBatch(delete=["a"]))
+    assert (old.version, new.version, retired.version) == (1, 2, 3)
+    assert server.version == 3  # the next request sees the other writer's versions
+    (a_key, _), (b_key, _) = old.added[0], new.added[0]
+    assert [key for key, _ in server.lexical(["lighthouse"], 10)] == [b_key]
+    assert [key for key, _ in dense.search(unit(0, 1, 0), 10)] == [b_key]
+    # Pinned versions read exactly what existed at them, on both arms.
+    assert [key for key, _ in server.lexical(["lighthouse"], 10, None, 1)] == [a_key]
+    assert [key for key, _ in dense.search(unit(0, 1, 0), 10, None, 1)] == [a_key]
+    assert {key for key, _ in dense.search(unit(0, 1, 0), 10, None, 2)} == {a_key, b_key}
+    reused = server.commit(WriteBatch(documents=[with_vector("c", "x", unit(0, 0, 1))]))
+    assert reused.version == 4  # the next version, not one already taken
+    assert indexer.version == 4
+    server.close()
+    indexer.close()

@@ -1,61 +1,103 @@
-"""Dense recall: exact (numpy) and approximate (usearch HNSW), chosen per query.
+"""Dense recall: exact (one BLAS matrix-vector product) and approximate (usearch HNSW).
 
-The exact path scores every allowed vector, so a filter never costs recall.
-The ANN path is used only when the collection is large and the query is
-unfiltered or the filter keeps most of the collection; it over-fetches, drops
-filtered-out keys and falls back to exact when too few survive.
+The exact path scores the allowed rows only: every row when most are allowed
+(the disallowed scores are then set to -inf, cheaper than copying rows), the
+gathered subset when a filter keeps few. So a filter never costs recall and
+costs at most the unfiltered search. The ANN path is used only when the
+collection is large and the query is unfiltered or the filter keeps most of
+it; it over-fetches, drops disallowed rows by position and falls back to exact
+when too few survive.
+
+Concurrency: readers take one immutable :class:`_State` reference (swapped
+atomically by the writer) and read nothing else, so a search never mixes two
+versions of the arrays.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.filters import Filter
-from rcpkit.engine.store.base import CommitResult, Store
+from rcpkit.engine.store._growable import Growable
+
+if TYPE_CHECKING:
+    from rcpkit.engine.filters import Filter
+    from rcpkit.engine.store.base import CommitResult
 
 __all__ = ["DenseIndex", "DensePolicy", "LocalDenseSearch"]
 
 Matrix = npt.NDArray[np.float32]
 Keys = npt.NDArray[np.int64]
+Mask = npt.NDArray[np.bool_]
+_GATHER_BELOW = 0.25  # a filter keeping fewer rows than this share scores a gathered copy
 
 
 @dataclass(frozen=True, slots=True)
 class DensePolicy:
-    # Below this, exact search is fast enough (~10 ms at 100k × 384 on 2 cores) and
-    # perfect; measured: HNSW with a post-filter lost recall at 100k (0.35 at 50 %).
+    # Below this, exact search is fast enough and perfect.
     ann_min_size: int = 250_000
     ann_min_selectivity: float = 0.2  # a filter keeping less than this goes exact
     oversample: int = 4
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    keys: Keys  # ascending
+    matrix: Matrix
+    added: Keys
+    removed: Keys  # 0: live
+    tenants: npt.NDArray[np.int32]
+    newest: int  # the largest version in added/removed: a reader at or past it needs no test
+    retired: int  # rows with removed != 0
+
+    @property
+    def size(self) -> int:
+        return len(self.keys)
 
 
 class DenseIndex:
     """Unit vectors by integer key, with the versions each is visible in (§7.7.1).
 
     A retired row keeps its vector and gets ``removed = version`` so readers
-    pinned to an older version still find it; ``drop`` forgets it for good
-    once garbage collection made every such version unservable. Safe for
-    concurrent readers and one writer: writers swap whole arrays.
+    pinned to an older version still find it. One writer; any number of readers.
     """
 
     def __init__(self, dimension: int, policy: DensePolicy | None = None) -> None:
         self.dimension = dimension
         self.policy = policy or DensePolicy()
         self._lock = threading.Lock()
-        self._keys: Keys = np.zeros(0, dtype=np.int64)
-        self._matrix: Matrix = np.zeros((0, dimension), dtype=np.float32)
-        self._added: Keys = np.zeros(0, dtype=np.int64)
-        self._removed: Keys = np.zeros(0, dtype=np.int64)  # 0: live
-        self._tenant: Keys = np.zeros(0, dtype=np.int64)  # a code per row, see _codes
         self._codes: dict[str, int] = {"": 0}
-        self._ann: object | None = None  # usearch.index.Index, built lazily
+        self.clear()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._keys = Growable(np.int64)
+            self._matrix = Growable(np.float32, self.dimension)
+            self._added = Growable(np.int64)
+            self._tenants = Growable(np.int32)
+            self._removed: Keys = np.zeros(0, dtype=np.int64)
+            self._newest = 0
+            self._ann: object | None = None  # usearch.index.Index, built lazily
+            self._publish()
+
+    def _publish(self) -> None:
+        self._state = _State(
+            self._keys.view(),
+            self._matrix.view(),
+            self._added.view(),
+            self._removed,
+            self._tenants.view(),
+            self._newest,
+            int(np.count_nonzero(self._removed)),
+        )
 
     def __len__(self) -> int:
-        return int(np.count_nonzero(self._removed == 0))
+        return int(np.count_nonzero(self._state.removed == 0))
 
     def _code(self, tenant: str | None) -> int:
         return self._codes.setdefault(tenant or "", len(self._codes))
@@ -63,13 +105,38 @@ class DenseIndex:
     def replace(
         self, keys: Keys, matrix: Matrix, added: Keys, removed: Keys, tenants: Sequence[str]
     ) -> None:
-        """Load the whole collection (at start-up, from the store)."""
+        """Load the whole collection."""
+        self.clear()
+        self.extend(keys, matrix, added, removed, tenants)
+
+    def extend(
+        self, keys: Keys, matrix: Matrix, added: Keys, removed: Keys, tenants: Sequence[str]
+    ) -> None:
+        """Append rows (keys larger than any held)."""
+        if not len(keys):
+            return
+        rows = np.asarray(matrix, dtype=np.float32).reshape(len(keys), self.dimension)
         with self._lock:
-            self._keys = keys.astype(np.int64)
-            self._matrix = matrix.reshape(len(keys), self.dimension).astype(np.float32)
-            self._added, self._removed = added.astype(np.int64), removed.astype(np.int64)
-            self._tenant = np.array([self._code(t) for t in tenants], dtype=np.int64)
-            self._ann = None
+            self._keys.extend(keys)
+            self._matrix.extend(rows)
+            self._added.extend(added)
+            self._tenants.extend(np.array([self._code(t) for t in tenants], dtype=np.int32))
+            self._removed = np.concatenate([self._removed, np.asarray(removed, np.int64)])
+            self._newest = max(self._newest, int(np.max(added)), int(np.max(removed)))
+            self._publish()
+            ann = self._ann
+        if ann is not None:
+            ann.add(np.asarray(keys, dtype=np.int64), rows)  # type: ignore[attr-defined]
+
+    def retire(self, keys: Keys, versions: Keys) -> None:
+        """Rows retired at ``versions`` (still visible to readers pinned before)."""
+        with self._lock:
+            positions = np.searchsorted(self._keys.view(), keys)
+            removed = self._removed.copy()
+            removed[positions] = versions
+            self._removed = removed
+            self._newest = max(self._newest, int(np.max(versions)) if len(versions) else 0)
+            self._publish()
 
     def update(
         self,
@@ -78,106 +145,109 @@ class DenseIndex:
         version: int,
         tenant: str | None = None,
     ) -> None:
-        """Apply a committed write; readers keep the arrays they already hold."""
-        with self._lock:
-            keys, matrix, tenants = self._keys, self._matrix, self._tenant
-            added_at, removed_at = self._added, self._removed.copy()
-            if removed:
-                removed_at[np.isin(keys, np.asarray(removed, dtype=np.int64))] = version
-            if added:
-                new_keys = np.fromiter((key for key, _ in added), dtype=np.int64)
-                new_rows = np.stack([vector for _, vector in added]).astype(np.float32)
-                keys = np.concatenate([keys, new_keys])
-                matrix = np.concatenate([matrix, new_rows])
-                added_at = np.concatenate([added_at, np.full(len(new_keys), version)])
-                removed_at = np.concatenate([removed_at, np.zeros(len(new_keys), np.int64)])
-                code = np.full(len(new_keys), self._code(tenant), dtype=np.int64)
-                tenants = np.concatenate([tenants, code])
-            self._keys, self._matrix, self._tenant = keys, matrix, tenants
-            self._added, self._removed = added_at, removed_at
-            ann = self._ann
-        if ann is not None and added:
-            self._add_to_ann(ann, added)
+        """Apply a committed write: new rows and rows retired at ``version``."""
+        if removed:
+            gone = np.asarray(removed, dtype=np.int64)
+            held = np.isin(gone, self._state.keys)
+            self.retire(gone[held], np.full(int(held.sum()), version, dtype=np.int64))
+        if added:
+            keys = np.fromiter((key for key, _ in added), dtype=np.int64)
+            matrix = np.stack([vector for _, vector in added])
+            zeros = np.zeros(len(keys), dtype=np.int64)
+            self.extend(keys, matrix, zeros + version, zeros, [tenant or ""] * len(keys))
 
     def drop(self, keys: Sequence[int]) -> None:
-        """Forget garbage-collected rows."""
-        if not keys:
+        """Forget rows for good (garbage-collected): the arrays are rebuilt without them."""
+        if not len(keys):
             return
-        with self._lock:
-            keep = ~np.isin(self._keys, np.asarray(keys, dtype=np.int64))
-            self._keys, self._matrix = self._keys[keep], self._matrix[keep]
-            self._added, self._removed = self._added[keep], self._removed[keep]
-            self._tenant = self._tenant[keep]
-            ann = self._ann
-        if ann is not None:
-            for key in keys:
-                ann.remove(key)  # type: ignore[attr-defined]
+        state = self._state
+        keep = ~np.isin(state.keys, np.asarray(keys, dtype=np.int64))
+        names = {code: name for name, code in self._codes.items()}
+        tenants = [names[int(code)] for code in state.tenants[keep]]
+        self.replace(
+            state.keys[keep], state.matrix[keep], state.added[keep], state.removed[keep], tenants
+        )
 
     def live_matrix(self) -> Matrix:
         """The vectors visible at the latest version."""
-        live: Matrix = self._matrix[self._removed == 0]
+        state = self._state
+        live: Matrix = state.matrix[state.removed == 0]
         return live
 
     def vectors_of(self, keys: Sequence[int]) -> dict[int, Matrix]:
-        current, matrix = self._keys, self._matrix
-        positions = np.searchsorted(current, keys)
+        state = self._state
+        positions = np.searchsorted(state.keys, keys)
         out: dict[int, Matrix] = {}
         for key, position in zip(keys, positions, strict=True):
-            if position < len(current) and current[position] == key:
-                out[key] = matrix[position]
+            if position < state.size and state.keys[position] == key:
+                out[key] = state.matrix[position]
         return out
+
+    def _visible(self, state: _State, version: int | None, tenant: str | None) -> Mask | None:
+        """Rows visible to ``tenant`` at ``version`` (None: latest); None when all are."""
+        visible: Mask | None = None
+        if len(self._codes) > 1:  # some rows belong to a tenant: scope to the caller's
+            visible = state.tenants == self._codes.get(tenant or "", -1)
+        if version is not None and version < state.newest:
+            live = (state.added <= version) & ((state.removed == 0) | (state.removed > version))
+            visible = live if visible is None else visible & live
+        elif state.retired:
+            live = state.removed == 0
+            visible = live if visible is None else visible & live
+        return visible
 
     def search(
         self,
         query: Matrix,
         k: int,
-        allowed: Keys | None = None,
+        allowed: Keys | Mask | None = None,
         version: int | None = None,
         tenant: str | None = None,
     ) -> list[tuple[int, float]]:
-        """Top ``k`` (key, cosine) visible to ``tenant`` at ``version`` (None: latest)."""
-        keys, matrix, added, removed = self._keys, self._matrix, self._added, self._removed
-        if not len(keys) or k <= 0:
+        """Top ``k`` (key, cosine) visible to ``tenant`` at ``version`` (None: latest).
+
+        ``allowed``: the keys a filter keeps, or a mask over row positions.
+        """
+        state = self._state
+        if not state.size or k <= 0:
             return []
-        visible = (
-            removed == 0
-            if version is None
-            else (added <= version) & ((removed == 0) | (removed > version))
-        )
-        if len(self._codes) > 1:  # some rows belong to a tenant: scope to the caller's
-            visible &= self._tenant == self._codes.get(tenant or "", -1)
+        visible = self._visible(state, version, tenant)
         if allowed is not None:
-            visible &= np.isin(keys, allowed)
-        selectivity = np.count_nonzero(visible) / len(keys)
-        if len(keys) >= self.policy.ann_min_size and selectivity >= self.policy.ann_min_selectivity:
-            found = self._search_ann(query, k, keys[visible])
+            mask = _as_mask(allowed, state)
+            visible = mask if visible is None else visible & mask
+        count = state.size if visible is None else int(np.count_nonzero(visible))
+        if count == 0:
+            return []
+        if (
+            state.size >= self.policy.ann_min_size
+            and count / state.size >= self.policy.ann_min_selectivity
+        ):
+            found = self._search_ann(state, query, k, visible, count)
             if found is not None:
                 return found
-        # Score every row, then drop the invisible ones: boolean-indexing the matrix
-        # would copy it (150 MB at 100k x 384) on every query.
-        scores = matrix @ query
-        if visible.all():
-            return _top_k(keys, scores, k)
-        return _top_k(keys[visible], scores[visible], k)
+        return _exact(state, np.ascontiguousarray(query, dtype=np.float32), k, visible, count)
 
     # --- ANN (usearch) ---
 
-    def _search_ann(self, query: Matrix, k: int, visible: Keys) -> list[tuple[int, float]] | None:
+    def _search_ann(
+        self, state: _State, query: Matrix, k: int, visible: Mask | None, count: int
+    ) -> list[tuple[int, float]] | None:
         ann = self._ensure_ann()
         if ann is None:
             return None
-        want = min(len(self._keys), k * self.policy.oversample)
+        want = min(state.size, k * self.policy.oversample)
         matches = ann.search(query, want)  # type: ignore[attr-defined]
-        allowed = set(visible.tolist())
-        pairs = [
-            (int(key), 1.0 - float(distance))
-            for key, distance in zip(matches.keys, matches.distances, strict=True)
-            if int(key) in allowed
-        ]
-        if len(pairs) < min(k, len(visible)):
+        keys = np.asarray(matches.keys, dtype=np.int64)
+        scores = 1.0 - np.asarray(matches.distances, dtype=np.float64)
+        positions = np.minimum(np.searchsorted(state.keys, keys), state.size - 1)
+        kept = state.keys[positions] == keys  # rows past this state were added since
+        if visible is not None:
+            kept &= visible[positions]
+        if int(np.count_nonzero(kept)) < min(k, count):
             return None  # too few survived the filter: let the exact path answer
-        pairs.sort(key=lambda pair: (-pair[1], pair[0]))
-        return pairs[:k]
+        keys, scores = keys[kept], scores[kept]
+        order = np.lexsort((keys, -scores))[:k]
+        return [(int(keys[i]), float(scores[i])) for i in order]
 
     def _ensure_ann(self) -> object | None:
         with self._lock:
@@ -197,15 +267,37 @@ class DenseIndex:
                 expansion_add=128,
                 expansion_search=256,
             )
-            if len(self._keys):
-                index.add(self._keys, self._matrix)
+            state = self._state
+            if state.size:
+                index.add(state.keys, state.matrix)
             self._ann = index
             return index
 
-    @staticmethod
-    def _add_to_ann(ann: object, added: Sequence[tuple[int, Matrix]]) -> None:
-        keys = np.fromiter((key for key, _ in added), dtype=np.int64)
-        ann.add(keys, np.stack([vector for _, vector in added]))  # type: ignore[attr-defined]
+
+def _as_mask(allowed: Keys | Mask, state: _State) -> Mask:
+    if allowed.dtype == np.bool_:
+        given: Mask = allowed.astype(np.bool_, copy=False)
+        if len(given) >= state.size:
+            return given[: state.size]
+        return np.concatenate([given, np.zeros(state.size - len(given), dtype=np.bool_)])
+    mask = np.zeros(state.size, dtype=np.bool_)
+    wanted = np.asarray(allowed, dtype=np.int64)
+    positions = np.minimum(np.searchsorted(state.keys, wanted), state.size - 1)
+    mask[positions[state.keys[positions] == wanted]] = True
+    return mask
+
+
+def _exact(
+    state: _State, query: Matrix, k: int, visible: Mask | None, count: int
+) -> list[tuple[int, float]]:
+    if visible is None:
+        return _top_k(state.keys, state.matrix @ query, k)
+    if count < _GATHER_BELOW * state.size:
+        rows = np.flatnonzero(visible)
+        return _top_k(state.keys[rows], state.matrix[rows] @ query, k)
+    scores = state.matrix @ query
+    scores[~visible] = -np.inf
+    return _top_k(state.keys, scores, min(k, count))
 
 
 def _top_k(keys: Keys, scores: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
@@ -216,19 +308,22 @@ def _top_k(keys: Keys, scores: npt.NDArray[np.float32], k: int) -> list[tuple[in
 
 
 class LocalDenseSearch:
-    """:class:`DenseSearch` over a process-local :class:`DenseIndex` (the embedded store).
+    """:class:`DenseSearch` over the embedded store's process-local :class:`DenseIndex`.
 
-    The index is loaded from the store's vectors at start-up and kept current by
-    the commits this process makes; a filter becomes the set of keys the store
-    says pass it, and the exact path scores only those, so no recall is lost.
+    The store's mirror keeps the index current with every committed version,
+    whichever process wrote it; a filter becomes the store's mask over row
+    positions, and the exact path scores only those rows, so no recall is lost.
     """
 
-    def __init__(self, store: Store, index: DenseIndex) -> None:
-        self._store = store
+    def __init__(
+        self,
+        index: DenseIndex,
+        allowed: Callable[[Filter, int | None, str | None], Mask],
+        latest: Callable[[], int],
+    ) -> None:
         self.index = index
-        keys, matrix, added, removed, tenants = store.vectors()
-        if len(keys):
-            index.replace(keys, matrix, added, removed, tenants)
+        self._allowed = allowed
+        self._latest = latest
 
     def search(
         self,
@@ -238,19 +333,19 @@ class LocalDenseSearch:
         version: int | None = None,
         tenant: str | None = None,
     ) -> list[tuple[int, float]]:
-        if version is not None and version == self._store.version:
-            version = None  # the latest: no per-row version test
-        allowed = self._store.filtered_keys(filter, version, tenant) if filter else None
+        # §7.7.1: the version read is fixed first; every row is tested against it.
+        version = self._latest() if version is None else version
+        allowed = self._allowed(filter, version, tenant) if filter is not None else None
         return self.index.search(query, k, allowed, version, tenant)
 
     def vectors_of(self, keys: Sequence[int]) -> dict[int, Matrix]:
         return self.index.vectors_of(keys)
 
     def apply(self, result: CommitResult, tenant: str | None) -> None:
-        self.index.update(result.added, result.removed, result.version, tenant)
+        """Nothing to do: the store's mirror already followed the commit."""
 
     def drop(self, keys: Sequence[int]) -> None:
-        self.index.drop(keys)
+        """Nothing to do: the mirror compacts collected rows itself."""
 
     def live_count(self) -> int:
         return len(self.index)

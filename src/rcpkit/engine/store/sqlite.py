@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,11 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter, compile_sqlite
-from rcpkit.engine.store.analysis import fts_query, surface_words
+from rcpkit.engine.store._columns import Mask
+from rcpkit.engine.store._mirror import Mirror
+from rcpkit.engine.store._pg_lexical import query_tokens
+from rcpkit.engine.store._postings import top_k
+from rcpkit.engine.store.analysis import surface_words
 from rcpkit.engine.store.base import (
     DOCUMENT_COLUMNS,
     DOCUMENT_FIELDS,
@@ -81,8 +86,6 @@ CREATE TABLE IF NOT EXISTS vocabulary (
 """
 
 SCHEMA_VERSION = 4  # PRAGMA user_version of the layout below
-# BM25 column weights: a title match counts twice a body match.
-_TITLE_WEIGHT, _BODY_WEIGHT = 2.0, 1.0
 _IN_BATCH = 500  # bound on `IN (?, …)` parameters per statement
 
 
@@ -99,7 +102,8 @@ class SQLiteStore:
         self._check_schema()
         self._writer.executescript(_SCHEMA)
         self._writer.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        self._version = int(self.setting("version") or 0)
+        # What queries read: postings, filter columns, vectors; follows the file (_mirror).
+        self._mirror = Mirror(lambda: self._reader)
 
     def _check_schema(self) -> None:
         (version,) = self._writer.execute("PRAGMA user_version").fetchone()
@@ -139,8 +143,8 @@ class SQLiteStore:
 
     @property
     def version(self) -> int:
-        """The last committed index version."""
-        return self._version
+        """The last committed index version, whichever process committed it (issue 14)."""
+        return self._mirror.sync().version
 
     # --- writes ---
 
@@ -171,13 +175,22 @@ class SQLiteStore:
                     "SELECT result FROM idempotency WHERE key = ?", (idempotency[0],)
                 ).fetchone()
                 if found is not None:
-                    return CommitResult(self._version, [], [], 0, str(found[0]))
-            version = self._version + 1
+                    return CommitResult(_stored_version(connection), [], [], 0, str(found[0]))
+            # Allocated in the file under the write lock: strictly increasing and never
+            # reused, whichever process commits (issue 14).
+            version = _stored_version(connection) + 1
             tenant = batch.tenant or ""
             doc_ids = [document.doc_id for document, _ in batch.documents]
             removed, _ = self._retire(connection, tenant, doc_ids, version)
             gone, deleted = self._retire(connection, tenant, batch.delete, version)
             removed.extend(gone)
+            if not batch.documents and not removed and not deleted:
+                # Nothing to write (an unchanged re-index, a delete of absent ids): no
+                # version, so pinned snapshots and cursors are not aged for nothing.
+                version -= 1
+                if idempotency is not None:
+                    self._remember(connection, idempotency, version)
+                return CommitResult(version, [], [], deleted)
             frequencies: Counter[str] = Counter()
             for key_group in _groups(removed):
                 marks = ",".join("?" * len(key_group))
@@ -197,14 +210,18 @@ class SQLiteStore:
                 "INSERT OR REPLACE INTO settings (name, value) VALUES ('version', ?)", (version,)
             )
             if idempotency is not None:
-                key, result = idempotency
-                text = result(version) if callable(result) else result
-                connection.execute(
-                    "INSERT OR REPLACE INTO idempotency (key, result, created) VALUES (?, ?, ?)",
-                    (key, text, time.time()),
-                )
-        self._version = version
+                self._remember(connection, idempotency, version)
+        self._mirror.sync()
         return CommitResult(version, added, removed, deleted)
+
+    @staticmethod
+    def _remember(connection: sqlite3.Connection, idempotency: Idempotency, version: int) -> None:
+        key, result = idempotency
+        text = result(version) if callable(result) else result
+        connection.execute(
+            "INSERT OR REPLACE INTO idempotency (key, result, created) VALUES (?, ?, ?)",
+            (key, text, time.time()),
+        )
 
     @staticmethod
     def _count_words(
@@ -325,7 +342,7 @@ class SQLiteStore:
 
     def collect(self, retain: int) -> list[int]:
         """Drop rows no version among the last ``retain`` can see; returns their keys."""
-        floor = max(self.floor, self._version - retain + 1)
+        floor = max(self.floor, self.version - retain + 1)
         if floor <= self.floor:
             return []
         with self._transaction() as connection:
@@ -369,10 +386,6 @@ class SQLiteStore:
             [tenant or "", version, version],
         )
 
-    def _latest(self, version: int | None) -> int | None:
-        """None when ``version`` is the latest: the partial live indexes then apply."""
-        return None if version == self._version else version
-
     @staticmethod
     def _where(filter: Filter | None) -> tuple[str | None, list[object]]:
         if filter is None:
@@ -387,40 +400,20 @@ class SQLiteStore:
         version: int | None = None,
         tenant: str | None = None,
     ) -> list[tuple[int, float]]:
-        """BM25 over title and body at ``version`` (None: latest); higher is better."""
-        match = fts_query(terms)
-        if match is None:
-            return []
-        where, params = self._where(filter)
-        return self._lexical_match(match, limit, where, params, self._latest(version), tenant)
+        """BM25 over title and body at ``version`` (None: latest); higher is better.
 
-    def _lexical_match(
-        self,
-        match: str,
-        limit: int,
-        where: str | None,
-        params: Sequence[object],
-        version: int | None,
-        tenant: str | None,
-    ) -> list[tuple[int, float]]:
-        if not where:
-            fast = self._lexical_unjoined(match, limit, version, tenant)
-            if fast is not None:
-                return fast
-        visible, visible_params = self._visible(version, tenant)
-        sql = (
-            f"SELECT f.rowid, bm25(chunks_fts, {_TITLE_WEIGHT}, {_BODY_WEIGHT}) AS rank"
-            " FROM chunks_fts AS f JOIN chunks ON chunks.key = f.rowid"
-            f" WHERE chunks_fts MATCH ? AND {visible}"
-        )
-        arguments: list[object] = [match, *visible_params]
-        if where:
-            sql += " AND " + where
-            arguments.extend(params)
-        sql += " ORDER BY rank, f.rowid LIMIT ?"
-        arguments.append(limit)
-        rows = self._reader.execute(sql, arguments).fetchall()
-        return [(int(key), -float(rank)) for key, rank in rows]
+        FTS5's weighted-column bm25 (title 2, body 1) with the statistics of the
+        rows ``tenant`` sees at ``version``, as the PostgreSQL store computes it;
+        ranked by the mirror's pruning top-k (``_postings``), not FTS5's full sort.
+        """
+        tokens = query_tokens(terms)
+        if not tokens:
+            return []
+        snapshot = self._mirror.sync()
+        view = snapshot.view(tenant, version)
+        if filter is not None:
+            view = replace(view, allowed=snapshot.columns.mask(filter, snapshot.size))
+        return top_k(snapshot.postings, tokens, limit, view)
 
     def learned_sparse(
         self,
@@ -435,7 +428,9 @@ class SQLiteStore:
         if not terms:
             return []
         where, params = self._where(filter)
-        visible, visible_params = self._visible(self._latest(version), tenant)
+        # Always the exact version: the file may already hold a newer one (§7.7.1).
+        at = self._mirror.sync().version if version is None else version
+        visible, visible_params = self._visible(at, tenant)
         query = ",".join("(?, ?)" for _ in terms)
         sql = (
             f"WITH q(term, weight) AS (VALUES {query})"
@@ -453,52 +448,13 @@ class SQLiteStore:
         rows = self._reader.execute(sql, arguments).fetchall()
         return [(int(key), float(score)) for key, score in rows]
 
-    def _lexical_unjoined(
-        self, match: str, limit: int, version: int | None, tenant: str | None
-    ) -> list[tuple[int, float]] | None:
-        """The FTS5 top-N alone (fast: no join per match), then a visibility check.
-
-        Retired and other tenants' rows still sit in the FTS index, so the top-N
-        is over-fetched; when too many of it are invisible the caller falls back
-        to the exact join. None means: fall back.
-        """
-        want = limit * 2 + 16
-        rows = self._reader.execute(
-            f"SELECT rowid, bm25(chunks_fts, {_TITLE_WEIGHT}, {_BODY_WEIGHT}) AS rank"
-            " FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?",
-            (match, want),
-        ).fetchall()
-        # Checked in Python on primary-key lookups: given the visibility terms,
-        # SQLite would pick the partial tenant index and scan every live chunk.
-        scope = tenant or ""
-        seen: set[int] = set()
-        for group in _groups([row[0] for row in rows]):
-            marks = ",".join("?" * len(group))
-            for key, owner, added, removed in self._reader.execute(
-                f"SELECT key, tenant, added, removed FROM chunks WHERE key IN ({marks})", group
-            ):
-                live = (
-                    removed is None
-                    if version is None
-                    else (added <= version and (removed is None or removed > version))
-                )
-                if owner == scope and live:
-                    seen.add(key)
-        kept = [(int(key), -float(rank)) for key, rank in rows if key in seen]
-        if len(kept) >= limit or len(rows) < want:
-            return kept[:limit]
-        return None
-
     def filtered_keys(
         self, filter: Filter, version: int | None = None, tenant: str | None = None
     ) -> Keys:
         """Keys of the chunks visible at ``version`` whose metadata passes ``filter`` (§8)."""
-        where, params = compile_sqlite(filter, column="filter_meta")
-        visible, visible_params = self._visible(self._latest(version), tenant)
-        rows = self._reader.execute(
-            f"SELECT key FROM chunks WHERE {visible} AND {where}", [*visible_params, *params]
-        )
-        return np.fromiter((row[0] for row in rows), dtype=np.int64)
+        snapshot = self._mirror.sync()
+        mask = snapshot.columns.mask(filter, snapshot.size) & snapshot.mask(tenant, version)
+        return snapshot.keys[mask]
 
     def fetch(self, keys: Sequence[int]) -> dict[int, ChunkRow]:
         """Chunks by key, whatever their version (a pinned reader may need old ones)."""
@@ -616,8 +572,14 @@ class SQLiteStore:
         return self.setting(name) or value
 
     def open_dense(self, dimension: int, policy: DensePolicy | None = None) -> LocalDenseSearch:
-        """The process-local dense index, loaded from this file's vectors."""
-        return LocalDenseSearch(self, DenseIndex(dimension, policy))
+        """The process-local dense index, loaded from this file's vectors and kept current."""
+        index = DenseIndex(dimension, policy)
+        self._mirror.attach_dense(index)
+        self._mirror.sync()
+        return LocalDenseSearch(index, self._dense_allowed, lambda: self.version)
+
+    def _dense_allowed(self, filter: Filter, version: int | None, tenant: str | None) -> Mask:
+        return self._mirror.snapshot.columns.mask(filter, self._mirror.snapshot.size)
 
     def set_setting(self, name: str, value: str) -> None:
         with self._transaction() as connection:
@@ -635,6 +597,11 @@ class SQLiteStore:
 
     def close(self) -> None:
         self._writer.close()
+
+
+def _stored_version(connection: sqlite3.Connection) -> int:
+    row = connection.execute("SELECT value FROM settings WHERE name = 'version'").fetchone()
+    return 0 if row is None else int(row[0])
 
 
 def _groups(items: Sequence[Any]) -> Iterator[list[Any]]:

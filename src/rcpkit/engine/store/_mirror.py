@@ -1,0 +1,236 @@
+"""The embedded store's read side: an in-memory mirror of the SQLite file, kept current.
+
+SQLite stays the system of record; the mirror holds what queries read fast —
+the BM25 postings, the §8 filter columns, the dense matrix (through a
+:class:`DenseIndex`) and each row's key, tenant and the versions bounding its
+visibility. Nothing here is durable, so there is nothing to repair after a
+crash: the mirror is rebuilt from the file on open and then follows it.
+
+Following it (issue 14, several writer processes on one file): before a request
+resolves its version the store calls :meth:`Mirror.sync`, which reads the
+committed version and, when it moved, in ONE read transaction (one WAL
+snapshot) the rows added since (keys only grow: commits are serialised by
+``BEGIN IMMEDIATE`` and keys are ``AUTOINCREMENT``) and the rows retired since.
+So every committed version — whichever process wrote it — is visible on every
+arm on the next request, and a pinned version reads exactly its rows: each row
+carries ``added``/``removed`` and every arm tests them against the version read.
+
+Readers take the published :class:`Snapshot` (one reference, swapped
+atomically) and never lock; the writer appends past the rows a published
+snapshot covers, and replaces (never mutates) the arrays it does change.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from rcpkit.engine.store._columns import FilterColumns, Mask
+from rcpkit.engine.store._growable import Growable
+from rcpkit.engine.store._postings import LexicalView, Postings, analysed_rows
+from rcpkit.engine.store.dense import DenseIndex
+
+__all__ = ["Mirror", "Snapshot"]
+
+Keys = npt.NDArray[np.int64]
+_BATCH = 20_000  # rows read per statement while loading
+_VIEWS = 16  # (tenant, version) visibility masks kept per snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Rows ``[0, len(keys))`` as of ``version``; arrays are never written after publishing."""
+
+    version: int
+    floor: int
+    keys: Keys
+    added: Keys
+    removed: Keys  # 0: live
+    tenants: npt.NDArray[np.int32]
+    lengths: npt.NDArray[np.float64]
+    codes: dict[str, int]  # tenant -> code (append-only, shared between snapshots)
+    retired: int  # rows with removed != 0
+    postings: Postings
+    columns: FilterColumns
+    _views: dict[tuple[int, int], LexicalView] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        return len(self.keys)
+
+    def view(self, tenant: str | None, version: int | None) -> LexicalView:
+        """Visibility of rows to ``tenant`` at ``version`` (None: this snapshot's version)."""
+        at = self.version if version is None else min(version, self.version)
+        code = self.codes.get(tenant or "", -1)
+        cached = self._views.get((code, at))
+        if cached is not None:
+            return cached
+        visible: Mask | None = None
+        if code == -1:
+            visible = np.zeros(self.size, dtype=np.bool_)
+        elif len(self.codes) > 1:
+            visible = self.tenants == code
+        if at < self.version:
+            live = (self.added <= at) & ((self.removed == 0) | (self.removed > at))
+            visible = live if visible is None else visible & live
+        elif self.retired:
+            live = self.removed == 0
+            visible = live if visible is None else visible & live
+        documents = self.size if visible is None else int(np.count_nonzero(visible))
+        total = float(self.lengths.sum() if visible is None else self.lengths[visible].sum())
+        view = LexicalView(self.keys, self.lengths, visible, documents, total, None, {})
+        if len(self._views) >= _VIEWS:
+            self._views.clear()
+        self._views[(code, at)] = view
+        return view
+
+    def mask(self, tenant: str | None, version: int | None) -> Mask:
+        visible = self.view(tenant, version).visible
+        return np.ones(self.size, dtype=np.bool_) if visible is None else visible
+
+
+class Mirror:
+    """Follows one SQLite file; ``reader()`` gives the calling thread's connection."""
+
+    def __init__(self, reader: Callable[[], sqlite3.Connection]) -> None:
+        self._reader = reader
+        self._lock = threading.Lock()
+        self.dense: DenseIndex | None = None
+        self._reset()
+        self._snapshot = self._publish(-1, 0)
+
+    def _reset(self) -> None:
+        self._keys = Growable(np.int64)
+        self._added = Growable(np.int64)
+        self._tenants = Growable(np.int32)
+        self._lengths = Growable(np.float64)
+        self._removed: Keys = np.zeros(0, dtype=np.int64)
+        self._codes: dict[str, int] = {}
+        self._postings = Postings()
+        self._columns = FilterColumns()
+        if self.dense is not None:
+            self.dense.clear()
+
+    def _publish(self, version: int, floor: int) -> Snapshot:
+        self._snapshot = Snapshot(
+            version,
+            floor,
+            self._keys.view(),
+            self._added.view(),
+            self._removed,
+            self._tenants.view(),
+            self._lengths.view(),
+            self._codes,
+            int(np.count_nonzero(self._removed)),
+            self._postings,
+            self._columns,
+        )
+        return self._snapshot
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    def attach_dense(self, dense: DenseIndex) -> None:
+        """Mirror vectors too (loaded from the file: at most once per process)."""
+        with self._lock:
+            self.dense = dense
+            if self._snapshot.size:
+                self._reset()
+                self._snapshot = self._publish(-1, 0)
+
+    def sync(self) -> Snapshot:
+        """The snapshot of the last committed version (read from the file if it moved)."""
+        version, floor = _marks(self._reader())
+        current = self._snapshot
+        if version == current.version and floor == current.floor:
+            return current
+        with self._lock:
+            connection = self._reader()
+            connection.execute("BEGIN")
+            try:
+                version, floor = _marks(connection)
+                current = self._snapshot
+                if version != current.version or floor != current.floor:
+                    self._follow(connection, current, version, floor)
+            finally:
+                connection.execute("COMMIT")
+            return self._snapshot
+
+    def _follow(
+        self, connection: sqlite3.Connection, current: Snapshot, version: int, floor: int
+    ) -> None:
+        dead = int(np.count_nonzero((current.removed != 0) & (current.removed <= floor)))
+        if current.version < 0 or dead > max(1_000, current.size // 2):
+            self._reset()  # first load, or garbage collection left most rows dead
+            current = self._publish(-1, 0)
+        last = int(current.keys[-1]) if current.size else 0
+        if current.version >= 0:
+            self._retire(connection, current.version, last)
+        while True:
+            vector = "c.vector" if self.dense is not None else "NULL"
+            rows = connection.execute(_ROWS.format(vector=vector), (last, _BATCH)).fetchall()
+            if not rows:
+                break
+            self._append(rows)
+            last = int(rows[-1][0])
+        self._publish(version, floor)
+
+    def _retire(self, connection: sqlite3.Connection, since: int, last: int) -> None:
+        retired = connection.execute(
+            "SELECT key, removed FROM chunks WHERE removed > ? AND key <= ?", (since, last)
+        ).fetchall()
+        if not retired:
+            return
+        keys = np.array([row[0] for row in retired], dtype=np.int64)
+        at = np.array([row[1] for row in retired], dtype=np.int64)
+        positions = np.searchsorted(self._keys.view(), keys)
+        removed = self._removed.copy()
+        removed[positions] = at
+        if self.dense is not None:
+            self.dense.retire(keys, at)
+        self._removed = removed
+
+    def _append(self, rows: list[tuple[object, ...]]) -> None:
+        first = len(self._keys)
+        keys = np.array([row[0] for row in rows], dtype=np.int64)
+        added = np.array([row[2] for row in rows], dtype=np.int64)
+        removed = np.array([row[3] for row in rows], dtype=np.int64)
+        tenants = [str(row[1]) for row in rows]
+        codes = np.array(
+            [self._codes.setdefault(t, len(self._codes)) for t in tenants], dtype=np.int32
+        )
+        frequencies, lengths = analysed_rows([(str(row[5]), str(row[6])) for row in rows])
+        if self.dense is not None:
+            blob = b"".join(row[7] for row in rows)  # type: ignore[misc]
+            matrix = np.frombuffer(blob, dtype="<f4").reshape(len(rows), -1)
+            self.dense.extend(keys, matrix, added, removed, tenants)
+        self._postings.extend(first, frequencies, lengths)
+        self._columns.extend([json.loads(str(row[4])) for row in rows])
+        self._keys.extend(keys)
+        self._added.extend(added)
+        self._tenants.extend(codes)
+        self._lengths.extend(lengths)
+        self._removed = np.concatenate([self._removed, removed])
+
+
+def _marks(connection: sqlite3.Connection) -> tuple[int, int]:
+    found = dict(
+        connection.execute(
+            "SELECT name, value FROM settings WHERE name IN ('version', 'floor')"
+        ).fetchall()
+    )
+    return int(found.get("version", 0)), int(found.get("floor", 0))
+
+
+_ROWS = (
+    "SELECT c.key, c.tenant, c.added, coalesce(c.removed, 0), c.filter_meta,"
+    " f.title, f.body, {vector} FROM chunks AS c JOIN chunks_fts AS f ON f.rowid = c.key"
+    " WHERE c.key > ? ORDER BY c.key LIMIT ?"
+)

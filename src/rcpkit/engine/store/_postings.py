@@ -1,0 +1,307 @@
+"""The embedded store's lexical index: in-memory postings and an exact BM25 top-k that prunes.
+
+Why not FTS5's ``bm25() ORDER BY rank``: it scores and sorts every row that
+matches any query term (a Zipf query matched 259k of 300k rows); nothing
+prunes to the top k. Why not tantivy beside SQLite: its BM25 is per field with
+index-wide statistics, while this store's contract is FTS5's weighted-column
+BM25 with the statistics of the caller's tenant at the version read — the
+formula the PostgreSQL store reproduces (``_pg_lexical``), equal on every
+version and tenant — and a second durable index would need its own crash repair.
+
+The formula (``_pg_lexical`` documents it term for term): ``k1 = 1.2``,
+``b = 0.75``; ``f`` the weighted hit count (a title hit counts 2, a body hit 1);
+``|D|`` the row's tokens over both columns; ``idf = ln((N - n + 0.5) / (n + 0.5))``
+clamped to ``1e-6``; ``N``, ``n`` and ``avgdl`` over the rows the caller's tenant
+sees at the version read (§7.7.1, §15.6).
+
+Pruning is MaxScore, vectorised: each term has an upper bound on what it can
+add to a row's score (its idf times the tf part at its largest ``f`` and
+shortest row). A first threshold comes from fully scoring the rows of the
+strongest terms; the weakest terms whose bounds sum below it cannot lift a row
+into the top k on their own, so only rows holding a stronger term are
+candidates, and the weak terms are looked up for those rows alone (binary
+search in their sorted postings) — a head term's million postings are never
+scanned. The result is the exact top k, ties broken by the smaller key.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from rcpkit.engine.store._pg_lexical import BODY_WEIGHT, K1, TITLE_WEIGHT, B, term_counts
+
+__all__ = ["LexicalView", "Postings", "analysed_rows"]
+
+Positions = npt.NDArray[np.int32]
+Piece = tuple[Positions, npt.NDArray[np.int32]]  # sorted row positions, weighted tf
+_MAX_PIECES = 8  # a term's postings are merged into one array past this many pieces
+_MARGIN = 1 + 1e-9  # upper bounds are widened so float rounding never prunes a true hit
+
+
+def analysed_rows(
+    rows: Sequence[tuple[str, str]],
+) -> tuple[list[dict[str, int]], npt.NDArray[np.float64]]:
+    """Per row its weighted term frequencies, and its length in tokens (BM25 |D|)."""
+    frequencies, lengths = [], np.empty(len(rows), dtype=np.float64)
+    for i, (title, body) in enumerate(rows):
+        counts, length = term_counts(title or "", body or "")
+        frequencies.append(
+            {
+                term: int(TITLE_WEIGHT * in_title + BODY_WEIGHT * in_body)
+                for term, (in_title, in_body) in counts.items()
+            }
+        )
+        lengths[i] = length
+    return frequencies, lengths
+
+
+class Postings:
+    """term -> pieces of (row positions, weighted tf); rows are appended in position order."""
+
+    def __init__(self) -> None:
+        self._terms: dict[str, tuple[Piece, ...]] = {}
+        self._bounds: dict[str, tuple[int, float]] = {}  # (largest f, shortest row)
+        self._lock = threading.Lock()
+
+    def extend(
+        self, first: int, frequencies: Sequence[dict[str, int]], lengths: npt.NDArray[np.float64]
+    ) -> None:
+        """Append rows ``first, first + 1, …`` (the writer's side)."""
+        grouped: dict[str, tuple[list[int], list[int]]] = {}
+        for offset, row in enumerate(frequencies):
+            for term, f in row.items():
+                entry = grouped.get(term)
+                if entry is None:
+                    entry = grouped[term] = ([], [])
+                entry[0].append(offset)
+                entry[1].append(f)
+        with self._lock:
+            for term, (offsets, counts) in grouped.items():
+                where = np.asarray(offsets, dtype=np.int32)
+                weighted = np.asarray(counts, dtype=np.int32)
+                pieces: tuple[Piece, ...] = (
+                    *self._terms.get(term, ()),
+                    (where + np.int32(first), weighted),
+                )
+                if len(pieces) > _MAX_PIECES:
+                    pieces = ((np.concatenate([p for p, _ in pieces]),
+                               np.concatenate([w for _, w in pieces])),)  # fmt: skip
+                self._terms[term] = pieces
+                old_f, old_length = self._bounds.get(term, (0, math.inf))
+                shortest = float(lengths[where].min())
+                largest = int(weighted.max())
+                self._bounds[term] = (max(old_f, largest), min(old_length, shortest))
+
+    def pieces(self, term: str, size: int) -> list[Piece]:
+        """The term's postings among rows ``[0, size)``."""
+        out = []
+        for positions, f in self._terms.get(term, ()):
+            if len(positions) and positions[0] < size:
+                end = int(np.searchsorted(positions, size)) if positions[-1] >= size else None
+                out.append((positions[:end], f[:end]) if end is not None else (positions, f))
+        return out
+
+    def bound(self, term: str) -> tuple[int, float]:
+        return self._bounds[term]
+
+
+@dataclass(slots=True)
+class LexicalView:
+    """What a query reads: rows ``[0, size)`` at one version for one tenant.
+
+    ``visible`` is None when every row is visible (one tenant, nothing retired);
+    ``allowed`` the §8 filter's mask (None: no filter), which narrows the rows
+    ranked but never the statistics (as in FTS5 and the PostgreSQL store).
+    """
+
+    keys: npt.NDArray[np.int64]
+    lengths: npt.NDArray[np.float64]
+    visible: npt.NDArray[np.bool_] | None
+    documents: int  # N
+    total_length: float
+    allowed: npt.NDArray[np.bool_] | None
+    frequency_cache: dict[str, int]
+
+
+@dataclass(slots=True)
+class _Term:
+    pieces: list[Piece]
+    idf: float
+    bound: float
+    count: int  # postings (visible or not) in the pieces
+
+
+def top_k(
+    postings: Postings, tokens: Sequence[str], k: int, view: LexicalView
+) -> list[tuple[int, float]]:
+    """The exact BM25 top ``k`` (key, score) of ``view``; higher is better."""
+    size = len(view.keys)
+    if k <= 0 or view.documents == 0 or size == 0:
+        return []
+    average = view.total_length / view.documents
+    terms = _terms(postings, tokens, size, view, average)
+    if not terms:
+        return []
+    mask = view.visible if view.allowed is None else _and(view.visible, view.allowed)
+    terms.sort(key=lambda term: -term.bound)
+    threshold = _threshold(terms, k, mask, view, average)
+    weak, bound_sum = _weak_terms(terms, threshold)
+    strong = [term for term in terms if all(term is not other for other in weak)]
+    candidates, partial = _score_strong(strong, mask, view, average, size)
+    if weak:
+        keep = partial + bound_sum >= threshold
+        candidates, partial = candidates[keep], partial[keep]
+        for term in weak:
+            partial += _lookup(term, candidates, view, average)
+    return _best(view.keys[candidates], partial, k)
+
+
+def _terms(
+    postings: Postings, tokens: Sequence[str], size: int, view: LexicalView, average: float
+) -> list[_Term]:
+    out = []
+    for token in dict.fromkeys(tokens):
+        pieces = postings.pieces(token, size)
+        if not pieces:
+            continue
+        n = _frequency(token, pieces, view)
+        if n == 0:
+            continue
+        idf = math.log((view.documents - n + 0.5) / (n + 0.5))
+        idf = 1e-6 if idf <= 0 else idf
+        largest, shortest = postings.bound(token)
+        bound = idf * _tf(np.float64(largest), np.float64(shortest), average) * _MARGIN
+        out.append(_Term(pieces, idf, float(bound), sum(len(p) for p, _ in pieces)))
+    return out
+
+
+def _frequency(token: str, pieces: list[Piece], view: LexicalView) -> int:
+    if view.visible is None:
+        return sum(len(positions) for positions, _ in pieces)
+    cached = view.frequency_cache.get(token)
+    if cached is None:
+        visible = view.visible
+        cached = sum(int(np.count_nonzero(visible[positions])) for positions, _ in pieces)
+        view.frequency_cache[token] = cached
+    return cached
+
+
+def _tf(f: npt.ArrayLike, length: npt.ArrayLike, average: float) -> npt.NDArray[np.float64]:
+    f = np.asarray(f, dtype=np.float64)
+    out: npt.NDArray[np.float64] = (
+        f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * np.asarray(length) / average))
+    )
+    return out
+
+
+def _and(one: npt.NDArray[np.bool_] | None, other: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    return other if one is None else one & other
+
+
+def _threshold(
+    terms: list[_Term],
+    k: int,
+    mask: npt.NDArray[np.bool_] | None,
+    view: LexicalView,
+    average: float,
+) -> float:
+    """A lower bound on the k-th best score: the full scores of the strongest terms' rows."""
+    seeds: list[Positions] = []
+    found = 0
+    for term in terms[:-1]:  # with every term taken, pruning has nothing left to skip
+        for positions, _ in term.pieces:
+            kept = positions if mask is None else positions[mask[positions]]
+            seeds.append(kept)
+            found += len(kept)
+        if found >= k:
+            break
+    if found < k:
+        return 0.0
+    rows = np.unique(np.concatenate(seeds))
+    if len(rows) > 4 * k * 64:  # bound the work: any k of them still give a lower bound
+        rows = rows[:: len(rows) // (4 * k * 64) + 1]
+    scores = np.zeros(len(rows), dtype=np.float64)
+    for term in terms:
+        scores += _lookup(term, rows, view, average)
+    if len(scores) < k:
+        return 0.0
+    return float(np.partition(scores, len(scores) - k)[len(scores) - k])
+
+
+def _weak_terms(terms: list[_Term], threshold: float) -> tuple[list[_Term], float]:
+    """The weakest terms whose bounds together stay below ``threshold``."""
+    weak: list[_Term] = []
+    total = 0.0
+    for term in reversed(terms):  # weakest first
+        if total + term.bound >= threshold:
+            break
+        total += term.bound
+        weak.append(term)
+    return weak, total
+
+
+def _score_strong(
+    strong: list[_Term],
+    mask: npt.NDArray[np.bool_] | None,
+    view: LexicalView,
+    average: float,
+    size: int,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+    """Rows holding a strong term and their strong terms' score."""
+    total = sum(term.count for term in strong)
+    if total * 8 > size:  # dense: accumulate into one score per row
+        scores = np.zeros(size, dtype=np.float64)
+        for term in strong:
+            for positions, f in term.pieces:
+                scores[positions] += term.idf * _tf(f, view.lengths[positions], average)
+        if mask is not None:
+            scores[~mask] = 0.0
+        rows = np.flatnonzero(scores).astype(np.int64)
+        return rows, scores[rows]
+    all_rows, all_scores = [], []
+    for term in strong:
+        for positions, f in term.pieces:
+            if mask is not None:
+                keep = mask[positions]
+                positions, f = positions[keep], f[keep]
+            all_rows.append(positions)
+            all_scores.append(term.idf * _tf(f, view.lengths[positions], average))
+    if not all_rows:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    rows, inverse = np.unique(np.concatenate(all_rows), return_inverse=True)
+    summed = np.bincount(inverse, weights=np.concatenate(all_scores), minlength=len(rows))
+    return rows.astype(np.int64), summed.astype(np.float64)
+
+
+def _lookup(
+    term: _Term, rows: npt.NDArray[np.integer], view: LexicalView, average: float
+) -> npt.NDArray[np.float64]:
+    """The term's contribution to each of ``rows`` (sorted), 0 where it is absent."""
+    out = np.zeros(len(rows), dtype=np.float64)
+    for positions, f in term.pieces:
+        at = np.searchsorted(positions, rows)
+        at[at == len(positions)] = 0
+        hit = positions[at] == rows
+        where = at[hit]
+        out[hit] += term.idf * _tf(f[where], view.lengths[rows[hit]], average)
+    return out
+
+
+def _best(
+    keys: npt.NDArray[np.int64], scores: npt.NDArray[np.float64], k: int
+) -> list[tuple[int, float]]:
+    if len(scores) > k:
+        part = np.argpartition(-scores, k - 1)[:k]
+        # Rows tied with the k-th score outside the partition: the smaller key wins.
+        kth = scores[part].min()
+        part = np.union1d(part, np.flatnonzero(scores == kth))
+    else:
+        part = np.arange(len(scores))
+    order = part[np.lexsort((keys[part], -scores[part]))][:k]
+    return [(int(keys[i]), float(scores[i])) for i in order]

@@ -1,0 +1,144 @@
+"""The embedded store's pruning BM25 top-k: FTS5's bm25 exactly, per tenant and version."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rcpkit.engine.filters import OPERATORS, Filter, matches, parse_filter
+from rcpkit.engine.store._pg_lexical import tokens
+from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
+from rcpkit.engine.store.sqlite import SQLiteStore
+
+# Zipf-distributed words: head terms in most chunks (idf clamped), a long tail.
+WORDS = [f"w{i}" for i in range(400)]
+WEIGHTS = [1 / (rank + 1) for rank in range(len(WORDS))]
+
+
+def chunk_batch(rng: random.Random, ids: range, tenant: str | None = None) -> WriteBatch:
+    documents = []
+    for i in ids:
+        title = " ".join(rng.choices(WORDS, WEIGHTS, k=rng.randint(0, 3)))
+        bodies = [
+            " ".join(rng.choices(WORDS, WEIGHTS, k=rng.randint(2, 30)))
+            for _ in range(rng.randint(1, 3))
+        ]
+        meta = {"year": 2000 + i % 9}
+        row = DocumentRow(f"d{i}", title, None, f"d{i}", "text", meta, f"h{i}", " ".join(bodies))
+        vector = np.ones(4, np.float32) / 2
+        chunks = [
+            NewChunk(j, 0, len(body), body, None, None, title, body, vector, meta)
+            for j, body in enumerate(bodies)
+        ]
+        documents.append((row, chunks))
+    return WriteBatch(documents=documents, tenant=tenant)
+
+
+def fts5_ranking(store: SQLiteStore, query: list[str], limit: int) -> list[tuple[int, float]]:
+    """FTS5's own bm25 over the file (the reference on one tenant with nothing retired)."""
+    match = " OR ".join(f'"{term}"' for term in dict.fromkeys(query))
+    rows = store._reader.execute(
+        "SELECT rowid, bm25(chunks_fts, 2.0, 1.0) AS rank FROM chunks_fts"
+        " WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?",
+        (match, limit),
+    ).fetchall()
+    return [(int(key), -float(rank)) for key, rank in rows]
+
+
+def brute_force(
+    store: SQLiteStore,
+    query: list[str],
+    limit: int,
+    version: int,
+    tenant: str = "",
+    filter: Filter | None = None,
+) -> list[tuple[int, float]]:
+    """The documented formula over the rows the tenant sees at the version, row by row."""
+    rows = store._reader.execute(
+        "SELECT c.key, f.title, f.body, c.filter_meta FROM chunks c"
+        " JOIN chunks_fts f ON f.rowid = c.key WHERE c.tenant = ? AND c.added <= ?"
+        " AND (c.removed IS NULL OR c.removed > ?)",
+        (tenant, version, version),
+    ).fetchall()
+    import json
+
+    docs = {key: (Counter(tokens(title)), Counter(tokens(body)), json.loads(meta))
+            for key, title, body, meta in rows}  # fmt: skip
+    size = len(docs)
+    average = sum(sum(t.values()) + sum(b.values()) for t, b, _ in docs.values()) / size
+    scores: dict[int, float] = {}
+    for term in dict.fromkeys(query):
+        n = sum(1 for t, b, _ in docs.values() if term in t or term in b)
+        if not n:
+            continue
+        idf = math.log((size - n + 0.5) / (n + 0.5))
+        idf = 1e-6 if idf <= 0 else idf
+        for key, (title, body, meta) in docs.items():
+            f = 2 * title[term] + body[term]
+            if not f or (filter is not None and not matches(filter, meta)):
+                continue
+            length = sum(title.values()) + sum(body.values())
+            tf = f * 2.2 / (f + 1.2 * (0.25 + 0.75 * length / average))
+            scores[key] = scores.get(key, 0.0) + idf * tf
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
+
+
+def assert_same(expected: list[tuple[int, float]], found: list[tuple[int, float]]) -> None:
+    assert len(found) == len(expected)
+    for (key, score), (other, other_score) in zip(expected, found, strict=True):
+        assert other_score == pytest.approx(score, rel=1e-9)
+        if key != other:  # only an exact tie may order differently
+            assert dict(expected).get(other) == pytest.approx(score, rel=1e-9)
+
+
+def queries(rng: random.Random, count: int) -> list[list[str]]:
+    # Head, middle and tail terms mixed: the pruning must skip head terms exactly.
+    return [rng.choices(WORDS, k=rng.randint(1, 7)) for _ in range(count)]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SQLiteStore:
+    opened = SQLiteStore(tmp_path / "index.sqlite3")
+    rng = random.Random(3)
+    for start in range(0, 300, 60):  # several commits: postings in several pieces
+        opened.commit(chunk_batch(rng, range(start, start + 60)))
+    return opened
+
+
+def test_the_pruned_top_k_equals_fts5_bm25_at_every_depth(store: SQLiteStore) -> None:
+    for query in queries(random.Random(5), 80):
+        for limit in (1, 3, 10, 50):
+            assert_same(fts5_ranking(store, query, limit), store.lexical(query, limit))
+
+
+def test_statistics_are_those_of_the_tenant_at_the_version_read(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "index.sqlite3")
+    rng = random.Random(4)
+    store.commit(chunk_batch(rng, range(0, 80), tenant="t1"))
+    pinned = store.commit(chunk_batch(rng, range(0, 40), tenant="t2")).version
+    store.commit(chunk_batch(rng, range(40, 200), tenant="t2"))
+    store.commit(chunk_batch(rng, range(0, 30), tenant="t2"))  # upserts: rows retired
+    store.commit(WriteBatch(delete=[f"d{i}" for i in range(30, 60)], tenant="t2"))
+    before = {tuple(q): store.lexical(q, 10, None, pinned, "t2") for q in queries(rng, 5)}
+    for query in queries(random.Random(6), 40):
+        for tenant in ("t1", "t2"):
+            for version in (pinned, store.version):
+                expected = brute_force(store, query, 10, version, tenant)
+                assert_same(expected, store.lexical(query, 10, None, version, tenant))
+    store.commit(chunk_batch(rng, range(300, 400), tenant="t2"))
+    for query, ranking in before.items():  # §7.7.1: a pinned version keeps its scores
+        assert store.lexical(list(query), 10, None, pinned, "t2") == ranking
+    store.close()
+
+
+def test_a_filter_narrows_the_ranked_rows_not_the_statistics(store: SQLiteStore) -> None:
+    tree = parse_filter({"field": "year", "op": "in", "value": [2001, 2004]},
+                        {"year": "int"}, OPERATORS)  # fmt: skip
+    for query in queries(random.Random(7), 40):
+        expected = brute_force(store, query, 10, store.version, filter=tree)
+        assert_same(expected, store.lexical(query, 10, tree))
