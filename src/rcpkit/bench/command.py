@@ -31,7 +31,9 @@ from rcpkit.bench.report import (
 __all__ = ["SUITES", "add_arguments", "run"]
 
 
-def _suite(name: str, store: str | None = None) -> Callable[[Scale], list[Figure]]:
+def _suite(
+    name: str, store: str | None = None, sizes: list[int] | None = None
+) -> Callable[[Scale], list[Figure]]:
     # Imported on demand: the engine suite needs numpy, the HTTP suite uvicorn.
     if name == "protocol":
         from rcpkit.bench.protocol import run as protocol
@@ -40,7 +42,7 @@ def _suite(name: str, store: str | None = None) -> Callable[[Scale], list[Figure
     if name == "engine":
         from rcpkit.bench.engine import run as engine
 
-        return partial(engine, store=store)
+        return partial(engine, store=store, sizes=sizes)
     if name == "fuzz":
         from rcpkit.bench.fuzz import run as fuzz
 
@@ -66,11 +68,20 @@ def _command(args: argparse.Namespace, scale: Scale) -> str:
         words.append(f"--{scale}")
     if args.store:
         words += ["--store", "postgres" if args.store == "postgres" else "URL"]
+    if args.sizes:
+        words += ["--sizes", ",".join(_spelled(size) for size in args.sizes)]
     if args.markdown:
         words.append("--markdown")
     for path in args.update_readme:
         words += ["--update-readme", str(path)]
     return " ".join(words)
+
+
+def _spelled(size: int) -> str:
+    for suffix, scale in (("m", 1_000_000), ("k", 1_000)):
+        if size % scale == 0:
+            return f"{size // scale}{suffix}"
+    return str(size)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -82,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     for name in SUITES if args.suite == "all" else (args.suite,):
         print(f"rcpkit bench: running {name} ({scale}) …", file=sys.stderr, flush=True)
         try:
-            figures += _suite(name, args.store)(scale)
+            figures += _suite(name, args.store, args.sizes)(scale)
         except BenchUnavailable as error:
             print(f"rcpkit bench: {name} skipped: {error}", file=sys.stderr)
             skipped.append(name)

@@ -330,7 +330,15 @@ _SCALES: dict[Scale, tuple[list[int], int, int]] = {
 }
 
 
-def run(scale: Scale = "full", store: str | None = None) -> list[Figure]:
+def run(
+    scale: Scale = "full", store: str | None = None, sizes: list[int] | None = None
+) -> list[Figure]:
+    if sizes:  # issue 15: the index calls against the peer libraries, per corpus size
+        from rcpkit.bench.engine_peers import run_peers
+
+        with collecting() as figures:
+            run_peers(sizes, _SCALES[scale][2])
+        return figures
     sizes, indexed, queries = _SCALES[scale]
     with tempfile.TemporaryDirectory(prefix="rcpkit-bench-") as folder, collecting() as figures:
         minilm = _indexing(Path(folder), indexed)

@@ -37,6 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="engine suite: also measure a PostgreSQL store against the embedded one "
         "('postgres' starts a private server; or a postgres:// URL)",
     )
+    parser.add_argument(
+        "--sizes",
+        type=_sizes,
+        default=None,
+        metavar="100k,1m",
+        help="engine suite: instead of its usual rows, compare the engine's index calls with "
+        "tantivy, bm25s, faiss and usearch at these corpus sizes (needs the 'bench' extra)",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the rows as JSON")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument(
@@ -48,3 +56,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="rewrite the block between <!-- bench:begin --> and <!-- bench:end --> "
         "in FILE with the Markdown table (repeatable)",
     )
+
+
+def _sizes(text: str) -> list[int]:
+    """``100k,1m`` -> [100000, 1000000]."""
+    sizes = []
+    for word in text.lower().replace(" ", "").split(","):
+        scale = {"k": 1_000, "m": 1_000_000}.get(word[-1:], 1)
+        number = word[:-1] if scale > 1 else word
+        try:
+            size = int(float(number) * scale)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a corpus size: {word!r}") from None
+        if size < 100:
+            raise argparse.ArgumentTypeError(f"a corpus size is at least 100, not {word!r}")
+        sizes.append(size)
+    return sizes

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +37,7 @@ __all__ = ["MAX_QUERY_TERMS", "SCORE_FLOORS", "Recalled", "recall"]
 # §6.1 scoreFloor per arm: cosine >= -1, BM25 and SPLADE dot products >= 0; fused >= 0.
 SCORE_FLOORS = {"dense": -1.0, "sparse": 0.0, "splade": 0.0}
 MAX_QUERY_TERMS = 64  # a huge query is cut to its first terms (noted), not rejected
+_ARMS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="rcpkit-recall")
 
 
 @dataclass(slots=True)
@@ -62,13 +64,23 @@ def recall(
     # §7.7.1: every arm reads exactly `version` (stores map the latest to their fast
     # path), even if another process on a shared store committed since it was resolved.
     tenant = ctx.tenant
+    arms: dict[str, list[tuple[int, float]]] = {}
+    # Hybrid: the lexical arm runs on a pool thread while this one embeds and searches
+    # the dense arm (numpy and the embedders release the GIL), then both are fused.
+    lexical = (
+        _ARMS.submit(_lexical, engine, query, candidate_k, tree, version, ctx)
+        if mode == "hybrid"
+        else None
+    )
     embedder = engine.embedder(ctx.check_cancelled)
     query_vector = embedder.embed([query], "query")[0]
-    arms: dict[str, list[tuple[int, float]]] = {}
     if mode in ("dense", "hybrid"):
         arms["dense"] = engine.dense.search(query_vector, candidate_k, tree, version, tenant)
     if mode in ("sparse", "hybrid"):
-        arms["sparse"] = _lexical(engine, query, candidate_k, tree, version, ctx)
+        arms["sparse"] = (
+            lexical.result() if lexical is not None
+            else _lexical(engine, query, candidate_k, tree, version, ctx)
+        )  # fmt: skip
         encoder = engine.sparse_encoder(ctx.check_cancelled)
         if encoder is not None:  # §3.1: learned-sparse recall joins the sparse arm
             (vector,) = encoder.encode([query], "query")

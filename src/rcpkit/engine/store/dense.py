@@ -18,11 +18,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from rcpkit.engine.store._ann import AnnGraph, GraphSettings
+from rcpkit.engine.store._blas import single_threaded_blas
 from rcpkit.engine.store._growable import Growable
 
 if TYPE_CHECKING:
@@ -43,6 +46,10 @@ class DensePolicy:
     ann_min_size: int = 250_000
     ann_min_selectivity: float = 0.2  # a filter keeping less than this goes exact
     oversample: int = 4
+    # HNSW parameters (see BENCHMARKS.md for the recall/latency curve they were chosen on).
+    ann_connectivity: int = 32
+    ann_expansion_add: int = 128
+    ann_expansion_search: int = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +74,19 @@ class DenseIndex:
     pinned to an older version still find it. One writer; any number of readers.
     """
 
-    def __init__(self, dimension: int, policy: DensePolicy | None = None) -> None:
+    def __init__(
+        self,
+        dimension: int,
+        policy: DensePolicy | None = None,
+        graph_path: Path | None = None,
+        identity: str = "",
+    ) -> None:
         self.dimension = dimension
         self.policy = policy or DensePolicy()
+        self._graph_path, self._identity = graph_path, identity
         self._lock = threading.Lock()
         self._codes: dict[str, int] = {"": 0}
+        single_threaded_blas()
         self.clear()
 
     def clear(self) -> None:
@@ -82,7 +97,11 @@ class DenseIndex:
             self._tenants = Growable(np.int32)
             self._removed: Keys = np.zeros(0, dtype=np.int64)
             self._newest = 0
-            self._ann: object | None = None  # usearch.index.Index, built lazily
+            settings = GraphSettings(self.policy.ann_connectivity, self.policy.ann_expansion_add,
+                                     self.policy.ann_expansion_search)  # fmt: skip
+            self._graph = AnnGraph(
+                self.dimension, settings, self._graph_path, self._identity, self._lock
+            )
             self._publish()
 
     def _publish(self) -> None:
@@ -124,9 +143,17 @@ class DenseIndex:
             self._removed = np.concatenate([self._removed, np.asarray(removed, np.int64)])
             self._newest = max(self._newest, int(np.max(added)), int(np.max(removed)))
             self._publish()
-            ann = self._ann
-        if ann is not None:
-            ann.add(np.asarray(keys, dtype=np.int64), rows)  # type: ignore[attr-defined]
+            self._graph.add(np.asarray(keys, dtype=np.int64), rows)
+            if len(self._keys) >= self.policy.ann_min_size and _has_usearch():
+                self._graph.start(self._rows)
+
+    def _rows(self) -> tuple[Keys, Matrix]:
+        state = self._state
+        return state.keys, state.matrix
+
+    def wait_for_ann(self, timeout: float) -> bool:
+        """Wait (bounded) for a graph being built; True when ANN search is available."""
+        return self._graph.wait(timeout)
 
     def retire(self, keys: Keys, versions: Keys) -> None:
         """Rows retired at ``versions`` (still visible to readers pinned before)."""
@@ -232,11 +259,11 @@ class DenseIndex:
     def _search_ann(
         self, state: _State, query: Matrix, k: int, visible: Mask | None, count: int
     ) -> list[tuple[int, float]] | None:
-        ann = self._ensure_ann()
-        if ann is None:
-            return None
+        graph = self._graph.ready
+        if graph is None:
+            return None  # not built yet: the exact path answers meanwhile
         want = min(state.size, k * self.policy.oversample)
-        matches = ann.search(query, want)  # type: ignore[attr-defined]
+        matches = graph.search(query, want, threads=1)
         keys = np.asarray(matches.keys, dtype=np.int64)
         scores = 1.0 - np.asarray(matches.distances, dtype=np.float64)
         positions = np.minimum(np.searchsorted(state.keys, keys), state.size - 1)
@@ -249,29 +276,13 @@ class DenseIndex:
         order = np.lexsort((keys, -scores))[:k]
         return [(int(keys[i]), float(scores[i])) for i in order]
 
-    def _ensure_ann(self) -> object | None:
-        with self._lock:
-            if self._ann is not None:
-                return self._ann
-            try:
-                from usearch.index import Index
-            except ImportError:
-                return None
-            # Higher connectivity and search expansion than usearch's defaults:
-            # recall matters more than the last millisecond here.
-            index = Index(
-                ndim=self.dimension,
-                metric="cos",
-                dtype="f32",
-                connectivity=32,
-                expansion_add=128,
-                expansion_search=256,
-            )
-            state = self._state
-            if state.size:
-                index.add(state.keys, state.matrix)
-            self._ann = index
-            return index
+
+def _has_usearch() -> bool:
+    try:
+        import usearch.index  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _as_mask(allowed: Keys | Mask, state: _State) -> Mask:

@@ -12,6 +12,7 @@ the previous version intact, and a committed version survives a process crash
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 import threading
 import time
@@ -573,7 +574,11 @@ class SQLiteStore:
 
     def open_dense(self, dimension: int, policy: DensePolicy | None = None) -> LocalDenseSearch:
         """The process-local dense index, loaded from this file's vectors and kept current."""
-        index = DenseIndex(dimension, policy)
+        # The saved ANN graph names the file it belongs to: a re-created index (keys
+        # start again at 1) never reads another file's graph.
+        identity = self.setting_default("dense.identity", secrets.token_hex(16))
+        graph = None if str(self.path) == ":memory:" else self.path.with_suffix(".usearch")
+        index = DenseIndex(dimension, policy, graph, identity)
         self._mirror.attach_dense(index)
         self._mirror.sync()
         return LocalDenseSearch(index, self._dense_allowed, lambda: self.version)

@@ -1,0 +1,357 @@
+"""``rcpkit bench engine --sizes …``: the engine's index calls against the libraries users pick.
+
+Issue 15. One synthetic Zipf corpus per size (the generator of ``bench.engine``,
+hashing embedder, 384 dimensions), indexed through ``index_documents``; the
+peers index the same chunks — tantivy and bm25s the same analysed terms
+(rcpkit's analyzer, fed pre-analysed through a whitespace tokenizer), faiss and
+usearch the same vectors — and every query is timed on every side in the same
+round, so a burst of load on this shared machine hits all of them.
+
+Rows: lexical top-10 p50/p95 and overlap@10 against tantivy and bm25s; dense
+exact against faiss flat; the HNSW recall/latency curve of usearch and faiss
+(rcpkit's own ANN path is usearch's); filtered dense recall and latency at
+0.1/1/10/50 % against the unfiltered search; hybrid against its slower arm;
+resident memory and the open-to-first-query time of a fresh process; and the
+growth factor between the smallest and the largest size.
+
+The peers come with the ``bench`` extra (``pip install 'rcpkit[bench]'``).
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from rcpkit.bench.engine import _documents, _engine, _percentiles, _texts
+from rcpkit.bench.report import BenchUnavailable, Figure, record
+from rcpkit.engine.engine import Engine
+from rcpkit.engine.filters import OPERATORS, parse_filter
+from rcpkit.engine.ingest.indexer import index_documents
+from rcpkit.engine.retrieve.pipeline import retrieve
+from rcpkit.engine.store.analysis import analyze, analyze_many
+from rcpkit.protocol import messages as m
+from rcpkit.server.context import RequestContext
+
+__all__ = ["run_peers"]
+
+_SELECTIVITIES = (
+    ("0.1 %", {"field": "bucket", "op": "eq", "value": 7}),
+    ("1 %", {"field": "bucket", "op": "lt", "value": 10}),
+    ("10 %", {"field": "bucket", "op": "lt", "value": 100}),
+    ("50 %", {"field": "bucket", "op": "lt", "value": 500}),
+)
+
+
+def _ms(function: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    function()
+    return (time.perf_counter() - started) * 1000
+
+
+def _call(function: Callable[..., Any], *args: Any) -> tuple[float, Any]:
+    """(milliseconds, result) of one call."""
+    started = time.perf_counter()
+    result = function(*args)
+    return (time.perf_counter() - started) * 1000, result
+
+
+def _peers() -> tuple[Any, Any, Any, Any]:
+    try:
+        import bm25s
+        import faiss
+        import tantivy
+        import usearch.index
+    except ImportError as error:
+        raise BenchUnavailable(f"{error.name} is missing: pip install 'rcpkit[bench]'") from None
+    return tantivy, bm25s, faiss, usearch.index
+
+
+def run_peers(sizes: list[int], queries: int) -> None:
+    _peers()
+    results: dict[int, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="rcpkit-bench-") as folder:
+        for size in sizes:
+            results[size] = _one_size(Path(folder) / f"z{size}", size, queries)
+    if len(sizes) > 1:
+        _growth(results, min(sizes), max(sizes))
+
+
+def build(folder: Path, size: int) -> Engine:
+    """The rcpkit index of ``size`` chunks (re-opened when ``folder`` already holds it)."""
+    engine = _engine(folder, "hashing:384")
+    if engine.store.count()[1] == size:
+        return engine
+    texts = _texts(size, seed=2)
+    for start in range(0, size, 5000):
+        index_documents(engine, _documents(texts[start : start + 5000], start), chunk=False)
+    return engine
+
+
+def _one_size(folder: Path, size: int, queries: int) -> dict[str, float]:
+    tantivy, bm25s, faiss, usearch = _peers()
+    started = time.perf_counter()
+    engine = build(folder, size)
+    indexed = time.perf_counter() - started
+    questions = [" ".join(text.split()[:6]) for text in _texts(queries, seed=3)]
+    keys, matrix, _, removed, _ = engine.store.vectors()
+    keys, matrix = keys[removed == 0], np.ascontiguousarray(matrix[removed == 0])
+    texts = _texts(size, seed=2)
+    out: dict[str, float] = {}
+    label = f"{size:,} chunks"
+    record(Figure("engine", f"index {label} (hashing embedder)", size / indexed, "chunks/s",
+                  note="index_documents in batches of 5,000"))  # fmt: skip
+    out.update(_lexical(engine, tantivy, bm25s, texts, keys, questions, label, folder))
+    out.update(_dense(engine, faiss, usearch, keys, matrix, questions, label))
+    out.update(_hybrid(engine, questions, label))
+    out.update(_process(folder, size, matrix, label))
+    engine.close()
+    return out
+
+
+# --- lexical -----------------------------------------------------------------------
+
+
+def _lexical(
+    engine: Engine,
+    tantivy: Any,
+    bm25s: Any,
+    texts: list[str],
+    keys: npt.NDArray[Any],
+    questions: list[str],
+    label: str,
+    folder: Path,
+) -> dict[str, float]:
+    analysed = analyze_many(texts)  # the chunks' terms: the bench corpus has no titles
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("body", tokenizer_name="whitespace")
+    builder.add_integer_field("key", stored=True, fast=True)
+    schema = builder.build()
+    (folder / "tantivy").mkdir(exist_ok=True)
+    index = tantivy.Index(schema, path=str(folder / "tantivy"))
+    writer = index.writer(heap_size=200_000_000, num_threads=2)
+    for key, terms in zip(keys.tolist(), analysed, strict=True):
+        writer.add_document(tantivy.Document(body=" ".join(terms), key=key))
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    searcher = index.searcher()
+    retriever = bm25s.BM25(k1=1.2, b=0.75)
+    retriever.index([list(terms) for terms in analysed], show_progress=False)
+
+    def tantivy_top(terms: list[str]) -> list[int]:
+        clauses = [
+            (tantivy.Occur.Should, tantivy.Query.term_query(schema, "body", term))
+            for term in dict.fromkeys(terms)
+        ]
+        hits = searcher.search(tantivy.Query.boolean_query(clauses), 10).hits
+        return [searcher.doc(address)["key"][0] for _, address in hits]
+
+    def bm25s_top(terms: list[str]) -> list[int]:
+        found, _ = retriever.retrieve([terms], k=10, show_progress=False, n_threads=1)
+        return [int(keys[i]) for i in found[0]]
+
+    ours, theirs, other = [], [], []
+    overlap_tantivy, overlap_bm25s = [], []
+    for question in questions:
+        terms = analyze(question)
+        took, mine = _call(engine.store.lexical, terms, 10)
+        ours.append(took)
+        took, top = _call(tantivy_top, terms)
+        theirs.append(took)
+        took, alt = _call(bm25s_top, terms)
+        other.append(took)
+        found = {key for key, _ in mine}
+        overlap_tantivy.append(len(found & set(top)) / max(1, len(top)))
+        overlap_bm25s.append(len(found & set(alt)) / max(1, len(alt)))
+    p50, p95 = _percentiles(ours)
+    t50, t95 = _percentiles(theirs)
+    b50, _ = _percentiles(other)
+    record(Figure("engine", f"lexical BM25 top-10 p50, {label}", p50, "ms", "tantivy 0.25",
+                  t50, higher_is_better=False, target=2.0,
+                  note=f"p95 {p95:.2f} vs {t95:.2f} ms; bm25s p50 {b50:.2f} ms"))  # fmt: skip
+    record(Figure("engine", f"lexical BM25 top-10 p95, {label}", p95, "ms", "tantivy 0.25",
+                  t95, higher_is_better=False, target=2.0))  # fmt: skip
+    record(Figure("engine", f"lexical overlap@10 with tantivy, {label}",
+                  statistics.mean(overlap_tantivy), "overlap",
+                  note=f"with bm25s: {statistics.mean(overlap_bm25s):.3f} (same analyzer; "
+                  "both score BM25 over one field, rcpkit FTS5's formula)"))  # fmt: skip
+    return {"lexical p50": p50, "lexical p95": p95, "tantivy p50": t50}
+
+
+# --- dense -------------------------------------------------------------------------
+
+
+def _dense(
+    engine: Engine,
+    faiss: Any,
+    usearch: Any,
+    keys: npt.NDArray[Any],
+    matrix: npt.NDArray[Any],
+    questions: list[str],
+    label: str,
+) -> dict[str, float]:
+    embedder = engine.embedder()
+    vectors = embedder.embed(questions, "query").astype(np.float32)
+    flat = faiss.IndexFlatIP(matrix.shape[1])
+    flat.add(matrix)
+    faiss.omp_set_num_threads(1)
+    exact = [set(keys[flat.search(v[None, :], 10)[1][0]].tolist()) for v in vectors]
+    ours, theirs = [], []
+    for vector in vectors:
+        ours.append(_call(engine.dense.search, vector, 10)[0])
+        theirs.append(_call(flat.search, vector[None, :], 10)[0])
+    p50, p95 = _percentiles(ours)
+    f50, _ = _percentiles(theirs)
+    record(Figure("engine", f"dense exact top-10 p50, {label}", p50, "ms", "faiss IndexFlatIP",
+                  f50, higher_is_better=False, target=1.2, note=f"p95 {p95:.2f} ms"))  # fmt: skip
+    _ann_curve(usearch, faiss, keys, matrix, vectors, exact, label)
+    _filtered(engine, keys, matrix, vectors, label, p50)
+    return {"dense p50": p50}
+
+
+def _ann_curve(
+    usearch: Any,
+    faiss: Any,
+    keys: npt.NDArray[Any],
+    matrix: npt.NDArray[Any],
+    vectors: npt.NDArray[Any],
+    exact: list[set[int]],
+    label: str,
+) -> None:
+    """Recall@10 and latency of HNSW per search expansion (rcpkit's ANN path is usearch's)."""
+    sample = vectors[:50]
+    started = time.perf_counter()
+    graph = usearch.Index(ndim=matrix.shape[1], metric="ip", dtype="f32", connectivity=32,
+                          expansion_add=128)  # fmt: skip
+    graph.add(keys, matrix, threads=2)
+    built_usearch = time.perf_counter() - started
+    started = time.perf_counter()
+    hnsw = faiss.IndexHNSWFlat(matrix.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
+    hnsw.hnsw.efConstruction = 128
+    faiss.omp_set_num_threads(2)
+    hnsw.add(matrix)
+    faiss.omp_set_num_threads(1)
+    built_faiss = time.perf_counter() - started
+    for ef in (64, 256, 1024):
+        graph.expansion_search = ef
+        hnsw.hnsw.efSearch = ef
+        recall_u, recall_f, time_u, time_f = [], [], [], []
+        for vector, truth in zip(sample, exact, strict=False):
+            took, found = _call(graph.search, vector, 10)
+            time_u.append(took)
+            recall_u.append(len(set(np.asarray(found.keys).tolist()) & truth) / 10)
+            took, (_, got) = _call(hnsw.search, vector[None, :], 10)
+            time_f.append(took)
+            recall_f.append(len(set(keys[got[0]].tolist()) & truth) / 10)
+        record(Figure("engine", f"HNSW M=32 ef={ef} recall@10, {label}",
+                      statistics.mean(recall_u), "recall", "faiss IndexHNSWFlat, same M/ef",
+                      statistics.mean(recall_f),
+                      note=f"usearch p50 {statistics.median(time_u):.2f} ms, faiss p50 "
+                      f"{statistics.median(time_f):.2f} ms; built in {built_usearch:.0f} s "
+                      f"(usearch), {built_faiss:.0f} s (faiss), 2 threads"))  # fmt: skip
+
+
+def _filtered(
+    engine: Engine,
+    keys: npt.NDArray[Any],
+    matrix: npt.NDArray[Any],
+    vectors: npt.NDArray[Any],
+    label: str,
+    unfiltered: float,
+) -> None:
+    for name, raw in _SELECTIVITIES:
+        tree = parse_filter(raw, {"bucket": "int"}, OPERATORS)
+        mask = np.isin(keys, engine.store.filtered_keys(tree))
+        subset, subset_keys = matrix[mask], keys[mask]
+        recalls, samples = [], []
+        for vector in vectors:
+            took, found = _call(engine.dense.search, vector, 10, tree)
+            samples.append(took)
+            truth = set(subset_keys[np.argsort(-(subset @ vector))[:10]].tolist())
+            recalls.append(len({key for key, _ in found} & truth) / max(1, len(truth)))
+        p50, _ = _percentiles(samples)
+        record(Figure("engine", f"dense filtered {name} p50, {label}", p50, "ms",
+                      "unfiltered dense p50", unfiltered, higher_is_better=False, target=2.0,
+                      note=f"recall@10 {statistics.mean(recalls):.3f}"))  # fmt: skip
+
+
+# --- hybrid, memory, open ------------------------------------------------------------
+
+
+def _hybrid(engine: Engine, questions: list[str], label: str) -> dict[str, float]:
+    context = RequestContext(0, "retrieve", {}, deadline=None)
+    modes: tuple[Literal["dense", "sparse", "hybrid"], ...] = ("dense", "sparse", "hybrid")
+    samples: dict[str, list[float]] = {mode: [] for mode in modes}
+    for question in questions:
+        for mode in modes:
+            params = m.RetrieveParams(query=question, k=10, mode=mode)
+            samples[mode].append(_ms(partial(retrieve, engine, params, context)))
+    p50 = {mode: statistics.median(values) for mode, values in samples.items()}
+    slower = max(p50["dense"], p50["sparse"])
+    record(Figure("engine", f"retrieve hybrid p50, {label}", p50["hybrid"], "ms",
+                  "the slower arm's retrieve p50", slower, higher_is_better=False, target=1.2,
+                  note=f"dense {p50['dense']:.2f} ms, sparse {p50['sparse']:.2f} ms"))  # fmt: skip
+    return {"hybrid p50": p50["hybrid"]}
+
+
+_PROCESS = """
+import json, pathlib, sys, time
+def rss():
+    for line in pathlib.Path('/proc/self/status').read_text().splitlines():
+        if line.startswith('VmRSS:'):
+            return int(line.split()[1]) / 1024
+from rcpkit.bench.engine import _engine
+from rcpkit.engine.retrieve.pipeline import retrieve
+from rcpkit.protocol import messages as m
+from rcpkit.server.context import RequestContext
+import numpy
+before = rss()
+started = time.perf_counter()
+engine = _engine(pathlib.Path(sys.argv[1]), 'hashing:384')
+retrieve(engine, m.RetrieveParams(query='w1 w2 w30', k=10),
+         RequestContext(0, 'r', {}, deadline=None))
+opened = time.perf_counter() - started
+postings = engine.store._mirror.snapshot.postings
+size = sum(p.nbytes + f.nbytes for pieces in postings._terms.values() for p, f in pieces)
+print(json.dumps([rss() - before, opened, size / 2**20]))
+"""
+
+
+def _process(
+    folder: Path,
+    size: int,
+    matrix: npt.NDArray[Any],
+    label: str,
+) -> dict[str, float]:
+    import json
+
+    done = subprocess.run(
+        [sys.executable, "-c", _PROCESS, str(folder)], capture_output=True, text=True, check=True
+    )
+    resident, opened, postings = json.loads(done.stdout.strip().splitlines()[-1])
+    vectors = matrix.nbytes / 2**20
+    raw = vectors + postings
+    record(Figure("engine", f"resident memory of a fresh process, {label}", resident, "MB",
+                  "raw vectors + postings", raw, higher_is_better=False, target=1.5,
+                  note=f"vectors {vectors:.0f}, postings {postings:.0f} MB"))  # fmt: skip
+    record(Figure("engine", f"open the index and answer one query, {label}", opened, "s",
+                  higher_is_better=False, note="a fresh process, first retrieve"))  # fmt: skip
+    return {"resident MB": resident, "open s": opened}
+
+
+def _growth(results: dict[int, dict[str, float]], small: int, large: int) -> None:
+    for name in results[small]:
+        factor = results[large][name] / results[small][name]
+        exponent = np.log(factor) / np.log(large / small)
+        record(Figure("engine", f"growth {small:,} -> {large:,} chunks: {name}", factor, "x",
+                      higher_is_better=False, note=f"n^{exponent:.2f}"))  # fmt: skip
