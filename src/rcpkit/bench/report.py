@@ -111,6 +111,13 @@ def collecting() -> Iterator[list[Figure]]:
 
 def record(figure: Figure) -> None:
     """Add a row to the innermost :func:`collecting` block."""
+    if os.environ.get("RCPKIT_BENCH_PROGRESS"):  # each row as it is measured (long runs)
+        print(
+            f"bench: {figure.name}: {figure.value:.4g} {figure.unit}"
+            f" (baseline {figure.baseline_value}) {figure.note}",
+            file=sys.stderr,
+            flush=True,
+        )
     try:
         _collected.get().append(figure)
     except LookupError:

@@ -22,6 +22,8 @@ snapshot covers, and replaces (never mutates) the arrays it does change.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import json
 import sqlite3
 import threading
@@ -39,7 +41,9 @@ from rcpkit.engine.store.dense import DenseIndex
 __all__ = ["Mirror", "Snapshot"]
 
 Keys = npt.NDArray[np.int64]
-_BATCH = 20_000  # rows read per statement while loading
+_BATCH = 20_000  # rows read per statement while loading (bounds the tokens held at once)
+# The analysed title and body are read from FTS5's content table (columns c0, c1 keyed
+# by the rowid), a plain table: a join through the virtual table costs a cursor per row.
 _VIEWS = 16  # (tenant, version) visibility masks kept per snapshot
 
 
@@ -173,14 +177,17 @@ class Mirror:
         last = int(current.keys[-1]) if current.size else 0
         if current.version >= 0:
             self._retire(connection, current.version, last)
+        loaded = 0
+        vector = "c.vector" if self.dense is not None else "NULL"
         while True:
-            vector = "c.vector" if self.dense is not None else "NULL"
             rows = connection.execute(_ROWS.format(vector=vector), (last, _BATCH)).fetchall()
             if not rows:
                 break
             self._append(rows)
-            last = int(rows[-1][0])
+            last, loaded = int(rows[-1][0]), loaded + len(rows)
         self._publish(version, floor)
+        if loaded > _BATCH:
+            _trim()  # the load's token strings are freed: give the heap back to the OS
 
     def _retire(self, connection: sqlite3.Connection, since: int, last: int) -> None:
         retired = connection.execute(
@@ -220,6 +227,11 @@ class Mirror:
         self._removed = np.concatenate([self._removed, removed])
 
 
+def _trim() -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
 def _marks(connection: sqlite3.Connection) -> tuple[int, int]:
     found = dict(
         connection.execute(
@@ -231,6 +243,6 @@ def _marks(connection: sqlite3.Connection) -> tuple[int, int]:
 
 _ROWS = (
     "SELECT c.key, c.tenant, c.added, coalesce(c.removed, 0), c.filter_meta,"
-    " f.title, f.body, {vector} FROM chunks AS c JOIN chunks_fts AS f ON f.rowid = c.key"
+    " f.c0, f.c1, {vector} FROM chunks AS c JOIN chunks_fts_content AS f ON f.id = c.key"
     " WHERE c.key > ? ORDER BY c.key LIMIT ?"
 )

@@ -30,11 +30,12 @@ import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.store._pg_lexical import BODY_WEIGHT, K1, TITLE_WEIGHT, B, term_counts
+from rcpkit.engine.store._pg_lexical import BODY_WEIGHT, K1, TITLE_WEIGHT, B, tokens
 
 __all__ = ["LexicalView", "Postings", "analysed_rows"]
 
@@ -44,21 +45,30 @@ _MAX_PIECES = 8  # a term's postings are merged into one array past this many pi
 _MARGIN = 1 + 1e-9  # upper bounds are widened so float rounding never prunes a true hit
 
 
+def _tokens(text: str) -> list[str]:
+    """FTS5 ``unicode61`` tokens of analysed text (``_pg_lexical.tokens``, fast when ASCII)."""
+    if text.isascii() and text.replace(" ", "").isalnum() and text.islower():
+        return text.split()  # already lower-case words between single spaces
+    return tokens(text)
+
+
 def analysed_rows(
     rows: Sequence[tuple[str, str]],
-) -> tuple[list[dict[str, int]], npt.NDArray[np.float64]]:
-    """Per row its weighted term frequencies, and its length in tokens (BM25 |D|)."""
-    frequencies, lengths = [], np.empty(len(rows), dtype=np.float64)
+) -> tuple[list[list[str]], npt.NDArray[np.float64]]:
+    """Per row its tokens, title tokens repeated by the title weight; and its |D|.
+
+    A title hit counts ``TITLE_WEIGHT`` (2) and a body hit ``BODY_WEIGHT`` (1), so
+    repeating a title token twice makes a plain count the weighted ``f``.
+    """
+    assert TITLE_WEIGHT == 2.0 and BODY_WEIGHT == 1.0
+    out: list[list[str]] = []
+    lengths = np.empty(len(rows), dtype=np.float64)
     for i, (title, body) in enumerate(rows):
-        counts, length = term_counts(title or "", body or "")
-        frequencies.append(
-            {
-                term: int(TITLE_WEIGHT * in_title + BODY_WEIGHT * in_body)
-                for term, (in_title, in_body) in counts.items()
-            }
-        )
-        lengths[i] = length
-    return frequencies, lengths
+        in_title = _tokens(title) if title else []
+        in_body = _tokens(body) if body else []
+        lengths[i] = len(in_title) + len(in_body)
+        out.append(in_title + in_title + in_body if in_title else in_body)
+    return out, lengths
 
 
 class Postings:
@@ -70,33 +80,45 @@ class Postings:
         self._lock = threading.Lock()
 
     def extend(
-        self, first: int, frequencies: Sequence[dict[str, int]], lengths: npt.NDArray[np.float64]
+        self, first: int, rows: Sequence[list[str]], lengths: npt.NDArray[np.float64]
     ) -> None:
-        """Append rows ``first, first + 1, …`` (the writer's side)."""
-        grouped: dict[str, tuple[list[int], list[int]]] = {}
-        for offset, row in enumerate(frequencies):
-            for term, f in row.items():
-                entry = grouped.get(term)
-                if entry is None:
-                    entry = grouped[term] = ([], [])
-                entry[0].append(offset)
-                entry[1].append(f)
+        """Append rows ``first, first + 1, …``, each its weighted tokens (the writer's side).
+
+        Vectorised: tokens become integer ids, then (term, row) pairs are counted with
+        one ``np.unique``; Python touches each token once, each distinct term once.
+        """
+        flat = list(chain.from_iterable(rows))
+        if not flat:
+            return
+        # C-speed passes only: distinct tokens in order, then one id lookup per token.
+        vocabulary = {token: i for i, token in enumerate(dict.fromkeys(flat))}
+        ids = np.fromiter(map(vocabulary.__getitem__, flat), dtype=np.int64, count=len(flat))
+        row_of = np.repeat(np.arange(len(rows), dtype=np.int64), [len(row) for row in rows])
+        pairs, counts = np.unique(ids * len(rows) + row_of, return_counts=True)
+        term_of, offset = np.divmod(pairs, len(rows))
+        starts = np.flatnonzero(np.r_[True, term_of[1:] != term_of[:-1]])
+        ends = np.r_[starts[1:], len(pairs)]
+        positions = (offset + first).astype(np.int32)
+        weighted = counts.astype(np.int32)
+        largest = np.maximum.reduceat(weighted, starts)
+        shortest = np.minimum.reduceat(lengths[offset], starts)
+        names = list(vocabulary)
         with self._lock:
-            for term, (offsets, counts) in grouped.items():
-                where = np.asarray(offsets, dtype=np.int32)
-                weighted = np.asarray(counts, dtype=np.int32)
+            for i, (start, end) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+                term = names[int(term_of[start])]
                 pieces: tuple[Piece, ...] = (
                     *self._terms.get(term, ()),
-                    (where + np.int32(first), weighted),
+                    (positions[start:end], weighted[start:end]),
                 )
                 if len(pieces) > _MAX_PIECES:
                     pieces = ((np.concatenate([p for p, _ in pieces]),
                                np.concatenate([w for _, w in pieces])),)  # fmt: skip
                 self._terms[term] = pieces
                 old_f, old_length = self._bounds.get(term, (0, math.inf))
-                shortest = float(lengths[where].min())
-                largest = int(weighted.max())
-                self._bounds[term] = (max(old_f, largest), min(old_length, shortest))
+                self._bounds[term] = (
+                    max(old_f, int(largest[i])),
+                    min(old_length, float(shortest[i])),
+                )
 
     def pieces(self, term: str, size: int) -> list[Piece]:
         """The term's postings among rows ``[0, size)``."""

@@ -151,6 +151,12 @@ class DenseIndex:
         state = self._state
         return state.keys, state.matrix
 
+    @property
+    def ann_graph(self) -> object | None:
+        """The usearch graph once built or loaded (None before)."""
+        graph: object | None = self._graph.ready
+        return graph
+
     def wait_for_ann(self, timeout: float) -> bool:
         """Wait (bounded) for a graph being built; True when ANN search is available."""
         return self._graph.wait(timeout)
