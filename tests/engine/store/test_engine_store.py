@@ -243,9 +243,8 @@ def test_live_documents_and_a_document_with_its_text_are_read_back(store: Store)
     assert store.describe()["size_bytes"] > 0
 
 
-def test_an_unchanged_batch_commits_nothing_and_creates_no_version(tmp_path: Path) -> None:
+def test_an_unchanged_batch_commits_nothing_and_creates_no_version(store: Store) -> None:
     # Issue 14: a no-op re-index must not age pinned snapshots and cursors.
-    store = SQLiteStore(tmp_path / "index.sqlite3")
     first = store.commit(WriteBatch(documents=[document("a", "alpha")]))
     assert store.commit(WriteBatch()).version == first.version
     assert store.commit(WriteBatch(delete=["nobody"])).version == first.version
@@ -253,7 +252,6 @@ def test_an_unchanged_batch_commits_nothing_and_creates_no_version(tmp_path: Pat
     assert (empty.version, store.remembered("k1")) == (first.version, f"at {first.version}")
     assert store.version == first.version
     assert store.commit(WriteBatch(delete=["a"])).version == first.version + 1
-    store.close()
 
 
 def test_writers_in_two_processes_share_one_version_sequence_seen_on_every_arm(

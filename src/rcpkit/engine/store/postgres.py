@@ -198,6 +198,11 @@ class PostgresStore:
                 connection, tenant, batch.delete, version
             )
             removed += deleted_keys
+            if not batch.documents and not removed and not deleted:
+                # Nothing to write (an unchanged re-index, a delete of absent ids): no
+                # version, so pinned snapshots and cursors are not aged for nothing.
+                self._remember(connection, idempotency, previous)
+                return CommitResult(previous, [], [], 0)
             gone_texts += texts
             gone_tokens += tokens
             words: Counter[str] = Counter()
@@ -216,16 +221,21 @@ class PostgresStore:
             )
             self._count_words(connection, tenant, words)
             connection.execute("UPDATE versions SET version = %s WHERE id = 1", (version,))
-            if idempotency is not None:
-                key, result = idempotency
-                text = result(version) if callable(result) else result
-                connection.execute(
-                    "INSERT INTO idempotency (key, result) VALUES (%s, %s)"
-                    " ON CONFLICT (key) DO UPDATE SET result = excluded.result,"
-                    " created = excluded.created",
-                    (key, text),
-                )
+            self._remember(connection, idempotency, version)
         return CommitResult(version, added, removed, deleted)
+
+    @staticmethod
+    def _remember(connection: Any, idempotency: Idempotency | None, version: int) -> None:
+        if idempotency is None:
+            return
+        key, result = idempotency
+        text = result(version) if callable(result) else result
+        connection.execute(
+            "INSERT INTO idempotency (key, result) VALUES (%s, %s)"
+            " ON CONFLICT (key) DO UPDATE SET result = excluded.result,"
+            " created = excluded.created",
+            (key, text),
+        )
 
     @staticmethod
     def _retire(
