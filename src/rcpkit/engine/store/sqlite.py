@@ -1,12 +1,17 @@
 """The embedded store: one SQLite file (WAL) is the system of record.
 
 Why stdlib ``sqlite3`` and not ``apsw``: FTS5 and JSON1 are compiled into the
-stock module here, and dense vectors live in numpy (exact) and usearch (ANN)
-rebuilt from the BLOBs in this file, so no loadable extension is needed.
+stock module here, so no loadable extension is needed. FTS5 keeps the analysed
+title and body of every chunk (its content table); queries do not run through
+it: every read but SPLADE's goes to the process's in-memory mirror of this
+file (``_mirror``: BM25 postings with a pruning top-k, filter columns, the
+vector matrix), rebuilt from the file on open and kept current with every
+version any process commits.
 
 Every write is one ``BEGIN IMMEDIATE`` transaction: a crash mid-batch leaves
 the previous version intact, and a committed version survives a process crash
-(``synchronous=FULL``).
+(``synchronous=FULL``). Versions are allocated inside that transaction from the
+file, so several processes can write one index and never reuse a version.
 """
 
 from __future__ import annotations
