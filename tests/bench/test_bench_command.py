@@ -48,12 +48,16 @@ class Suites:
     def __init__(self, unavailable: str = "") -> None:
         self.calls: list[tuple[str, Scale]] = []
         self.stores: list[str | None] = []
+        self.sizes: list[list[int] | None] = []
         self.unavailable = unavailable
 
-    def __call__(self, name: str, store: str | None = None) -> object:
+    def __call__(
+        self, name: str, store: str | None = None, sizes: list[int] | None = None
+    ) -> object:
         def run(scale: Scale) -> list[Figure]:
             self.calls.append((name, scale))
             self.stores.append(store)
+            self.sizes.append(sizes)
             if name == self.unavailable:
                 raise BenchUnavailable("needs a tool")
             return [Figure(name, f"{name} figure", 2.0, "req/s", "base", 1.0)]
@@ -127,3 +131,19 @@ def test_store_reaches_the_engine_suite_and_is_named_in_the_provenance_line(
     assert main(["bench", "engine", "--smoke", "--store", "postgres://u:secret@db/x"]) == 0
     printed = capsys.readouterr().out
     assert "secret" not in printed and "--store URL" in printed
+
+
+def test_sizes_reach_the_engine_suite_and_are_named_in_the_provenance_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suites = Suites()
+    monkeypatch.setattr(command, "_suite", suites)
+    assert main(["bench", "engine", "--sizes", "100k,1m,2500"]) == 0
+    assert suites.sizes == [[100_000, 1_000_000, 2_500]]
+    assert "`rcpkit bench engine --sizes 100k,1m,2500`" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("sizes", ["lots", "10", "1x"])
+def test_a_size_that_is_not_a_corpus_size_is_a_usage_error(sizes: str) -> None:
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["bench", "engine", "--sizes", sizes])
