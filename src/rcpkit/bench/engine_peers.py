@@ -121,16 +121,31 @@ def _one_size(folder: Path, size: int, queries: int) -> dict[str, float]:
     dense = engine.dense.index  # type: ignore[attr-defined]
     if size >= dense.policy.ann_min_size:  # measure the ANN path, not the exact fallback
         waited = _call(dense.wait_for_ann, 4 * 3600)[0] / 1000
-        record(Figure("engine", f"ANN graph ready after indexing, {size:,} chunks", waited, "s",
-                      higher_is_better=False, note="background thread; saved"))  # fmt: skip
+        record(
+            Figure(
+                "engine",
+                f"ANN graph ready after indexing, {size:,} chunks",
+                waited,
+                "s",
+                higher_is_better=False,
+                note="background thread; saved",
+            )
+        )
     questions = [" ".join(text.split()[:6]) for text in _texts(queries, seed=3)]
     keys, matrix, _, removed, _ = engine.store.vectors()
     keys, matrix = keys[removed == 0], np.ascontiguousarray(matrix[removed == 0])
     texts = _texts(size, seed=2)
     out: dict[str, float] = {}
     label = f"{size:,} chunks"
-    record(Figure("engine", f"index {label} (hashing embedder)", size / indexed, "chunks/s",
-                  note="index_documents in batches of 5,000"))  # fmt: skip
+    record(
+        Figure(
+            "engine",
+            f"index {label} (hashing embedder)",
+            size / indexed,
+            "chunks/s",
+            note="index_documents in batches of 5,000",
+        )
+    )
     out.update(_lexical(engine, tantivy, bm25s, texts, keys, questions, label, folder))
     out.update(_dense(engine, faiss, keys, matrix, questions, label))
     out.update(_hybrid(engine, questions, label))
@@ -200,15 +215,41 @@ def _lexical(
     p50, p95 = _percentiles(ours)
     t50, t95 = _percentiles(theirs)
     b50, _ = _percentiles(other)
-    record(Figure("engine", f"lexical BM25 top-10 p50, {label}", p50, "ms", "tantivy 0.25",
-                  t50, higher_is_better=False, target=2.0,
-                  note=f"p95 {p95:.2f} vs {t95:.2f} ms; bm25s p50 {b50:.2f} ms"))  # fmt: skip
-    record(Figure("engine", f"lexical BM25 top-10 p95, {label}", p95, "ms", "tantivy 0.25",
-                  t95, higher_is_better=False, target=2.0))  # fmt: skip
-    record(Figure("engine", f"lexical overlap@10 with tantivy, {label}",
-                  statistics.mean(overlap_tantivy), "overlap",
-                  note=f"with bm25s: {statistics.mean(overlap_bm25s):.3f} (same analyzer; "
-                  "both score BM25 over one field, rcpkit FTS5's formula)"))  # fmt: skip
+    record(
+        Figure(
+            "engine",
+            f"lexical BM25 top-10 p50, {label}",
+            p50,
+            "ms",
+            "tantivy 0.25",
+            t50,
+            higher_is_better=False,
+            target=2.0,
+            note=f"p95 {p95:.2f} vs {t95:.2f} ms; bm25s p50 {b50:.2f} ms",
+        )
+    )
+    record(
+        Figure(
+            "engine",
+            f"lexical BM25 top-10 p95, {label}",
+            p95,
+            "ms",
+            "tantivy 0.25",
+            t95,
+            higher_is_better=False,
+            target=2.0,
+        )
+    )
+    record(
+        Figure(
+            "engine",
+            f"lexical overlap@10 with tantivy, {label}",
+            statistics.mean(overlap_tantivy),
+            "overlap",
+            note=f"with bm25s: {statistics.mean(overlap_bm25s):.3f} (same analyzer; "
+            "both score BM25 over one field, rcpkit FTS5's formula)",
+        )
+    )
     return {"lexical p50": p50, "lexical p95": p95, "tantivy p50": t50}
 
 
@@ -234,8 +275,19 @@ def _dense(
         theirs.append(_call(flat.search, vector[None, :], 10)[0])
     p50, p95 = _percentiles(ours)
     f50, _ = _percentiles(theirs)
-    record(Figure("engine", f"dense exact top-10 p50, {label}", p50, "ms", "faiss IndexFlatIP",
-                  f50, higher_is_better=False, target=1.2, note=f"p95 {p95:.2f} ms"))  # fmt: skip
+    record(
+        Figure(
+            "engine",
+            f"dense exact top-10 p50, {label}",
+            p50,
+            "ms",
+            "faiss IndexFlatIP",
+            f50,
+            higher_is_better=False,
+            target=1.2,
+            note=f"p95 {p95:.2f} ms",
+        )
+    )
     _filtered(engine, keys, matrix, vectors, label, p50)
     return {"dense p50": p50}
 
@@ -254,8 +306,9 @@ def _ann_curve(
     exact = [matrix @ v for v in vectors]
     started = time.perf_counter()
     if graph is None:  # below the ANN threshold rcpkit has no graph: build usearch's own
-        graph = usearch.Index(ndim=matrix.shape[1], metric="ip", dtype="f32", connectivity=32,
-                              expansion_add=128)  # fmt: skip
+        graph = usearch.Index(
+            ndim=matrix.shape[1], metric="ip", dtype="f32", connectivity=32, expansion_add=128
+        )
         graph.add(keys, matrix, threads=2)
     built_usearch = time.perf_counter() - started
     started = time.perf_counter()
@@ -276,12 +329,19 @@ def _ann_curve(
             took, (_, got) = _call(hnsw.search, vector[None, :], 10)
             time_f.append(took)
             recall_f.append(_recall(keys[got[0]].tolist(), keys, truth))
-        record(Figure("engine", f"HNSW M=32 ef={ef} recall@10, {label}",
-                      statistics.mean(recall_u), "recall", "faiss IndexHNSWFlat, same M/ef",
-                      statistics.mean(recall_f),
-                      note=f"usearch p50 {statistics.median(time_u):.2f} ms, faiss p50 "
-                      f"{statistics.median(time_f):.2f} ms; built in {built_usearch:.0f} s "
-                      f"(usearch), {built_faiss:.0f} s (faiss), 2 threads"))  # fmt: skip
+        record(
+            Figure(
+                "engine",
+                f"HNSW M=32 ef={ef} recall@10, {label}",
+                statistics.mean(recall_u),
+                "recall",
+                "faiss IndexHNSWFlat, same M/ef",
+                statistics.mean(recall_f),
+                note=f"usearch p50 {statistics.median(time_u):.2f} ms, faiss p50 "
+                f"{statistics.median(time_f):.2f} ms; built in {built_usearch:.0f} s "
+                f"(usearch), {built_faiss:.0f} s (faiss), 2 threads",
+            )
+        )
 
 
 def _filtered(
@@ -303,9 +363,19 @@ def _filtered(
             hits = [key for key, _ in found]
             recalls.append(_recall(hits, subset_keys, subset @ vector))
         p50, _ = _percentiles(samples)
-        record(Figure("engine", f"dense filtered {name} p50, {label}", p50, "ms",
-                      "unfiltered dense p50", unfiltered, higher_is_better=False, target=2.0,
-                      note=f"recall@10 {statistics.mean(recalls):.3f} (tie-aware)"))  # fmt: skip
+        record(
+            Figure(
+                "engine",
+                f"dense filtered {name} p50, {label}",
+                p50,
+                "ms",
+                "unfiltered dense p50",
+                unfiltered,
+                higher_is_better=False,
+                target=2.0,
+                note=f"recall@10 {statistics.mean(recalls):.3f} (tie-aware)",
+            )
+        )
 
 
 # --- hybrid, memory, open ------------------------------------------------------------
@@ -321,9 +391,19 @@ def _hybrid(engine: Engine, questions: list[str], label: str) -> dict[str, float
             samples[mode].append(_ms(partial(retrieve, engine, params, context)))
     p50 = {mode: statistics.median(values) for mode, values in samples.items()}
     slower = max(p50["dense"], p50["sparse"])
-    record(Figure("engine", f"retrieve hybrid p50, {label}", p50["hybrid"], "ms",
-                  "the slower arm's retrieve p50", slower, higher_is_better=False, target=1.2,
-                  note=f"dense {p50['dense']:.2f} ms, sparse {p50['sparse']:.2f} ms"))  # fmt: skip
+    record(
+        Figure(
+            "engine",
+            f"retrieve hybrid p50, {label}",
+            p50["hybrid"],
+            "ms",
+            "the slower arm's retrieve p50",
+            slower,
+            higher_is_better=False,
+            target=1.2,
+            note=f"dense {p50['dense']:.2f} ms, sparse {p50['sparse']:.2f} ms",
+        )
+    )
     return {"hybrid p50": p50["hybrid"]}
 
 
@@ -364,11 +444,29 @@ def _process(
     resident, opened, postings = json.loads(done.stdout.strip().splitlines()[-1])
     vectors = matrix.nbytes / 2**20
     raw = vectors + postings
-    record(Figure("engine", f"resident memory of a fresh process, {label}", resident, "MB",
-                  "raw vectors + postings", raw, higher_is_better=False, target=1.5,
-                  note=f"vectors {vectors:.0f}, postings {postings:.0f} MB"))  # fmt: skip
-    record(Figure("engine", f"open the index and answer one query, {label}", opened, "s",
-                  higher_is_better=False, note="a fresh process, first retrieve"))  # fmt: skip
+    record(
+        Figure(
+            "engine",
+            f"resident memory of a fresh process, {label}",
+            resident,
+            "MB",
+            "raw vectors + postings",
+            raw,
+            higher_is_better=False,
+            target=1.5,
+            note=f"vectors {vectors:.0f}, postings {postings:.0f} MB",
+        )
+    )
+    record(
+        Figure(
+            "engine",
+            f"open the index and answer one query, {label}",
+            opened,
+            "s",
+            higher_is_better=False,
+            note="a fresh process, first retrieve",
+        )
+    )
     return {"resident MB": resident, "open s": opened}
 
 
@@ -376,5 +474,13 @@ def _growth(results: dict[int, dict[str, float]], small: int, large: int) -> Non
     for name in results[small]:
         factor = results[large][name] / results[small][name]
         exponent = np.log(factor) / np.log(large / small)
-        record(Figure("engine", f"growth {small:,} -> {large:,} chunks: {name}", factor, "x",
-                      higher_is_better=False, note=f"n^{exponent:.2f}"))  # fmt: skip
+        record(
+            Figure(
+                "engine",
+                f"growth {small:,} -> {large:,} chunks: {name}",
+                factor,
+                "x",
+                higher_is_better=False,
+                note=f"n^{exponent:.2f}",
+            )
+        )

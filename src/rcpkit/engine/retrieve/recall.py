@@ -78,9 +78,10 @@ def recall(
         arms["dense"] = engine.dense.search(query_vector, candidate_k, tree, version, tenant)
     if mode in ("sparse", "hybrid"):
         arms["sparse"] = (
-            lexical.result() if lexical is not None
+            lexical.result()
+            if lexical is not None
             else _lexical(engine, query, candidate_k, tree, version, ctx)
-        )  # fmt: skip
+        )
         encoder = engine.sparse_encoder(ctx.check_cancelled)
         if encoder is not None:  # §3.1: learned-sparse recall joins the sparse arm
             (vector,) = encoder.encode([query], "query")

@@ -166,8 +166,11 @@ class AnnGraph:
                 return None, 0
         except (OSError, ValueError):
             return None, 0
-        expected = {key: value for key, value in self._record(self._new()).items()
-                    if key not in ("largest_key", "rows")}  # fmt: skip
+        expected = {
+            key: value
+            for key, value in self._record(self._new()).items()
+            if key not in ("largest_key", "rows")
+        }
         if any(record.get(key) != value for key, value in expected.items()):
             return None, 0
         graph = self._new()

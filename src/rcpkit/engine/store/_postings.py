@@ -111,8 +111,12 @@ class Postings:
                     (positions[start:end], weighted[start:end]),
                 )
                 if len(pieces) > _MAX_PIECES:
-                    pieces = ((np.concatenate([p for p, _ in pieces]),
-                               np.concatenate([w for _, w in pieces])),)  # fmt: skip
+                    pieces = (
+                        (
+                            np.concatenate([p for p, _ in pieces]),
+                            np.concatenate([w for _, w in pieces]),
+                        ),
+                    )
                 self._terms[term] = pieces
                 old_f, old_length = self._bounds.get(term, (0, math.inf))
                 self._bounds[term] = (

@@ -19,18 +19,15 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
+from rcpkit.engine.filters import Filter
 from rcpkit.engine.store._ann import AnnGraph, GraphSettings
 from rcpkit.engine.store._blas import single_threaded_blas
 from rcpkit.engine.store._growable import Growable
-
-if TYPE_CHECKING:
-    from rcpkit.engine.filters import Filter
-    from rcpkit.engine.store.base import CommitResult
+from rcpkit.engine.store.base import CommitResult
 
 __all__ = ["DenseIndex", "DensePolicy", "LocalDenseSearch"]
 
@@ -97,8 +94,11 @@ class DenseIndex:
             self._tenants = Growable(np.int32)
             self._removed: Keys = np.zeros(0, dtype=np.int64)
             self._newest = 0
-            settings = GraphSettings(self.policy.ann_connectivity, self.policy.ann_expansion_add,
-                                     self.policy.ann_expansion_search)  # fmt: skip
+            settings = GraphSettings(
+                self.policy.ann_connectivity,
+                self.policy.ann_expansion_add,
+                self.policy.ann_expansion_search,
+            )
             self._graph = AnnGraph(
                 self.dimension, settings, self._graph_path, self._identity, self._lock
             )
