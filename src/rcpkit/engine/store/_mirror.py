@@ -177,6 +177,9 @@ class Mirror:
         last = int(current.keys[-1]) if current.size else 0
         if current.version >= 0:
             self._retire(connection, current.version, last)
+        else:  # a full load: size the arrays once instead of doubling them as rows come
+            (rows,) = connection.execute("SELECT count(*) FROM chunks").fetchone()
+            self._reserve(int(rows))
         loaded = 0
         vector = "c.vector" if self.dense is not None else "NULL"
         while True:
@@ -203,6 +206,12 @@ class Mirror:
         if self.dense is not None:
             self.dense.retire(keys, at)
         self._removed = removed
+
+    def _reserve(self, rows: int) -> None:
+        for column in (self._keys, self._added, self._tenants, self._lengths):
+            column.reserve(rows)
+        if self.dense is not None:
+            self.dense.reserve(rows)
 
     def _append(self, rows: list[tuple[object, ...]]) -> None:
         first = len(self._keys)

@@ -121,6 +121,12 @@ class DenseIndex:
     def _code(self, tenant: str | None) -> int:
         return self._codes.setdefault(tenant or "", len(self._codes))
 
+    def reserve(self, rows: int) -> None:
+        """Room for ``rows`` rows in all (a load that knows its size copies nothing)."""
+        with self._lock:
+            for column in (self._keys, self._matrix, self._added, self._tenants):
+                column.reserve(rows)
+
     def replace(
         self, keys: Keys, matrix: Matrix, added: Keys, removed: Keys, tenants: Sequence[str]
     ) -> None:
