@@ -16,12 +16,13 @@ from rcpkit.engine.models import Embedder, load_embedder, load_sparse_encoder
 from rcpkit.engine.request import EngineRequest, Subrequest
 from rcpkit.engine.retrieve.cursors import cursor_secret
 from rcpkit.engine.retrieve.pipeline import retrieve
+from rcpkit.engine.state.base import EngineState, embedded_state
 from rcpkit.engine.store.base import Store
 from rcpkit.engine.store.sqlite import SQLiteStore
 from rcpkit.engine.transform.rewriter import Rewriter
 from rcpkit.protocol import messages as m
 
-__all__ = ["is_postgres_url", "open_engine", "open_store"]
+__all__ = ["is_postgres_url", "open_engine", "open_state", "open_store"]
 
 
 def open_engine(config: EngineConfig) -> Engine:
@@ -59,8 +60,20 @@ def open_engine(config: EngineConfig) -> Engine:
         cursor_secret=cursor_secret(store),
         rewriter=Rewriter(store, passages),
         graphs=graphs,
+        state=open_state(config, store),
     )
     return engine
+
+
+def open_state(config: EngineConfig, store: Store) -> EngineState:
+    """Feedback, memories and trajectories: in the shared database when the store is one."""
+    if is_postgres_url(config.store):
+        from rcpkit.engine.state.postgres import postgres_state
+        from rcpkit.engine.store.postgres import PostgresStore
+
+        assert isinstance(store, PostgresStore)
+        return postgres_state(store, config.quarantine_reports, config.session_ttl_seconds)
+    return embedded_state(config.index, config.quarantine_reports, config.session_ttl_seconds)
 
 
 def _bind_identity(config: EngineConfig, store: Store, identity: str, dimension: int) -> None:
@@ -88,6 +101,6 @@ def open_store(config: EngineConfig) -> Store:
         # Imported on use: the `postgres` extra (psycopg) is optional.
         from rcpkit.engine.store.postgres import PostgresStore
 
-        config.index.mkdir(parents=True, exist_ok=True)  # local side state still lives here
+        config.index.mkdir(parents=True, exist_ok=True)  # GraphRAG graphs still live here
         return PostgresStore(config.store)
     raise ValueError(f"--store must be a postgres:// URL, not {config.store!r}")

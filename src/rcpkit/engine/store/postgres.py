@@ -134,15 +134,24 @@ class PostgresStore:
         left; PostgreSQL cancels one still running then, which is -32014 here too.
         """
         connection = self.reader()
-        left = deadline.remaining()
-        if left is None:
+        if deadline.remaining() is None:
             yield connection
             return
-        if left <= 0:
-            raise RCPError(ErrorCode.TIMEOUT, "deadline exceeded", retryable=True)
         with deadline_exceeded(), connection.transaction():
-            milliseconds = str(max(1, math.ceil(left * 1000)))
-            connection.execute("SELECT set_config('statement_timeout', %s, true)", (milliseconds,))
+            _bound(connection)
+            yield connection
+
+    @contextmanager
+    def writing(self) -> Iterator[Any]:
+        """A write transaction on this thread's connection, bounded by the request's deadline.
+
+        For writes that need no version (the engine state: feedback, memories,
+        trajectories). §13.1: past the deadline the transaction is cancelled and
+        rolled back, so nothing of it is written, and the request is -32014.
+        """
+        connection = self.reader()
+        with deadline_exceeded(), connection.transaction():
+            _bound(connection)
             yield connection
 
     @unavailable()
@@ -667,6 +676,17 @@ class PostgresStore:
     def close(self) -> None:
         with self._connections_lock:
             _close_all(self._connections)
+
+
+def _bound(connection: Any) -> None:
+    """``SET LOCAL statement_timeout`` to the time the request's deadline leaves, if any."""
+    left = deadline.remaining()
+    if left is None:
+        return
+    if left <= 0:
+        raise RCPError(ErrorCode.TIMEOUT, "deadline exceeded", retryable=True)
+    milliseconds = str(max(1, math.ceil(left * 1000)))
+    connection.execute("SELECT set_config('statement_timeout', %s, true)", (milliseconds,))
 
 
 def _close_all(connections: list[Any]) -> None:
