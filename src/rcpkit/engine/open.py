@@ -66,13 +66,17 @@ def open_engine(config: EngineConfig) -> Engine:
 
 
 def open_state(config: EngineConfig, store: Store) -> EngineState:
-    """Feedback, memories and trajectories: in the shared database when the store is one."""
+    """Feedback, memories and trajectories: in the shared database when the store is one.
+
+    A standby cannot write, so a server on one keeps them beside its index, its own.
+    """
     if is_postgres_url(config.store):
         from rcpkit.engine.state.postgres import postgres_state
         from rcpkit.engine.store.postgres import PostgresStore
 
         assert isinstance(store, PostgresStore)
-        return postgres_state(store, config.quarantine_reports, config.session_ttl_seconds)
+        if not store.read_only:
+            return postgres_state(store, config.quarantine_reports, config.session_ttl_seconds)
     return embedded_state(config.index, config.quarantine_reports, config.session_ttl_seconds)
 
 

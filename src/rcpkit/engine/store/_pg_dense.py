@@ -155,7 +155,7 @@ def rebuild_vector_index(connection: Any, settings: HnswSettings | None = None) 
 class _Connections(Protocol):
     """What the dense search needs of ``PostgresStore``: its connections and totals."""
 
-    def reader(self) -> Any: ...
+    def connection(self) -> AbstractContextManager[Any]: ...
 
     def reading(self) -> AbstractContextManager[Any]: ...
 
@@ -236,15 +236,12 @@ class PostgresDenseSearch:
 
     @unavailable()
     def sample(self, limit: int) -> Matrix:
-        rows = (
-            self._store.reader()
-            .execute(
+        with self._store.connection() as connection:
+            rows = connection.execute(
                 "SELECT embedding::real[] FROM chunks WHERE removed IS NULL"
                 " ORDER BY md5(key::text) LIMIT %s",
                 (limit,),
-            )
-            .fetchall()
-        )
+            ).fetchall()
         if not rows:
             return np.zeros((0, 0), dtype=np.float32)
         return np.asarray([row[0] for row in rows], dtype=np.float32)
