@@ -438,3 +438,34 @@ async def test_a_bulk_load_defers_the_vector_index_and_db_reindex_builds_it(
     reopened = make_engine(tmp_path / "local", store=postgres_url)
     reopened.close()
     assert _vector_index(postgres_url) == (True, True)
+
+
+async def test_a_pinned_retrieve_is_not_torn_by_another_process_collecting(
+    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 20: the version check and the reads are one snapshot. Another process's
+    # collect commits after the check, before the reads: the pinned read still serves v1.
+    engine = make_engine(tmp_path / "local", store=postgres_url)
+    other = PostgresStore(postgres_url)
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        await call.result("index/add", {"documents": [{"id": "a", "text": "alpha lantern"}]})
+        await call.result("index/add", {"documents": [{"id": "a", "text": "gamma"}]})
+        pinned = {"query": "alpha lantern", "mode": "sparse", "indexVersion": "1"}
+        before = await call.result("retrieve", pinned)
+        lexical = engine.store.lexical
+
+        def collect_first(*args: object, **kwargs: object) -> object:
+            assert other.collect(1)  # deletes version 1's chunk of "a", floor -> 2
+            monkeypatch.setattr(engine.store, "lexical", lexical)
+            return lexical(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(engine.store, "lexical", collect_first)
+        during = await call.result("retrieve", pinned)
+        after = await call.error("retrieve", pinned)
+    assert [hit["id"] for hit in before["hits"]] == ["a#0"]
+    assert during["hits"] == before["hits"]
+    assert during["indexVersion"] == "1"
+    assert after["code"] == -32010  # version 1 is gone now: refused, never another one
+    other.close()
+    engine.close()

@@ -173,6 +173,20 @@ class PostgresStore:
                 yield connection
 
     @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Every read on this thread until exit sees one snapshot (see ``store.snapshot``).
+
+        Nested in another snapshot (a rewrite's inner retrieve) it is that one.
+        """
+        with unavailable(), self.connection() as connection:
+            if connection.info.transaction_status != psycopg().pq.TransactionStatus.IDLE:
+                yield
+                return
+            with connection.transaction():
+                connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                yield
+
+    @contextmanager
     def writing(self) -> Iterator[Any]:
         """A write transaction on this thread's connection, bounded by the request's deadline.
 
