@@ -469,3 +469,26 @@ async def test_a_pinned_retrieve_is_not_torn_by_another_process_collecting(
     assert after["code"] == -32010  # version 1 is gone now: refused, never another one
     other.close()
     engine.close()
+
+
+async def test_a_write_past_its_deadline_is_timeout_and_writes_nothing(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # Issue 20, §13.1: a write waiting on another process's commit (the versions row)
+    # is cut off at the request's deadline and rolls back; it does not land later.
+    engine = make_engine(tmp_path / "local", store=postgres_url)
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        blocker = psycopg.connect(postgres_url)  # another process mid-commit
+        blocker.execute("SELECT * FROM versions FOR UPDATE")
+        try:
+            late = {"documents": [{"id": "late", "text": "x"}], "_meta": {"deadlineMs": 500}}
+            error = await call.error("index/add", late)
+        finally:
+            blocker.close()
+        assert error["code"] == ErrorCode.TIMEOUT
+        # Serialised behind the first write in this process: it has finished by now.
+        await call.result("index/add", {"documents": [{"id": "next", "text": "y"}]})
+        assert engine.store.count() == (1, 1)
+        assert engine.store.content_hash("late") is None
+    engine.close()

@@ -218,11 +218,24 @@ class PostgresStore:
     @contextmanager
     def _transaction(self) -> Iterator[tuple[Any, int, int]]:
         """A write transaction holding the versions row: (connection, version, floor)."""
-        with self._write_lock, self.connection() as connection, connection.transaction():
-            version, floor = connection.execute(
-                "SELECT version, floor FROM versions WHERE id = 1 FOR UPDATE"
-            ).fetchone()
-            yield connection, int(version), int(floor)
+        # §13.1: waiting for this process's writer, then for the versions row and every
+        # statement of the write, all within the request's deadline; cut off, it rolls back.
+        left = deadline.remaining()
+        if not self._write_lock.acquire(timeout=-1 if left is None else max(0.0, left)):
+            raise RCPError(ErrorCode.TIMEOUT, "deadline exceeded", retryable=True)
+        try:
+            with (
+                deadline_exceeded(),
+                self.connection() as connection,
+                connection.transaction(),
+            ):
+                _bound(connection)
+                version, floor = connection.execute(
+                    "SELECT version, floor FROM versions WHERE id = 1 FOR UPDATE"
+                ).fetchone()
+                yield connection, int(version), int(floor)
+        finally:
+            self._write_lock.release()
 
     def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
         """Apply ``batch`` atomically as the next version; older versions stay readable."""
