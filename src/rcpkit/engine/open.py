@@ -8,6 +8,7 @@ to it here as a callable, so neither imports the other.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rcpkit.engine.config import EngineConfig
 from rcpkit.engine.engine import Engine, ModelSlot
@@ -22,7 +23,10 @@ from rcpkit.engine.store.sqlite import SQLiteStore
 from rcpkit.engine.transform.rewriter import Rewriter
 from rcpkit.protocol import messages as m
 
-__all__ = ["is_postgres_url", "open_engine", "open_state", "open_store"]
+if TYPE_CHECKING:
+    from rcpkit.engine.store._pg_dense import HnswSettings
+
+__all__ = ["hnsw_settings", "is_postgres_url", "open_engine", "open_state", "open_store"]
 
 
 def open_engine(config: EngineConfig) -> Engine:
@@ -93,6 +97,12 @@ def _bind_identity(config: EngineConfig, store: Store, identity: str, dimension:
     store.setting_default("embed.dimension", str(dimension))
 
 
+def hnsw_settings(config: EngineConfig) -> HnswSettings:
+    from rcpkit.engine.store._pg_dense import HnswSettings
+
+    return HnswSettings(config.hnsw_m, config.hnsw_ef_construction, config.hnsw_ef_search)
+
+
 def is_postgres_url(store: str | None) -> bool:
     return bool(store) and str(store).startswith(("postgres://", "postgresql://"))
 
@@ -106,5 +116,5 @@ def open_store(config: EngineConfig) -> Store:
         from rcpkit.engine.store.postgres import PostgresStore
 
         config.index.mkdir(parents=True, exist_ok=True)  # GraphRAG graphs still live here
-        return PostgresStore(config.store)
+        return PostgresStore(config.store, hnsw=hnsw_settings(config))
     raise ValueError(f"--store must be a postgres:// URL, not {config.store!r}")

@@ -492,3 +492,28 @@ async def test_a_write_past_its_deadline_is_timeout_and_writes_nothing(
         assert engine.store.count() == (1, 1)
         assert engine.store.content_hash("late") is None
     engine.close()
+
+
+def _index_options(url: str) -> list[str]:
+    with psycopg.connect(url) as connection:
+        row = connection.execute(
+            "SELECT reloptions FROM pg_class WHERE oid = to_regclass('chunks_embedding')"
+        ).fetchone()
+    return sorted(row[0]) if row and row[0] else []
+
+
+def test_hnsw_settings_shape_the_index_and_reindex_applies_changed_ones(
+    postgres_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = PostgresStore(postgres_url, hnsw=HnswSettings(m=8, ef_construction=32))
+    store.open_dense(4)
+    store.commit(WriteBatch(documents=[chunk_of("a", vectors(1, 4, seed=7)[0], 1)]))
+    store.close()
+    assert _index_options(postgres_url) == ["ef_construction=32", "m=8"]
+    settings = tmp_path / "rcpkit.toml"
+    settings.write_text("[engine]\nhnsw_m = 12\nhnsw_ef_construction = 40\n")
+    assert main(["db", "reindex", "--store", postgres_url, "--config", str(settings)]) == 0
+    assert "built" in capsys.readouterr().out
+    assert _index_options(postgres_url) == ["ef_construction=40", "m=12"]
+    with pytest.raises(ValueError, match="hnsw_ef_construction"):
+        HnswSettings(m=16, ef_construction=20)

@@ -96,9 +96,16 @@ class PostgresStore:
     """
 
     def __init__(
-        self, url: str, *, migrate: bool = True, pool_size: int = 32, pool_timeout: float = 30.0
+        self,
+        url: str,
+        *,
+        migrate: bool = True,
+        pool_size: int = 32,
+        pool_timeout: float = 30.0,
+        hnsw: HnswSettings | None = None,
     ) -> None:
         self.url = url
+        self.hnsw = hnsw or HnswSettings()
         self.pool_timeout = pool_timeout
         self._local = threading.local()
         self._write_lock = threading.Lock()
@@ -475,7 +482,7 @@ class PostgresStore:
 
     def open_dense(self, dimension: int, policy: Any = None) -> PostgresDenseSearch:
         """pgvector search in the database; types and indexes the column on first use."""
-        settings = HnswSettings()
+        settings = self.hnsw
         if not self.read_only:
             with self.connection() as connection:
                 ensure_vector_index(connection, dimension, settings)
