@@ -89,6 +89,9 @@ class EngineConfig:
     hnsw_m: int = 16
     hnsw_ef_construction: int = 64
     hnsw_ef_search: int = 100
+    # Server-side prepared statements (psycopg prepares a query run 5 times). Set false
+    # behind pgbouncer in transaction mode without `max_prepared_statements` (< 1.21).
+    postgres_prepared_statements: bool = True
 
 
 def default_index_path() -> Path:

@@ -116,5 +116,9 @@ def open_store(config: EngineConfig) -> Store:
         from rcpkit.engine.store.postgres import PostgresStore
 
         config.index.mkdir(parents=True, exist_ok=True)  # GraphRAG graphs still live here
-        return PostgresStore(config.store, hnsw=hnsw_settings(config))
+        return PostgresStore(
+            config.store,
+            hnsw=hnsw_settings(config),
+            prepared_statements=config.postgres_prepared_statements,
+        )
     raise ValueError(f"--store must be a postgres:// URL, not {config.store!r}")

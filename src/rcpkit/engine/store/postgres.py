@@ -103,6 +103,7 @@ class PostgresStore:
         pool_size: int = 32,
         pool_timeout: float = 30.0,
         hnsw: HnswSettings | None = None,
+        prepared_statements: bool = True,
     ) -> None:
         self.url = url
         self.hnsw = hnsw or HnswSettings()
@@ -120,7 +121,7 @@ class PostgresStore:
                 f"the database holds rcpkit schema {applied}, this rcpkit needs {latest}; "
                 "run `rcpkit db migrate --store URL`"
             )
-        self._pool = open_pool(url, pool_size)
+        self._pool = open_pool(url, pool_size, prepared_statements)
         # A store dropped without close() (an engine a caller forgot) closes its pool.
         weakref.finalize(self, self._pool.close)
 
@@ -751,8 +752,17 @@ def _bound(connection: Any) -> None:
     connection.execute("SELECT set_config('statement_timeout', %s, true)", (milliseconds,))
 
 
-def open_pool(url: str, size: int) -> Any:
-    """A pool of autocommit connections, each checked (``SELECT ''``) as it is handed out."""
+def open_pool(url: str, size: int, prepared_statements: bool = True) -> Any:
+    """A pool of autocommit connections, each checked (``SELECT ''``) as it is handed out.
+
+    Without ``prepared_statements`` nothing is prepared server-side
+    (``prepare_threshold=None``): a transaction-mode pooler that cannot track
+    them (pgbouncer < 1.21, or without ``max_prepared_statements``) hands each
+    transaction another server connection, where a prepared name is unknown.
+    """
+    kwargs: dict[str, Any] = {"autocommit": True}
+    if not prepared_statements:
+        kwargs["prepare_threshold"] = None
     try:
         from psycopg_pool import ConnectionPool
     except ImportError as error:
@@ -761,7 +771,7 @@ def open_pool(url: str, size: int) -> Any:
         url,
         min_size=1,
         max_size=max(1, size),
-        kwargs={"autocommit": True},
+        kwargs=kwargs,
         check=ConnectionPool.check_connection,
         open=True,
         name="rcpkit",
