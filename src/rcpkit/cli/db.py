@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"schema version {applied} (this rcpkit: {latest})")
             return 0 if applied == latest else 1
         if args.action in ("reindex", "defer-index"):
-            return _vector_index(connection, args.action, latest)
+            return _vector_index(connection, args.action, latest, config)
         version, done = migrations.migrate(connection)
     for step in done:
         print(f"applied {step.version:04d}_{step.name}")
@@ -51,15 +51,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _vector_index(connection: Any, action: str, latest: int) -> int:
+def _vector_index(connection: Any, action: str, latest: int, config: Any) -> int:
     """A bulk load: ``defer-index`` drops the HNSW index, ``reindex`` builds it once."""
+    from rcpkit.engine.open import hnsw_settings
     from rcpkit.engine.store import migrations
     from rcpkit.engine.store._pg_dense import defer_vector_index, rebuild_vector_index
 
     if migrations.applied_version(connection) != latest:
         raise ValueError("the store's schema is not current: run `rcpkit db migrate` first")
     if action == "reindex":
-        print(rebuild_vector_index(connection))
+        print(rebuild_vector_index(connection, hnsw_settings(config)))
         return 0
     dropped = defer_vector_index(connection)
     print(

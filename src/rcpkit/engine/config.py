@@ -84,6 +84,14 @@ class EngineConfig:
     threads: int = field(default_factory=lambda: os.cpu_count() or 2)  # onnxruntime intra-op
     ingest: IngestOptions = field(default_factory=IngestOptions)  # [ingest] loader settings
     dense_policy: DensePolicy = field(default_factory=DensePolicy)
+    # PostgreSQL store: the pgvector HNSW index (built at first use, or by `rcpkit db
+    # reindex`, which rebuilds it when m or ef_construction changed) and its search depth.
+    hnsw_m: int = 16
+    hnsw_ef_construction: int = 64
+    hnsw_ef_search: int = 100
+    # Server-side prepared statements (psycopg prepares a query run 5 times). Set false
+    # behind pgbouncer in transaction mode without `max_prepared_statements` (< 1.21).
+    postgres_prepared_statements: bool = True
 
 
 def default_index_path() -> Path:

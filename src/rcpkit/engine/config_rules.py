@@ -152,6 +152,11 @@ ENGINE_RULES: Mapping[str, Rule] = {
     "graph": _choice("spacy", "regex"),
     "threads": _whole(1),
     "dense_policy": _dense_policy,
+    # pgvector's own bounds; ef_construction >= 2 * m is checked with both (HnswSettings).
+    "hnsw_m": _whole(2),
+    "hnsw_ef_construction": _whole(4),
+    "hnsw_ef_search": _whole(1),
+    "postgres_prepared_statements": _flag,
 }
 
 INGEST_RULES: Mapping[str, Rule] = {

@@ -18,9 +18,8 @@ from rcpkit.engine.config import EngineConfig
 from rcpkit.engine.graph.tenants import Graphs
 from rcpkit.engine.models import Embedder, SparseEncoder
 from rcpkit.engine.rerank import Reranker, load_reranker
-from rcpkit.engine.state.feedback import FeedbackLog
+from rcpkit.engine.state.base import EngineState, embedded_state
 from rcpkit.engine.state.memory import MemoryBank
-from rcpkit.engine.state.trajectories import Trajectories
 from rcpkit.engine.store.base import Store
 from rcpkit.engine.store.calibration import Calibration
 from rcpkit.engine.transform.rewriter import Rewriter
@@ -80,6 +79,7 @@ class Engine:
         cursor_secret: bytes,
         rewriter: Rewriter,
         graphs: Graphs | None = None,
+        state: EngineState | None = None,
     ) -> None:
         self.config = config
         self.store = store
@@ -92,9 +92,14 @@ class Engine:
         self.calibration = Calibration()
         self.cursor_secret = cursor_secret
         self.capabilities_pagination = True
-        self.trajectories = Trajectories(config.session_ttl_seconds)
-        self.feedback = FeedbackLog(config.index / "feedback.sqlite3", config.quarantine_reports)
-        self.memory = MemoryBank(config.index / "memory.sqlite3")
+        if state is None:  # the embedded state: files beside the index
+            state = embedded_state(
+                config.index, config.quarantine_reports, config.session_ttl_seconds
+            )
+        self.state = state
+        self.trajectories = state.trajectories
+        self.feedback = state.feedback
+        self.memory = MemoryBank(state.memory)
         self.rewriter = rewriter
         self.graphs = graphs
         self._rerankers: dict[str, Reranker] = {}
@@ -143,8 +148,7 @@ class Engine:
         return model
 
     def close(self) -> None:
+        self.state.close()
         self.store.close()
-        self.feedback.close()
-        self.memory.close()
         if self.graphs is not None:
             self.graphs.close()

@@ -8,6 +8,7 @@ to it here as a callable, so neither imports the other.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rcpkit.engine.config import EngineConfig
 from rcpkit.engine.engine import Engine, ModelSlot
@@ -16,12 +17,16 @@ from rcpkit.engine.models import Embedder, load_embedder, load_sparse_encoder
 from rcpkit.engine.request import EngineRequest, Subrequest
 from rcpkit.engine.retrieve.cursors import cursor_secret
 from rcpkit.engine.retrieve.pipeline import retrieve
+from rcpkit.engine.state.base import EngineState, embedded_state
 from rcpkit.engine.store.base import Store
 from rcpkit.engine.store.sqlite import SQLiteStore
 from rcpkit.engine.transform.rewriter import Rewriter
 from rcpkit.protocol import messages as m
 
-__all__ = ["is_postgres_url", "open_engine", "open_store"]
+if TYPE_CHECKING:
+    from rcpkit.engine.store._pg_dense import HnswSettings
+
+__all__ = ["hnsw_settings", "is_postgres_url", "open_engine", "open_state", "open_store"]
 
 
 def open_engine(config: EngineConfig) -> Engine:
@@ -59,8 +64,24 @@ def open_engine(config: EngineConfig) -> Engine:
         cursor_secret=cursor_secret(store),
         rewriter=Rewriter(store, passages),
         graphs=graphs,
+        state=open_state(config, store),
     )
     return engine
+
+
+def open_state(config: EngineConfig, store: Store) -> EngineState:
+    """Feedback, memories and trajectories: in the shared database when the store is one.
+
+    A standby cannot write, so a server on one keeps them beside its index, its own.
+    """
+    if is_postgres_url(config.store):
+        from rcpkit.engine.state.postgres import postgres_state
+        from rcpkit.engine.store.postgres import PostgresStore
+
+        assert isinstance(store, PostgresStore)
+        if not store.read_only:
+            return postgres_state(store, config.quarantine_reports, config.session_ttl_seconds)
+    return embedded_state(config.index, config.quarantine_reports, config.session_ttl_seconds)
 
 
 def _bind_identity(config: EngineConfig, store: Store, identity: str, dimension: int) -> None:
@@ -76,6 +97,12 @@ def _bind_identity(config: EngineConfig, store: Store, identity: str, dimension:
     store.setting_default("embed.dimension", str(dimension))
 
 
+def hnsw_settings(config: EngineConfig) -> HnswSettings:
+    from rcpkit.engine.store._pg_dense import HnswSettings
+
+    return HnswSettings(config.hnsw_m, config.hnsw_ef_construction, config.hnsw_ef_search)
+
+
 def is_postgres_url(store: str | None) -> bool:
     return bool(store) and str(store).startswith(("postgres://", "postgresql://"))
 
@@ -88,6 +115,10 @@ def open_store(config: EngineConfig) -> Store:
         # Imported on use: the `postgres` extra (psycopg) is optional.
         from rcpkit.engine.store.postgres import PostgresStore
 
-        config.index.mkdir(parents=True, exist_ok=True)  # local side state still lives here
-        return PostgresStore(config.store)
+        config.index.mkdir(parents=True, exist_ok=True)  # GraphRAG graphs still live here
+        return PostgresStore(
+            config.store,
+            hnsw=hnsw_settings(config),
+            prepared_statements=config.postgres_prepared_statements,
+        )
     raise ValueError(f"--store must be a postgres:// URL, not {config.store!r}")

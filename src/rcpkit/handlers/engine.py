@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import msgspec
 
@@ -19,6 +21,7 @@ from rcpkit.engine.ingest.indexer import (
 from rcpkit.engine.models import encode_f32_base64
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.retrieve.recall import DEFAULT_MODE, SCORE_FLOORS
+from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.transform import TRANSFORM_METHODS
 from rcpkit.handlers.graph import graph_handler
 from rcpkit.protocol import messages as m
@@ -105,11 +108,13 @@ def build_engine_app(engine: Engine) -> App:
         return m.TransformResult(queries=done.queries, hypothetical=done.hypothetical)
 
     @app.feedback()
+    @_bounded
     def feedback(params: m.FeedbackParams, ctx: RequestContext) -> m.FeedbackResult:
         # §7.16: advisory data only; recorded durably, acted on by the quarantine policy.
         return m.FeedbackResult(accepted=engine.feedback.record(params, ctx.tenant))
 
     @app.index_add(writable=writable, chunking=True, contextual=True)
+    @_bounded
     def index_add(params: m.IndexAddParams, ctx: RequestContext) -> Any:
         if len(params.documents) > config.max_add_documents:
             raise RCPError(
@@ -145,6 +150,7 @@ def build_engine_app(engine: Engine) -> App:
         return _added(report)
 
     @app.index_delete()
+    @_bounded
     def index_delete(params: m.IndexDeleteParams, ctx: RequestContext) -> m.IndexDeleteResult:
         result = delete_documents(engine, params.ids, ctx.tenant)
         return m.IndexDeleteResult(
@@ -238,8 +244,27 @@ def _register_rerank(app: App, engine: Engine, methods: list[str]) -> None:
         )
 
 
+H = TypeVar("H", bound=Callable[..., Any])
+
+
+def _bounded(handler: H) -> H:
+    """§13.1: the handler's store work (writes, graph reads) stops at the request's deadline.
+
+    On PostgreSQL each statement runs under ``statement_timeout`` of the time left
+    (see ``store.deadline``): a write cut off rolls back whole, and is -32014.
+    """
+
+    @functools.wraps(handler)
+    def run(params: Any, ctx: RequestContext) -> Any:
+        with deadline_scope(ctx.deadline):
+            return handler(params, ctx)
+
+    return cast(H, run)
+
+
 def _register_memory(app: App, engine: Engine) -> None:
     @app.memory_build(scopes=["global", "session"], clues=True)
+    @_bounded
     def memory_build(params: m.MemoryBuildParams, ctx: RequestContext) -> m.MemoryBuildResult:
         tenant = ctx.tenant
         if params.documents is not None:
@@ -259,6 +284,7 @@ def _register_memory(app: App, engine: Engine) -> None:
         return m.MemoryBuildResult(memory_id=memory_id, tokens=tokens)
 
     @app.memory_recall()
+    @_bounded
     def memory_recall(params: m.MemoryRecallParams, ctx: RequestContext) -> m.MemoryRecallResult:
         query = text_of(params.query)
         n = min(params.n or 5, 20)  # §15.5: bounded fan-out
@@ -274,5 +300,6 @@ def _register_memory(app: App, engine: Engine) -> None:
 
 def _register_graph(app: App, engine: Engine) -> None:
     @app.graph(ops=["local", "global", "drift", "communities", "neighbors"], max_hops=3)
+    @_bounded
     def graph(params: m.GraphParams, ctx: RequestContext) -> m.GraphResult:
         return graph_handler(engine, params, ctx)

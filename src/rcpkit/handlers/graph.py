@@ -89,10 +89,12 @@ def _drift(op: _Op) -> m.GraphResult:
     if session_id:
         # A trajectory is never offered the same follow-up twice.
         suggested = state.get("followups")
-        asked = set(suggested) if isinstance(suggested, set) else set()
+        # A set in memory; a list once the state store kept it as JSON.
+        asked = set(suggested) if isinstance(suggested, set | list | tuple) else set()
         followups = [followup for followup in followups if followup not in asked]
         state["drift"] = found.covered
         state["followups"] = asked | set(followups)
+        op.engine.trajectories.save_state(op.ctx.tenant, session_id, state)
     return m.GraphResult(hits=graph_hits(op.engine, found.hits), followups=followups)
 
 

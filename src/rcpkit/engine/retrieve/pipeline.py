@@ -29,6 +29,7 @@ from rcpkit.engine.retrieve.recall import Recalled, recall
 from rcpkit.engine.retrieve.stages import Candidate, mmr, pack_to_budget, recency_decay
 from rcpkit.engine.store.base import ChunkRow
 from rcpkit.engine.store.deadline import deadline_scope
+from rcpkit.engine.store.snapshot import snapshot
 from rcpkit.engine.transform import Transformed, merge_rankings
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.content import Hit, text_of
@@ -85,6 +86,18 @@ def _retrieve(engine: Engine, params: m.RetrieveParams, ctx: EngineRequest) -> m
         raise RCPError.invalid_params("query", "the query has no text")
     if params.unit in GRAPH_UNITS and engine.graphs is not None:
         return _through_graph(engine, params, query, ctx, started)
+    # §7.7.1: the version check and every read in one snapshot, so another process's
+    # garbage collection cannot slip between them (a pinned read serves that version).
+    with snapshot(engine.store):
+        result = _read(engine, params, query, ctx, started)
+    if params.session_id:
+        engine.trajectories.record(ctx.tenant, params.session_id, [str(h.id) for h in result.hits])
+    return result
+
+
+def _read(
+    engine: Engine, params: m.RetrieveParams, query: str, ctx: EngineRequest, started: float
+) -> m.RetrieveResult:
     cursor = _cursor(engine, params, ctx.tenant)
     version = cursor.version if cursor else resolve_version(engine.store, params.index_version)
     offset = cursor.offset if cursor else 0
@@ -147,8 +160,6 @@ def _retrieve(engine: Engine, params: m.RetrieveParams, ctx: EngineRequest) -> m
     if params.token_budget is not None:
         page, tokens = _budget(engine, page, rows, params.token_budget, ctx)
     hits = stages.run("pack", 1.0, lambda: build_hits(engine, page, rows, params, recalled, ctx))
-    if params.session_id:
-        engine.trajectories.record(tenant, params.session_id, [str(hit.id) for hit in hits])
     next_cursor = None
     if len(candidates) > depth and engine.capabilities_pagination:
         cursor_ahead = Cursor(version, depth, params_digest(params, tenant))

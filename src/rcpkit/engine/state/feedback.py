@@ -21,7 +21,7 @@ from pathlib import Path
 
 from rcpkit.protocol import messages as m
 
-__all__ = ["FeedbackLog", "document_of"]
+__all__ = ["FeedbackLog", "document_of", "signal_rows"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS feedback (
@@ -40,8 +40,26 @@ def document_of(hit_id: str) -> str:
     return head if separator else hit_id
 
 
-def _flag(value: bool | None) -> int | None:
-    return None if value is None else int(value)
+def signal_rows(params: m.FeedbackParams) -> list[tuple[object, ...]]:
+    """Per signal: session, query, hit, document, then its flags and reward.
+
+    Flags stay bools (SQLite stores them as 1/0, PostgreSQL as boolean).
+    """
+    return [
+        (
+            params.session_id,
+            params.query,
+            str(s.hit_id),
+            document_of(str(s.hit_id)),
+            s.used,
+            s.cited,
+            s.helpful,
+            s.reward,
+            s.poison_suspected,
+            s.injection_suspected,
+        )
+        for s in params.signals
+    ]
 
 
 class FeedbackLog:
@@ -55,23 +73,7 @@ class FeedbackLog:
     def record(self, params: m.FeedbackParams, tenant: str | None) -> int:
         """Store every signal (one transaction); returns how many were recorded."""
         now = time.time()
-        rows = [
-            (
-                now,
-                tenant,
-                params.session_id,
-                params.query,
-                str(s.hit_id),
-                document_of(str(s.hit_id)),
-                _flag(s.used),
-                _flag(s.cited),
-                _flag(s.helpful),
-                s.reward,
-                _flag(s.poison_suspected),
-                _flag(s.injection_suspected),
-            )
-            for s in params.signals
-        ]
+        rows = [(now, tenant, *row) for row in signal_rows(params)]
         with self._lock:
             self._connection.execute("BEGIN IMMEDIATE")
             try:

@@ -28,10 +28,11 @@ from typing import Any
 import numpy as np
 
 from rcpkit.engine.models import Embedder, decode_f32_base64, encode_f32_base64
+from rcpkit.engine.state.base import MemoryTable
 from rcpkit.engine.store.analysis import surface_words
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
-__all__ = ["Clue", "MemoryBank"]
+__all__ = ["Clue", "MemoryBank", "SQLiteMemories"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n{2,}")
 _KEY_TERMS = 40
@@ -46,7 +47,7 @@ class Clue:
     terms: tuple[str, ...]
 
 
-class MemoryBank:
+class SQLiteMemories:
     """Memories persisted in ``memory.sqlite3`` beside the index, scoped by tenant."""
 
     def __init__(self, path: Path) -> None:
@@ -57,6 +58,39 @@ class MemoryBank:
             "CREATE TABLE IF NOT EXISTS memories (memory_id TEXT PRIMARY KEY, tenant TEXT,"
             " scope TEXT NOT NULL, session_id TEXT, created REAL NOT NULL, payload TEXT NOT NULL)"
         )
+
+    def save(
+        self, memory_id: str, tenant: str | None, scope: str, session_id: str | None, payload: str
+    ) -> None:
+        with self._lock:
+            self._connection.execute(
+                "INSERT OR REPLACE INTO memories VALUES (?, ?, ?, ?, ?, ?)",
+                (memory_id, tenant, scope, session_id, time.time(), payload),
+            )
+
+    def load(self, memory_id: str | None, tenant: str | None) -> str | None:
+        if memory_id is None:
+            row = self._connection.execute(
+                "SELECT payload FROM memories WHERE tenant IS ? AND scope = 'global'"
+                " ORDER BY created DESC LIMIT 1",
+                (tenant,),
+            ).fetchone()
+        else:
+            row = self._connection.execute(
+                "SELECT payload FROM memories WHERE memory_id = ? AND tenant IS ?",
+                (memory_id, tenant),
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+class MemoryBank:
+    """Builds and recalls memories; where they are kept is the state store's ``MemoryTable``."""
+
+    def __init__(self, table: MemoryTable) -> None:
+        self._table = table
 
     def build(
         self,
@@ -84,11 +118,7 @@ class MemoryBank:
         }
         tokens = sum(embedder.count_tokens([*sentences, " ".join(terms)]))
         memory_id = memory_id or f"mem-{secrets.token_hex(8)}"
-        with self._lock:
-            self._connection.execute(
-                "INSERT OR REPLACE INTO memories VALUES (?, ?, ?, ?, ?, ?)",
-                (memory_id, tenant, scope, session_id, time.time(), json.dumps(payload)),
-            )
+        self._table.save(memory_id, tenant, scope, session_id, json.dumps(payload))
         return memory_id, tokens
 
     def recall(
@@ -116,25 +146,15 @@ class MemoryBank:
         return clues
 
     def _payload(self, memory_id: str | None, tenant: str | None) -> dict[str, Any]:
-        if memory_id is None:
-            row = self._connection.execute(
-                "SELECT payload FROM memories WHERE tenant IS ? AND scope = 'global'"
-                " ORDER BY created DESC LIMIT 1",
-                (tenant,),
-            ).fetchone()
-        else:
-            row = self._connection.execute(
-                "SELECT payload FROM memories WHERE memory_id = ? AND tenant IS ?",
-                (memory_id, tenant),
-            ).fetchone()
-        if row is None:
+        text = self._table.load(memory_id, tenant)
+        if text is None:
             # §12: an unknown memoryId is NotFound (and so is another tenant's).
             raise RCPError(ErrorCode.NOT_FOUND, "no such memory; build one with memory/build")
-        payload: dict[str, Any] = json.loads(row[0])
+        payload: dict[str, Any] = json.loads(text)
         return payload
 
     def close(self) -> None:
-        self._connection.close()
+        self._table.close()
 
 
 def _key_terms(texts: Sequence[str], df: dict[str, int], total: int) -> tuple[str, ...]:

@@ -1,8 +1,9 @@
 """Agentic sessions (§7.7.3): hits already returned in a trajectory are not returned again.
 
-State lives in memory with a time-to-live: ``sessionId`` is a hint, so a
-restarted server answers correctly without it (it just forgets what it sent).
-Keys are scoped by tenant so one tenant's session ids never touch another's.
+The embedded state's (``state.postgres`` keeps them in the shared database):
+in memory with a time-to-live. ``sessionId`` is a hint, so a restarted server
+answers correctly without it (it just forgets what it sent). Keys are scoped
+by tenant so one tenant's session ids never touch another's.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from dataclasses import dataclass, field
 
 __all__ = ["Trajectories"]
 
-_MAX_SESSIONS = 10_000  # oldest sessions are dropped beyond this (bounded memory)
-_MAX_SEEN = 10_000  # hit ids remembered per session
+MAX_SESSIONS = 10_000  # oldest sessions are dropped beyond this (bounded memory)
+MAX_SEEN = 10_000  # hit ids remembered per session
 
 
 @dataclass(slots=True)
@@ -41,15 +42,21 @@ class Trajectories:
         with self._lock:
             trajectory = self._live(tenant, session_id) or self._open(tenant, session_id)
             trajectory.expires = time.monotonic() + self.ttl_seconds
-            if len(trajectory.seen) < _MAX_SEEN:
+            if len(trajectory.seen) < MAX_SEEN:
                 trajectory.seen.update(hit_ids)
 
     def state(self, tenant: str | None, session_id: str) -> dict[str, object]:
-        """Mutable trajectory-scoped state (e.g. the entities a DRIFT search covered)."""
+        """A copy of the trajectory-scoped state (e.g. the entities a DRIFT search covered)."""
         with self._lock:
             trajectory = self._live(tenant, session_id) or self._open(tenant, session_id)
             trajectory.expires = time.monotonic() + self.ttl_seconds
-            return trajectory.state
+            return dict(trajectory.state)
+
+    def save_state(self, tenant: str | None, session_id: str, state: dict[str, object]) -> None:
+        with self._lock:
+            trajectory = self._live(tenant, session_id) or self._open(tenant, session_id)
+            trajectory.expires = time.monotonic() + self.ttl_seconds
+            trajectory.state = dict(state)
 
     def _live(self, tenant: str | None, session_id: str) -> _Trajectory | None:
         trajectory = self._sessions.get((tenant, session_id))
@@ -59,7 +66,7 @@ class Trajectories:
         return trajectory
 
     def _open(self, tenant: str | None, session_id: str) -> _Trajectory:
-        if len(self._sessions) >= _MAX_SESSIONS:
+        if len(self._sessions) >= MAX_SESSIONS:
             oldest = min(self._sessions, key=lambda key: self._sessions[key].expires)
             del self._sessions[oldest]
         trajectory = _Trajectory(time.monotonic() + self.ttl_seconds)

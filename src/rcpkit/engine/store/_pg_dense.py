@@ -52,6 +52,22 @@ class HnswSettings:
     ef_search: int = 100  # raised to k for larger k
     exact_max: int = 20_000  # candidate sets up to this size are scored exactly
 
+    def __post_init__(self) -> None:
+        # pgvector's own bounds, checked before any SQL is built from them.
+        if not 2 <= self.m <= 100:
+            raise ValueError(f"hnsw_m must be within 2..100, not {self.m}")
+        if not max(4, 2 * self.m) <= self.ef_construction <= 1000:
+            raise ValueError(
+                f"hnsw_ef_construction must be within {max(4, 2 * self.m)}..1000 (at least"
+                f" 2 × hnsw_m), not {self.ef_construction}"
+            )
+        if not 1 <= self.ef_search <= 1000:
+            raise ValueError(f"hnsw_ef_search must be within 1..1000, not {self.ef_search}")
+
+    def options(self) -> list[str]:
+        """The index's ``WITH`` options as ``pg_class.reloptions`` lists them."""
+        return [f"m={int(self.m)}", f"ef_construction={int(self.ef_construction)}"]
+
 
 def vector_literal(vector: Matrix) -> str:
     """pgvector's text form; ``repr`` of each float32 (as a double) reads back exactly."""
@@ -137,7 +153,10 @@ def rebuild_vector_index(connection: Any, settings: HnswSettings | None = None) 
         "SELECT coalesce(bool_and(i.indisvalid), true) FROM pg_index AS i"
         " WHERE i.indexrelid = to_regclass('chunks_embedding')"
     ).fetchone()
-    if _has_index(connection) and valid:
+    (options,) = connection.execute(
+        "SELECT reloptions FROM pg_class WHERE oid = to_regclass('chunks_embedding')"
+    ).fetchone() or (None,)
+    if _has_index(connection) and valid and sorted(options or []) == sorted(settings.options()):
         connection.execute("REINDEX INDEX CONCURRENTLY chunks_embedding")
         done = "rebuilt"
     else:
@@ -155,7 +174,7 @@ def rebuild_vector_index(connection: Any, settings: HnswSettings | None = None) 
 class _Connections(Protocol):
     """What the dense search needs of ``PostgresStore``: its connections and totals."""
 
-    def reader(self) -> Any: ...
+    def connection(self) -> AbstractContextManager[Any]: ...
 
     def reading(self) -> AbstractContextManager[Any]: ...
 
@@ -236,15 +255,12 @@ class PostgresDenseSearch:
 
     @unavailable()
     def sample(self, limit: int) -> Matrix:
-        rows = (
-            self._store.reader()
-            .execute(
+        with self._store.connection() as connection:
+            rows = connection.execute(
                 "SELECT embedding::real[] FROM chunks WHERE removed IS NULL"
                 " ORDER BY md5(key::text) LIMIT %s",
                 (limit,),
-            )
-            .fetchall()
-        )
+            ).fetchall()
         if not rows:
             return np.zeros((0, 0), dtype=np.float32)
         return np.asarray([row[0] for row in rows], dtype=np.float32)

@@ -55,8 +55,8 @@ def unstorable(field: str) -> Iterator[None]:
 def deadline_exceeded() -> Iterator[None]:
     """A statement cancelled by the deadline's ``statement_timeout``: -32014 (§13.1).
 
-    Only reads run under a deadline, so only they translate ``query_canceled``
-    (psycopg's ``QueryCanceled``, an ``OperationalError`` that is not an outage).
+    Reads, writes and graph calls run under a deadline (``query_canceled`` is
+    psycopg's ``QueryCanceled``, an ``OperationalError`` that is not an outage).
     """
     try:
         yield

@@ -86,43 +86,82 @@ def connect(url: str) -> Any:
 
 
 class PostgresStore:
-    """A store in a PostgreSQL database; thread-safe (a connection per thread, one writer)."""
+    """A store in a PostgreSQL database; thread-safe (a pool of checked connections, one writer).
 
-    def __init__(self, url: str, *, migrate: bool = True) -> None:
+    Connections come from a ``psycopg_pool`` pool that checks each one as it is
+    handed out: after a database restart a request in flight then fails
+    (``-32010``), and every later one gets a fresh connection instead of the
+    dead one it would otherwise have found (issue 20). A request waiting for a
+    connection waits at most its deadline (else ``pool_timeout``), then ``-32010``.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        migrate: bool = True,
+        pool_size: int = 32,
+        pool_timeout: float = 30.0,
+        hnsw: HnswSettings | None = None,
+        prepared_statements: bool = True,
+    ) -> None:
         self.url = url
+        self.hnsw = hnsw or HnswSettings()
+        self.pool_timeout = pool_timeout
         self._local = threading.local()
-        self._connections: list[Any] = []
-        self._connections_lock = threading.Lock()
-        # A store dropped without close() (an engine a caller forgot) closes its connections.
-        weakref.finalize(self, _close_all, self._connections)
         self._write_lock = threading.Lock()
-        self._writer = connect(url)
-        self._connections.append(self._writer)
-        standby = self._writer.execute("SELECT pg_is_in_recovery()").fetchone()[0]
-        self.read_only = bool(standby)
-        latest = migrations.MIGRATIONS[-1].version
-        applied = migrations.applied_version(self._writer)
-        if applied < latest and migrate and not self.read_only:
-            applied, _ = migrations.migrate(self._writer)
+        with connect(url) as first:  # refused: ValueError, for the CLI
+            self.read_only = bool(first.execute("SELECT pg_is_in_recovery()").fetchone()[0])
+            latest = migrations.MIGRATIONS[-1].version
+            applied = migrations.applied_version(first)
+            if applied < latest and migrate and not self.read_only:
+                applied, _ = migrations.migrate(first)
         if applied != latest:
             raise ValueError(
                 f"the database holds rcpkit schema {applied}, this rcpkit needs {latest}; "
                 "run `rcpkit db migrate --store URL`"
             )
+        self._pool = open_pool(url, pool_size, prepared_statements)
+        # A store dropped without close() (an engine a caller forgot) closes its pool.
+        weakref.finalize(self, self._pool.close)
 
-    def _connect(self) -> Any:
-        connection = psycopg().connect(self.url, autocommit=True)  # refused: -32010
-        with self._connections_lock:
-            self._connections.append(connection)
-        return connection
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        """This thread's connection: the one it already holds, else one from the pool.
 
-    def reader(self) -> Any:
-        """This thread's connection (autocommit: each statement sees the latest commits)."""
-        connection = getattr(self._local, "connection", None)
-        if connection is None or connection.closed:
-            connection = self._connect()
+        Nested uses on one thread share one connection, so a transaction opened
+        by an outer use (a deadline, a pinned read) covers the inner statements.
+        """
+        held = getattr(self._local, "connection", None)
+        if held is not None:
+            yield held
+            return
+        left = deadline.remaining()
+        if left is not None and left <= 0:
+            raise RCPError(ErrorCode.TIMEOUT, "deadline exceeded", retryable=True)
+        wait = self.pool_timeout if left is None else min(left, self.pool_timeout)
+        with self._borrowed(wait, left is not None and left <= self.pool_timeout) as connection:
             self._local.connection = connection
-        return connection
+            try:
+                yield connection
+            finally:
+                self._local.connection = None
+
+    @contextmanager
+    def _borrowed(self, wait: float, by_deadline: bool) -> Iterator[Any]:
+        """A pool connection; waiting out the request's deadline for one is -32014 (§13.1)."""
+        from psycopg_pool import PoolTimeout
+
+        try:
+            connection = self._pool.getconn(timeout=wait)
+        except PoolTimeout:
+            if by_deadline:
+                raise RCPError(ErrorCode.TIMEOUT, "deadline exceeded", retryable=True) from None
+            raise
+        try:
+            yield connection
+        finally:
+            self._pool.putconn(connection)  # a broken one is replaced, an open transaction ends
 
     @contextmanager
     def reading(self) -> Iterator[Any]:
@@ -133,16 +172,38 @@ class PostgresStore:
         run in one transaction with ``SET LOCAL statement_timeout`` of the time
         left; PostgreSQL cancels one still running then, which is -32014 here too.
         """
-        connection = self.reader()
-        left = deadline.remaining()
-        if left is None:
-            yield connection
-            return
-        if left <= 0:
-            raise RCPError(ErrorCode.TIMEOUT, "deadline exceeded", retryable=True)
-        with deadline_exceeded(), connection.transaction():
-            milliseconds = str(max(1, math.ceil(left * 1000)))
-            connection.execute("SELECT set_config('statement_timeout', %s, true)", (milliseconds,))
+        with self.connection() as connection:
+            if deadline.remaining() is None:
+                yield connection
+                return
+            with deadline_exceeded(), connection.transaction():
+                _bound(connection)
+                yield connection
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Every read on this thread until exit sees one snapshot (see ``store.snapshot``).
+
+        Nested in another snapshot (a rewrite's inner retrieve) it is that one.
+        """
+        with unavailable(), self.connection() as connection:
+            if connection.info.transaction_status != psycopg().pq.TransactionStatus.IDLE:
+                yield
+                return
+            with connection.transaction():
+                connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                yield
+
+    @contextmanager
+    def writing(self) -> Iterator[Any]:
+        """A write transaction on this thread's connection, bounded by the request's deadline.
+
+        For writes that need no version (the engine state: feedback, memories,
+        trajectories). §13.1: past the deadline the transaction is cancelled and
+        rolled back, so nothing of it is written, and the request is -32014.
+        """
+        with self.connection() as connection, deadline_exceeded(), connection.transaction():
+            _bound(connection)
             yield connection
 
     @unavailable()
@@ -165,14 +226,24 @@ class PostgresStore:
     @contextmanager
     def _transaction(self) -> Iterator[tuple[Any, int, int]]:
         """A write transaction holding the versions row: (connection, version, floor)."""
-        with self._write_lock:
-            if self._writer.closed:  # lost (a restart, a killed backend): the last commit failed
-                self._writer = self._connect()
-            with self._writer.transaction():
-                version, floor = self._writer.execute(
+        # §13.1: waiting for this process's writer, then for the versions row and every
+        # statement of the write, all within the request's deadline; cut off, it rolls back.
+        left = deadline.remaining()
+        if not self._write_lock.acquire(timeout=-1 if left is None else max(0.0, left)):
+            raise RCPError(ErrorCode.TIMEOUT, "deadline exceeded", retryable=True)
+        try:
+            with (
+                deadline_exceeded(),
+                self.connection() as connection,
+                connection.transaction(),
+            ):
+                _bound(connection)
+                version, floor = connection.execute(
                     "SELECT version, floor FROM versions WHERE id = 1 FOR UPDATE"
                 ).fetchone()
-                yield self._writer, int(version), int(floor)
+                yield connection, int(version), int(floor)
+        finally:
+            self._write_lock.release()
 
     def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
         """Apply ``batch`` atomically as the next version; older versions stay readable."""
@@ -371,7 +442,8 @@ class PostgresStore:
     @unavailable()
     def collect(self, retain: int) -> list[int]:
         """Drop rows no version among the last ``retain`` can see; returns their keys."""
-        version, floor = self.reader().execute("SELECT version, floor FROM versions").fetchone()
+        with self.connection() as connection:
+            version, floor = connection.execute("SELECT version, floor FROM versions").fetchone()
         if max(floor, version - retain + 1) <= floor:
             return []
         with self._transaction() as (connection, version, floor):
@@ -410,19 +482,21 @@ class PostgresStore:
         still keep a key the same time. No versions lock: a key may go while another
         process checks it, which is as if the repeat came after the retention.
         """
-        cursor = self.reader().execute(
-            "DELETE FROM idempotency WHERE created <= now() - make_interval(secs => %s)",
-            (float(retention_seconds),),
-        )
+        with self.connection() as connection:
+            cursor = connection.execute(
+                "DELETE FROM idempotency WHERE created <= now() - make_interval(secs => %s)",
+                (float(retention_seconds),),
+            )
         return int(cursor.rowcount)
 
     # --- reads ---
 
     def open_dense(self, dimension: int, policy: Any = None) -> PostgresDenseSearch:
         """pgvector search in the database; types and indexes the column on first use."""
-        settings = HnswSettings()
+        settings = self.hnsw
         if not self.read_only:
-            ensure_vector_index(self._writer, dimension, settings)
+            with self.connection() as connection:
+                ensure_vector_index(connection, dimension, settings)
         return PostgresDenseSearch(self, settings)
 
     @unavailable()
@@ -544,14 +618,11 @@ class PostgresStore:
     @unavailable()
     def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys, list[str]]:
         """Every stored vector, the versions bounding its visibility (0: live), its tenant."""
-        rows = (
-            self.reader()
-            .execute(
+        with self.connection() as connection:
+            rows = connection.execute(
                 "SELECT key, embedding::real[], added, coalesce(removed, 0), tenant"
                 " FROM chunks ORDER BY key"
-            )
-            .fetchall()
-        )
+            ).fetchall()
         keys = np.array([row[0] for row in rows], dtype=np.int64)
         added = np.array([row[2] for row in rows], dtype=np.int64)
         removed = np.array([row[3] for row in rows], dtype=np.int64)
@@ -646,21 +717,23 @@ class PostgresStore:
 
     @unavailable()
     def set_setting(self, name: str, value: str) -> None:
-        self.reader().execute(
-            "INSERT INTO settings (name, value) VALUES (%s, %s)"
-            " ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-            (name, value),
-        )
+        with self.connection() as connection:
+            connection.execute(
+                "INSERT INTO settings (name, value) VALUES (%s, %s)"
+                " ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+                (name, value),
+            )
 
     @unavailable()
     def setting_default(self, name: str, value: str) -> str:
         existing = self.setting(name)
         if existing is not None or self.read_only:
             return existing or value
-        self.reader().execute(
-            "INSERT INTO settings (name, value) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
-            (name, value),
-        )
+        with self.connection() as connection:
+            connection.execute(
+                "INSERT INTO settings (name, value) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
+                (name, value),
+            )
         return self.setting(name) or value
 
     def count(self, tenant: str | None = None) -> tuple[int, int]:
@@ -675,10 +748,41 @@ class PostgresStore:
         return int(documents), int(chunks)
 
     def close(self) -> None:
-        with self._connections_lock:
-            _close_all(self._connections)
+        self._pool.close()
 
 
-def _close_all(connections: list[Any]) -> None:
-    while connections:
-        connections.pop().close()
+def _bound(connection: Any) -> None:
+    """``SET LOCAL statement_timeout`` to the time the request's deadline leaves, if any."""
+    left = deadline.remaining()
+    if left is None:
+        return
+    if left <= 0:
+        raise RCPError(ErrorCode.TIMEOUT, "deadline exceeded", retryable=True)
+    milliseconds = str(max(1, math.ceil(left * 1000)))
+    connection.execute("SELECT set_config('statement_timeout', %s, true)", (milliseconds,))
+
+
+def open_pool(url: str, size: int, prepared_statements: bool = True) -> Any:
+    """A pool of autocommit connections, each checked (``SELECT ''``) as it is handed out.
+
+    Without ``prepared_statements`` nothing is prepared server-side
+    (``prepare_threshold=None``): a transaction-mode pooler that cannot track
+    them (pgbouncer < 1.21, or without ``max_prepared_statements``) hands each
+    transaction another server connection, where a prepared name is unknown.
+    """
+    kwargs: dict[str, Any] = {"autocommit": True}
+    if not prepared_statements:
+        kwargs["prepare_threshold"] = None
+    try:
+        from psycopg_pool import ConnectionPool
+    except ImportError as error:
+        raise RuntimeError("install rcpkit[postgres] to use a postgres:// store") from error
+    return ConnectionPool(
+        url,
+        min_size=1,
+        max_size=max(1, size),
+        kwargs=kwargs,
+        check=ConnectionPool.check_connection,
+        open=True,
+        name="rcpkit",
+    )
