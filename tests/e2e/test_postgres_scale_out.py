@@ -25,6 +25,7 @@ class Server:
         command = [
             sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0",
             "--store", store, "--index", str(index), "--embedder", "hashing:64",
+            "--allow-unauthenticated-writes",  # the test writes through both servers, loopback only
         ]  # fmt: skip
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.url = self._announced(rb"serving RCP over HTTP on (\S+)").decode()
