@@ -16,6 +16,7 @@ from starlette.types import Receive, Send
 
 from rcpkit import codec
 from rcpkit.codec import Batch, Frame, Invalid, Notification, Request, Response
+from rcpkit.observe.trace import TRACE_KEY, trace_id_of, trace_id_of_traceparent
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.server.dispatcher import Dispatcher
 from rcpkit.server.runner import Runtime
@@ -86,6 +87,8 @@ class Exchanges:
         send: Send,
     ) -> None:
         frame, compact = decode_body(body)
+        if headers.traceparent is not None:
+            _adopt_traceparent(frame, headers.traceparent)
         route = _vet(frame, path_method, caller.principal) or self._route(frame, headers, caller)
         if isinstance(route, Reply):
             await send_reply(send, route)
@@ -326,6 +329,20 @@ def _vet(frame: Frame, path_method: str, principal: Principal) -> Reply | None:
                 403, RCPError(ErrorCode.UNAUTHORIZED, f"not authorised for {method}")
             )
     return None
+
+
+def _adopt_traceparent(frame: Frame, header: bytes) -> None:
+    """W3C ``traceparent`` → ``_meta.traceId`` of each request that names no trace (§17.2)."""
+    trace_id = trace_id_of_traceparent(header)
+    if trace_id is None:
+        return
+    members = frame.members if isinstance(frame, Batch) else [frame]
+    for member in members:
+        if not isinstance(member, Request):
+            continue
+        meta = member.params.setdefault("_meta", {})
+        if isinstance(meta, dict) and trace_id_of(meta) is None:
+            meta[TRACE_KEY] = trace_id
 
 
 def _methods(frame: Frame) -> list[str]:
