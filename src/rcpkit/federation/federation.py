@@ -20,6 +20,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import msgspec
+
 from rcpkit.client.api import build_params
 from rcpkit.client.errors import OptionUnsupported
 from rcpkit.client.wire import parse_result, to_wire
@@ -35,13 +37,16 @@ from rcpkit.federation.fanout import (
 )
 from rcpkit.federation.fusion import EngineHits, FusionConfig, fuse_hits
 from rcpkit.federation.graphs import merge_graph
-from rcpkit.federation.hops import DEFAULT_DEPTH, Hop
+from rcpkit.federation.health import HealthPolicy
+from rcpkit.federation.hops import DEFAULT_DEPTH, Hop, downstream_budget
 from rcpkit.federation.registry import Registry, load_registry
 from rcpkit.federation.results import EngineFailure, FederatedResult
+from rcpkit.federation.routing import Routed, route_call
+from rcpkit.observe.trace import new_trace_id, trace_id_of
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.base import Wire
 from rcpkit.protocol.content import QueryInput
-from rcpkit.protocol.errors import RCPError
+from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["Federation"]
 
@@ -63,6 +68,7 @@ class Federation:
         fusion: FusionConfig | None = None,
         overfetch: int = 2,
         default_depth: int = DEFAULT_DEPTH,
+        health: HealthPolicy | None = None,
     ) -> None:
         self.registry = registry
         self.identity = identity
@@ -84,6 +90,7 @@ class Federation:
             ),
             connect_timeout=connect_timeout,
             reconnect_after=reconnect_after,
+            health=health,
         )
 
     @classmethod
@@ -131,6 +138,11 @@ class Federation:
     def engines(self) -> list[EngineState]:
         return list(self._pool.states)
 
+    @property
+    def pool(self) -> EnginePool:
+        """The engines' connections and health (the gateway observes its calls here)."""
+        return self._pool
+
     def _members(self) -> list[EngineState]:
         """Engines we know and would ever forward to."""
         return [s for s in self._pool.states if s.known and s.identity not in self.excluded]
@@ -148,6 +160,20 @@ class Federation:
 
     def engines_with(self, capability: str) -> list[EngineState]:
         return [state for state in self._members() if capability in state.capabilities]
+
+    def catalog_wire(self, *, endpoints: bool = True) -> list[dict[str, Any]]:
+        """``catalog``, each entry with ``_meta.health``: up or down (and why), demoted, p50."""
+        entries = []
+        by_id = {state.id: state for state in self._pool.states}
+        for entry in self.catalog(endpoints=endpoints):
+            state = by_id[entry.id]
+            health: dict[str, Any] = {"up": state.live}
+            if state.error is not None and not state.live:
+                health["error"] = {"code": int(state.error.code), "message": state.error.message}
+            if state.health is not None:
+                health.update(state.health.to_wire())
+            entries.append({**msgspec.to_builtins(entry), "_meta": {"health": health}})
+        return entries
 
     def catalog(self, *, endpoints: bool = True) -> list[m.CatalogEngine]:
         """§7.13 entries: each known engine's identity, capabilities and (optionally) endpoint."""
@@ -259,11 +285,41 @@ class Federation:
             remaining,
             self.engine_timeout,
             lambda raw: parse_result(method, result_type, raw),
+            trace_id_of(dict(meta or {})) or new_trace_id(),
         )
         collected = await collect(self._pool, plan, on_progress)
         if not collected.answers:
             raise_if_nothing_answered(method, collected, self._pool.states, wants)
         return collected
+
+    async def call_one(
+        self,
+        method: str,
+        wire: dict[str, Any],
+        *,
+        engine: str | None = None,
+        deadline: float | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Routed:
+        """A method one engine answers (``embed``, ``rerank``, ``index/add``, …): the named
+        ``engine``, or the highest-priority live engine advertising it, failing over to
+        engines that advertise the very same capability metadata (§16.1 Selector rules)."""
+        hop = Hop.incoming(meta, self.default_depth).forward(self.identity)
+        if hop is None:
+            raise RCPError(
+                ErrorCode.BACKEND_UNAVAILABLE, "federation depth exhausted: not forwarded (§16.2)"
+            )
+        remaining = deadline if deadline is not None else self.query_timeout
+        return await route_call(
+            self._pool,
+            self._members(),
+            method,
+            wire,
+            engine=engine,
+            hop=hop,
+            budget=downstream_budget(remaining, self.engine_timeout),
+            trace_id=trace_id_of(dict(meta or {})) or new_trace_id(),
+        )
 
     def _engine_hits(self, engine: str, result: m.RetrieveResult) -> EngineHits:
         state = next(state for state in self._pool.states if state.id == engine)
