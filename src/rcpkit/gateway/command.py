@@ -82,6 +82,7 @@ async def _serve(
         query_timeout=args.deadline,
         fusion=fusion,
         health=health,
+        reconnect_after=args.reconnect_after,
     )
     if observer is not None and observer.metrics is not None:
         watch_engines(federation, observer.metrics)

@@ -47,6 +47,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="an engine whose last --slow-strikes calls each took longer is demoted",
     )
+    gateway.add_argument(
+        "--reconnect-after",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="an engine that went down is reconnected on a query after this cool-down",
+    )
     gateway.add_argument("--slow-strikes", type=int, default=3, metavar="N")
     gateway.add_argument(
         "--demoted-timeout",

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 from rcpkit.observe.metrics import CONTENT_TYPE, Metrics
 
 __all__ = ["metrics_listener"]
+
+log = logging.getLogger("rcpkit.observe")
 
 _MAX_HEAD = 8 * 1024
 _HEAD_TIMEOUT = 5.0
@@ -30,7 +33,11 @@ async def metrics_listener(
         try:
             async with asyncio.timeout(_HEAD_TIMEOUT):
                 head = await reader.readuntil(b"\r\n\r\n")
-            status, body, kind = _respond(head, metrics)
+            try:
+                status, body, kind = _respond(head, metrics)
+            except Exception:  # a failing scrape answers 500, it never takes the server down
+                log.exception("rendering /metrics failed")
+                status, body, kind = b"500 Internal Server Error", b"error\n", b"text/plain"
             writer.write(
                 b"HTTP/1.1 %s\r\ncontent-type: %s\r\ncontent-length: %d\r\n"
                 b"connection: close\r\n\r\n" % (status, kind, len(body)) + body
@@ -49,7 +56,10 @@ async def metrics_listener(
 
         bound = server.sockets[0].getsockname()
         shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
-        print(f"rcpkit: metrics on http://{shown}:{bound[1]}/metrics", file=sys.stderr, flush=True)
+        # Worded so that it is never mistaken for the RCP endpoint's "serving … on <url>".
+        print(
+            f"rcpkit: Prometheus metrics at {shown}:{bound[1]}/metrics", file=sys.stderr, flush=True
+        )
     try:
         yield server
     finally:

@@ -101,7 +101,8 @@ class Metrics:
         return data
 
     def scraped(self) -> Iterable[Any]:
-        core = self._prom.core
+        import prometheus_client.core as core
+
         for source, helps in self._gauges:
             try:
                 values = dict(source())

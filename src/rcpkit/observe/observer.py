@@ -40,7 +40,7 @@ class _Error(msgspec.Struct):
 
 class _Envelope(msgspec.Struct):
     error: _Error | None = None
-    result: msgspec.Raw | None = None
+    result: msgspec.Raw = msgspec.Raw(b"")
 
 
 _decode_envelope = msgspec.json.Decoder(_Envelope).decode
@@ -163,7 +163,7 @@ def _outcome(data: bytes) -> tuple[int, dict[str, float] | None]:
         return -1, None  # a batch (not ours to count here) or an unreadable frame
     if envelope.error is not None:
         return envelope.error.code, None
-    if envelope.result is None:
+    if not envelope.result:
         return 0, None
     try:
         usage = _decode_result(envelope.result).usage
