@@ -14,7 +14,22 @@ from typing import Any
 
 import httpx
 
-__all__ = ["access_lines", "free_port", "logged_http", "rcp", "sample", "wait_for_text"]
+__all__ = [
+    "SPAWN",
+    "TREE",
+    "access_lines",
+    "free_port",
+    "logged_http",
+    "rcp",
+    "sample",
+    "wait_for_text",
+]
+
+
+# Spawned servers get a least-privilege environment (§15.1): without PYTHONPATH they
+# would import the installed rcpkit, not the tree under test.
+TREE: dict[str, Any] = {"passEnv": ["PYTHONPATH"]}
+SPAWN: dict[str, Any] = {"pass_env": ("PYTHONPATH",), "connect_timeout": 30}
 
 
 def free_port() -> int:

@@ -1,0 +1,90 @@
+"""The gateway forwards the whole protocol (issue 17 §3): single-engine methods and writes,
+through ``python -m rcpkit.gateway`` over real ``rcpkit serve`` engines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gateway_support import GATEWAY, KEYWORD, build_index, write_registry
+from observe_support import SPAWN, TREE
+
+from rcpkit.client import Client
+from rcpkit.protocol import RCPError
+
+
+@pytest.fixture(scope="module")
+def persistent(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    return build_index(tmp_path_factory.mktemp("notes"))
+
+
+def _registry(tmp_path: Path, persistent: list[str], **notes: Any) -> Path:
+    return write_registry(
+        tmp_path / "rcp.json",
+        [
+            {"id": "samples", "transport": "stdio", "command": [*KEYWORD, "--sample"], **TREE},
+            {"id": "notes", "transport": "stdio", "command": persistent, **TREE, **notes},
+        ],
+    )
+
+
+async def test_embed_rerank_transform_feedback_and_memory_go_to_the_engine_that_has_them(
+    tmp_path: Path, persistent: list[str]
+) -> None:
+    path = _registry(tmp_path, persistent)
+    async with await Client.connect_stdio([*GATEWAY, str(path)], **SPAWN) as gateway:
+        async with await Client.connect_stdio(persistent, **SPAWN) as notes:
+            direct_embed = notes.raw_capabilities["embed"]
+        capabilities = gateway.raw_capabilities
+        for key in ("embed", "multiVector", "rerank", "transform", "feedback", "memory"):
+            assert key in capabilities, key
+        assert capabilities["embed"] == direct_embed  # the engine's own identity, dimension
+        embedded = await gateway.call("embed", {"inputs": ["apples", "bananas"]})
+        reranked = await gateway.call(
+            "rerank", {"query": "fruit", "passages": ["orchards of apples", "rank fusion"]}
+        )
+        transformed = await gateway.call(
+            "query/transform", {"query": "what is rrf", "method": "multi-query", "n": 2}
+        )
+        with pytest.raises(RCPError) as no_memory:  # the engine's own answer, forwarded
+            await gateway.call("memory/recall", {"query": "fruit"})
+    assert len(embedded["vectors"]) == 2
+    assert len(embedded["vectors"][0]) == direct_embed["dimension"]
+    assert sorted(reranked["order"]) == [0, 1]
+    assert transformed["queries"]
+    assert no_memory.value.code == -32015
+    for result in (embedded, reranked, transformed):
+        assert result["_meta"]["federation"]["engine"] == "notes"
+
+
+async def test_a_write_needs_a_named_engine_when_two_are_writable(
+    tmp_path: Path, persistent: list[str]
+) -> None:
+    path = _registry(tmp_path, persistent)
+    document = {"documents": [{"id": "kiwi", "text": "Kiwis are fuzzy green fruit."}]}
+    async with await Client.connect_stdio([*GATEWAY, str(path)], **SPAWN) as gateway:
+        assert gateway.raw_capabilities["index"]["writable"] is True
+        with pytest.raises(RCPError) as refused:
+            await gateway.call("index/add", document)
+        added = await gateway.call("index/add", {**document, "_meta": {"engine": "samples"}})
+        found = await gateway.call("retrieve", {"query": "fuzzy green kiwis", "k": 3})
+    assert refused.value.code == -32602
+    assert "_meta.engine" in refused.value.message
+    assert added["_meta"]["federation"]["engine"] == "samples"
+    assert ("samples", "kiwi") in {(hit["meta"]["engine"], hit["id"]) for hit in found["hits"]}
+
+
+async def test_the_registry_write_flag_picks_the_default_write_engine(
+    tmp_path: Path, persistent: list[str]
+) -> None:
+    path = _registry(tmp_path, persistent, write=True)
+    document = {"documents": [{"id": "lime.md", "text": "Limes are small sour citrus fruit."}]}
+    async with await Client.connect_stdio([*GATEWAY, str(path)], **SPAWN) as gateway:
+        added = await gateway.call("index/add", document)
+        deleted = await gateway.call("index/delete", {"ids": added["ids"]})
+        with pytest.raises(RCPError) as unknown:
+            await gateway.call("embed", {"inputs": ["x"], "_meta": {"engine": "samples"}})
+    assert added["_meta"]["federation"]["engine"] == "notes"
+    assert deleted["_meta"]["federation"]["engine"] == "notes"
+    assert unknown.value.code == -32602  # samples cannot embed
