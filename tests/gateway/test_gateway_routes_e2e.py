@@ -88,3 +88,31 @@ async def test_the_registry_write_flag_picks_the_default_write_engine(
     assert added["_meta"]["federation"]["engine"] == "notes"
     assert deleted["_meta"]["federation"]["engine"] == "notes"
     assert unknown.value.code == -32602  # samples cannot embed
+
+
+async def test_signed_cursors_page_the_fused_list_without_repeats_or_gaps(
+    tmp_path: Path, persistent: list[str]
+) -> None:
+    path = _registry(tmp_path, persistent)
+    query = {"query": "fusion rank fruit bm25 retrieval", "mode": "sparse"}
+    async with await Client.connect_stdio([*GATEWAY, str(path)], **SPAWN) as gateway:
+        assert "pagination" in gateway.raw_capabilities
+        whole = await gateway.call("retrieve", {**query, "k": 6})
+        first = await gateway.call("retrieve", {**query, "k": 3})
+        second = await gateway.call("retrieve", {**query, "k": 3, "cursor": first["nextCursor"]})
+        body, _, mac = first["nextCursor"].partition(".")
+        forged = f"{body}.{'A' * len(mac)}"
+        with pytest.raises(RCPError) as tampered:
+            await gateway.call("retrieve", {**query, "k": 3, "cursor": forged})
+        with pytest.raises(RCPError) as other:
+            await gateway.call(
+                "retrieve", {"query": "kiwis", "k": 3, "cursor": first["nextCursor"]}
+            )
+
+    def keys(result: dict[str, Any]) -> list[tuple[str, str]]:
+        return [(hit["meta"]["engine"], hit["id"]) for hit in result["hits"]]
+
+    assert len(keys(whole)) == 6
+    assert keys(first) + keys(second) == keys(whole)
+    assert (tampered.value.code, tampered.value.field) == (-32602, "cursor")
+    assert "different query" in other.value.message

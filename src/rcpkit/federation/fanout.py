@@ -68,6 +68,8 @@ class Plan:
     budget: float | None
     # §17.2: the correlation id every engine receives in `_meta.traceId`.
     trace_id: str | None = None
+    # Per-engine additions to the wire params (a fused cursor's pinned indexVersion).
+    overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # The typed result; a malformed answer is that engine's failure, not the query's.
     parse: Callable[[Any], Any] = field(default=lambda raw: raw)
 
@@ -132,7 +134,8 @@ async def _ask(pool: EnginePool, state: EngineState, plan: Plan) -> Any:
     if not plan.wants(state.capabilities):
         raise _Skip(None)
     try:
-        wire = check_call(plan.method, dict(plan.wire), client.raw_capabilities)
+        given = {**plan.wire, **plan.overrides.get(state.id, {})}
+        wire = check_call(plan.method, given, client.raw_capabilities)
     except RCPError as refusal:
         raise _Skip(f"engine '{state.id}' skipped: {refusal.message}", refusal) from None
     remaining = None if budget is None else budget - (time.monotonic() - started)
@@ -189,7 +192,7 @@ def plan_for(
     budget = downstream_budget(remaining, engine_timeout)
     if budget is not None and budget <= 0:
         raise RCPError(ErrorCode.TIMEOUT, "the deadline leaves no time to ask any engine")
-    return Plan(method, wire, wants, hop, budget, trace_id, parse)
+    return Plan(method, wire, wants, hop, budget, trace_id, parse=parse)
 
 
 def raise_if_nothing_answered(

@@ -15,6 +15,7 @@ by engine id and override the registry's weights.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -26,6 +27,7 @@ from rcpkit.client.api import build_params
 from rcpkit.client.errors import OptionUnsupported
 from rcpkit.client.wire import parse_result, to_wire
 from rcpkit.federation.connect import Connector, connect_engine
+from rcpkit.federation.cursors import CursorSigner, FusedPage, fingerprint
 from rcpkit.federation.engines import EnginePool, EngineState
 from rcpkit.federation.fanout import (
     Collected,
@@ -69,8 +71,11 @@ class Federation:
         overfetch: int = 2,
         default_depth: int = DEFAULT_DEPTH,
         health: HealthPolicy | None = None,
+        cursors: CursorSigner | None = None,
     ) -> None:
         self.registry = registry
+        # Signs the cursors of fused results (the gateway's own, not an engine's).
+        self.cursors = cursors or CursorSigner()
         self.identity = identity
         self.engine_timeout = engine_timeout
         self.query_timeout = query_timeout
@@ -210,23 +215,48 @@ class Federation:
         else:
             params = build_params(m.RetrieveParams, query=query, k=k, **fields)
         wire = to_wire("retrieve", params)
-        if params.cursor is not None:
-            raise OptionUnsupported("retrieve", "cursor", "pagination across engines")
+        query = fingerprint(wire)
+        page = FusedPage() if params.cursor is None else self.cursors.open(params.cursor, query)
+        wire.pop("cursor", None)
         fusion = self._fusion_for(params.fusion)
         # Both are in the federation's own terms: fusion across engines, and minScore
         # on the fused scale (§4.6: a server's own scale), so neither goes downstream.
         wire.pop("fusion", None)
         wire.pop("minScore", None)
-        wire["k"] = params.k * self.overfetch
+        depth = page.offset + params.k  # the fused prefix this page ends
+        wire["k"] = depth * self.overfetch
         collected = await self._collect(
-            "retrieve", wire, "retrieve", deadline, meta, on_progress, m.RetrieveResult
+            "retrieve",
+            wire,
+            "retrieve",
+            deadline,
+            meta,
+            on_progress,
+            m.RetrieveResult,
+            overrides={engine: {"indexVersion": v} for engine, v in page.pins.items()},
         )
         lists = [self._engine_hits(engine, result) for engine, result in collected.answers.items()]
-        fused = fuse_hits(lists, params.k, fusion)
-        hits = fused.hits
+        fused = fuse_hits(lists, depth, fusion)
+        hits = fused.hits[page.offset :]
         if params.min_score is not None:
             hits = [hit for hit in hits if hit.score >= params.min_score]
-        return assemble(collected, lists, hits, [*fused.notes], fused.method)
+        result = assemble(collected, lists, hits, [*fused.notes], fused.method)
+        if len(fused.hits) >= depth:  # a full page: there may be more
+            pins = page.pins or self._pins(collected)
+            next_page = FusedPage(depth, pins)
+            result = dataclasses.replace(result, next_cursor=self.cursors.issue(query, next_page))
+        return result
+
+    def _pins(self, collected: Collected) -> dict[str, str]:
+        """Each snapshot-capable engine's indexVersion on the first page (§7.6)."""
+        pins = {}
+        for engine, result in collected.answers.items():
+            state = next(state for state in self._pool.states if state.id == engine)
+            retrieve = state.capabilities.get("retrieve")
+            snapshots = isinstance(retrieve, Mapping) and retrieve.get("snapshots")
+            if snapshots and result.index_version is not None:
+                pins[engine] = result.index_version
+        return pins
 
     async def graph(
         self,
@@ -269,6 +299,7 @@ class Federation:
         meta: Mapping[str, Any] | None,
         on_progress: Progress | None,
         result_type: type[Wire],
+        overrides: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> Collected:
         wants = capability if callable(capability) else (lambda caps: capability in caps)
         hop = Hop.incoming(meta, self.default_depth).forward(self.identity)
@@ -287,6 +318,8 @@ class Federation:
             lambda raw: parse_result(method, result_type, raw),
             trace_id_of(dict(meta or {})) or new_trace_id(),
         )
+        if overrides:
+            plan = dataclasses.replace(plan, overrides=overrides)
         collected = await collect(self._pool, plan, on_progress)
         if not collected.answers:
             raise_if_nothing_answered(method, collected, self._pool.states, wants)

@@ -69,6 +69,8 @@ def build_gateway(
 
     server.handle("catalog/list", catalog_list, capability=CatalogCapability(engines=len(catalog)))
     server.advertise("streaming", Empty())
+    # Cursors over the fused list, signed by the gateway (rcpkit.federation.cursors).
+    server.advertise("pagination", Empty())
     if any("citations" in engine for engine in members):
         server.advertise("citations", Empty())
     filters = filter_capability(members)
