@@ -116,3 +116,52 @@ async def test_signed_cursors_page_the_fused_list_without_repeats_or_gaps(
     assert keys(first) + keys(second) == keys(whole)
     assert (tampered.value.code, tampered.value.field) == (-32602, "cursor")
     assert "different query" in other.value.message
+
+
+async def test_engines_are_discovered_through_another_aggregators_catalog(
+    tmp_path: Path, persistent: list[str]
+) -> None:
+    inner = _registry(tmp_path, persistent)
+    outer = write_registry(
+        tmp_path / "outer.json",
+        [
+            {
+                "id": "inner",
+                "transport": "stdio",
+                "command": [*GATEWAY, str(inner), "--name", "inner-gateway"],
+                "discover": True,
+                **TREE,
+            }
+        ],
+    )
+    async with await Client.connect_stdio([*GATEWAY, str(outer)], **SPAWN) as gateway:
+        listed = await gateway.call("catalog/list", {})
+        found = await gateway.call("retrieve", {"query": "rank fusion", "k": 4})
+    assert {entry["id"] for entry in listed["engines"]} >= {"inner/samples", "inner/notes"}
+    # Asked directly, not through the inner gateway as well (no hit twice).
+    assert found["_meta"]["federation"]["answered"] == ["inner/samples", "inner/notes"]
+
+
+async def test_discovery_through_a_registry_that_lists_its_own_gateway_terminates(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "rcp.json"
+    write_registry(
+        path,
+        [
+            {"id": "samples", "transport": "stdio", "command": [*KEYWORD, "--sample"], **TREE},
+            {
+                "id": "self",
+                "transport": "stdio",
+                "command": [*GATEWAY, str(path)],
+                "discover": True,
+                **TREE,
+            },
+        ],
+    )
+    async with await Client.connect_stdio([*GATEWAY, str(path)], **SPAWN) as gateway:
+        raw = await gateway.call("retrieve", {"query": "bm25", "k": 2})
+        listed = await gateway.call("catalog/list", {})
+    assert raw["_meta"]["federation"]["answered"] == ["samples"]
+    assert any("engine 'self' skipped: federation cycle" in note for note in raw["usage"]["notes"])
+    assert {entry["id"] for entry in listed["engines"]} == {"samples", "self"}

@@ -39,6 +39,8 @@ class EngineState:
     capabilities: dict[str, Any] = field(default_factory=dict)
     identity: str | None = None
     health: EngineHealth | None = None
+    # An aggregator whose engines were discovered and are asked directly instead.
+    expanded: bool = False
 
     @property
     def id(self) -> str:
@@ -68,6 +70,7 @@ class EnginePool:
         health: HealthPolicy | None = None,
     ) -> None:
         policy = health or HealthPolicy()
+        self._policy = policy
         self.states = [EngineState(spec, health=EngineHealth(spec.id, policy)) for spec in engines]
         self.observer: CallObserver | None = None
         self._connector = connector
@@ -79,6 +82,16 @@ class EnginePool:
     async def connect_all(self) -> None:
         """Connect every engine concurrently; failures are recorded on their states."""
         await asyncio.gather(*(self._connect(state, None) for state in self.states))
+
+    def add(self, spec: EngineSpec) -> EngineState:
+        """A discovered engine (not connected yet)."""
+        state = EngineState(spec, health=EngineHealth(spec.id, self._policy))
+        self.states.append(state)
+        self._locks[spec.id] = asyncio.Lock()
+        return state
+
+    async def connect_states(self, states: list[EngineState]) -> None:
+        await asyncio.gather(*(self._connect(state, None) for state in states))
 
     async def ensure(self, state: EngineState, budget: float | None) -> Client:
         """A live client for ``state`` (reconnecting when the cool-down allows), or its error."""

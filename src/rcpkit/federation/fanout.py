@@ -83,6 +83,8 @@ async def collect(
     collected = Collected()
     targets: list[EngineState] = []
     for state in pool.states:
+        if state.expanded:
+            continue  # its engines are asked directly (§16.1 discovery)
         if state.identity is not None and state.identity in plan.hop.path:
             collected.notes.append(_cycle_note(state))
         elif not state.known or plan.wants(state.capabilities):

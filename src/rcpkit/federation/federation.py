@@ -28,6 +28,7 @@ from rcpkit.client.errors import OptionUnsupported
 from rcpkit.client.wire import parse_result, to_wire
 from rcpkit.federation.connect import Connector, connect_engine
 from rcpkit.federation.cursors import CursorSigner, FusedPage, fingerprint
+from rcpkit.federation.discovery import discover
 from rcpkit.federation.engines import EnginePool, EngineState
 from rcpkit.federation.fanout import (
     Collected,
@@ -74,6 +75,7 @@ class Federation:
         cursors: CursorSigner | None = None,
     ) -> None:
         self.registry = registry
+        self._connect_timeout = connect_timeout
         # Signs the cursors of fused results (the gateway's own, not an engine's).
         self.cursors = cursors or CursorSigner()
         self.identity = identity
@@ -108,6 +110,9 @@ class Federation:
         """Connect every engine (bounded). A required engine's failure raises; others are
         returned (and retried on a later query once the reconnect cool-down has passed)."""
         await self._pool.connect_all()
+        hop = Hop.incoming(None, self.default_depth).forward(self.identity)
+        if hop is not None:
+            await discover(self._pool, self.excluded, hop, self._connect_timeout)
         failures = []
         for state in self._pool.states:
             if state.error is None:
@@ -148,9 +153,19 @@ class Federation:
         """The engines' connections and health (the gateway observes its calls here)."""
         return self._pool
 
+    @property
+    def members(self) -> list[EngineState]:
+        """Engines we know and would ever forward to (never ourselves, never an expanded
+        aggregator: its engines are members in its place)."""
+        return self._members()
+
     def _members(self) -> list[EngineState]:
         """Engines we know and would ever forward to."""
-        return [s for s in self._pool.states if s.known and s.identity not in self.excluded]
+        return [
+            s
+            for s in self._pool.states
+            if s.known and s.identity not in self.excluded and not s.expanded
+        ]
 
     @property
     def effective_capabilities(self) -> frozenset[str]:

@@ -7,7 +7,8 @@ Relative ``cwd`` values and the default working directory of stdio engines
 are the registry file's folder, so ``["python3", "server.py"]`` next to the
 file works from anywhere. Credentials are never stored in the registry: an
 HTTP engine names the environment variable holding its token (``tokenEnv``).
-``"write": true`` marks the engine a gateway sends writes to by default.
+``"write": true`` marks the engine a gateway sends writes to by default;
+``"discover": true`` an aggregator whose engines are discovered (§16.1).
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ class EngineSpec:
     timeout: float | None = None
     # The gateway's default target for writes (index/add, index/delete, memory/build).
     write: bool = False
+    # An aggregator whose catalog/list engines are asked directly (§16.1 discovery).
+    discover: bool = False
 
     def endpoint(
         self,
@@ -159,6 +162,7 @@ def _engine(entry: Any, where: str, folder: Path | None) -> EngineSpec:
         headers=read.table("headers"),
         timeout=timeout,
         write=read.boolean("write"),
+        discover=read.boolean("discover"),
     )
 
 

@@ -36,12 +36,12 @@ ROUTED = (
 
 def routes_writes(federation: Federation) -> bool:
     """Whether some engine takes index writes (the gateway's index is then writable)."""
-    return bool(capable(_members(federation), "index/add"))
+    return bool(capable(federation.members, "index/add"))
 
 
 def register_routes(server: Server, federation: Federation) -> list[str]:
     """Register the routable methods some engine advertises; their names."""
-    members = _members(federation)
+    members = federation.members
     registered = []
     for method in ROUTED:
         engines = capable(members, method)
@@ -82,11 +82,3 @@ def _capability_key(method: str) -> str:
     from rcpkit.protocol.methods import METHODS
 
     return METHODS[method].capability or method
-
-
-def _members(federation: Federation) -> list[Any]:
-    return [
-        state
-        for state in federation.engines
-        if state.known and state.identity not in federation.excluded
-    ]

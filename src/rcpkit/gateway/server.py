@@ -56,11 +56,7 @@ def build_gateway(
     if federation.identity is None:
         raise ValueError("a gateway forwards (§16.2): its Federation needs an identity")
     server = GatewayServer(name, version, federation.identity, writes=routes_writes(federation))
-    members = [
-        state.capabilities
-        for state in federation.engines
-        if state.known and state.identity not in federation.excluded
-    ]
+    members = [state.capabilities for state in federation.members]
     catalog = federation.catalog(endpoints=not hide_endpoints)
 
     async def catalog_list(params: m.CatalogListParams) -> dict[str, Any]:
