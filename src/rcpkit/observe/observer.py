@@ -24,6 +24,7 @@ from rcpkit.observe.trace import TRACE_KEY, new_trace_id, trace_id_of
 __all__ = ["Observer"]
 
 Reply = Callable[[bytes], None]
+_MAX_SERIES = 4096
 
 
 class _Usage(msgspec.Struct):
@@ -61,6 +62,7 @@ class Observer:
         self.access = access
         # Served on the public port at GET /metrics, behind its auth (else: own listener).
         self.public_metrics = public_metrics and metrics is not None
+        self._series: dict[tuple[str, int], tuple[Any, Any, Any]] = {}
 
     # --- one RCP request ---
 
@@ -102,11 +104,11 @@ class Observer:
         metrics = self.metrics
         if metrics is not None:
             metrics.in_flight.dec()
-            label = str(code)
-            metrics.requests.labels(method, label).inc()
-            if code != 0:
-                metrics.errors.labels(method, label).inc()
-            metrics.latency.labels(method).observe(seconds)
+            counted, errors, latency = self._children(metrics, method, code)
+            counted.inc()
+            if errors is not None:
+                errors.inc()
+            latency.observe(seconds)
             for stage, ms in (stages or {}).items():
                 metrics.stages.labels(method, stage).observe(ms / 1000.0)
         if self.access is None:
@@ -117,6 +119,21 @@ class Observer:
             return
         record = AccessRecord(method, code, tenant, trace_id, query, started=started)
         self.access.write(record)
+
+    def _children(self, metrics: Metrics, method: str, code: int) -> tuple[Any, Any, Any]:
+        """The labelled series of (method, code), looked up once (a hot path)."""
+        key = (method, code)
+        found = self._series.get(key)
+        if found is None:
+            label = str(code)
+            found = (
+                metrics.requests.labels(method, label),
+                metrics.errors.labels(method, label) if code != 0 else None,
+                metrics.latency.labels(method),
+            )
+            if len(self._series) < _MAX_SERIES:  # methods and codes are bounded; be sure
+                self._series[key] = found
+        return found
 
     def _query(self, params: dict[str, Any]) -> str | None:
         if self.access is None or not self.access.log_queries:
