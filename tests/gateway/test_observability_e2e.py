@@ -31,6 +31,7 @@ def test_metrics_on_their_own_port_count_requests_errors_and_pipeline_stages(
     with logged_http(command, tmp_path / "stderr") as url:
         assert rcp(url, "retrieve", {"query": "reciprocal rank fusion", "k": 2}).status_code == 200
         rcp(url, "retrieve", {"query": "fruit", "k": 0})  # invalid: k >= 1
+        assert rcp(url, "ping", {}).status_code == 200  # the transport's fast path
         scraped = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=10)
         public = httpx.get(url.rsplit("/", 1)[0] + "/metrics", timeout=10)
     assert scraped.status_code == 200
@@ -40,7 +41,8 @@ def test_metrics_on_their_own_port_count_requests_errors_and_pipeline_stages(
     assert sample(text, "rcp_request_duration_seconds_count", method="retrieve") == 2.0
     assert sample(text, "rcp_stage_duration_seconds_count", method="retrieve", stage="recall")
     assert sample(text, "rcp_requests_in_flight") == 0.0
-    assert sample(text, "rcp_http_responses_total", status="200") == 2.0
+    assert sample(text, "rcp_requests_total", method="ping", code="0") == 1.0
+    assert sample(text, "rcp_http_responses_total", status="200") == 3.0
     assert sample(text, "rcp_index_documents") == 2.0
     assert sample(text, "rcp_index_version") is not None
     assert public.status_code == 404  # off the public port unless asked for

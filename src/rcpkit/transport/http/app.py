@@ -117,8 +117,7 @@ class HttpApp:
             server, self._executor, config.deadline, config.max_batch, observer=observer
         )
         self._exchanges = Exchanges(runtime, config, self.sessions)
-        # ping and info take the fast path (which the observer would not see)
-        self._stateless = not config.stateful and observer is None
+        self._stateless = not config.stateful  # ping and info take the fast path
         self._any_origin = "*" in config.cors_origins
         self._origins = frozenset(config.cors_origins)
 
@@ -181,7 +180,9 @@ class HttpApp:
         try:
             answer = self._exchanges.lifecycle(body, path_method) if self._stateless else None
             if answer is not None:
-                await send_json(send, 200, answer)
+                if self._observer is not None:
+                    self._observer.answered(answer[0], answer[1], admitted.principal.tenant)
+                await send_json(send, 200, answer[1])
             else:
                 await self._exchanges.run(path_method, headers, admitted, body, receive, send)
         finally:

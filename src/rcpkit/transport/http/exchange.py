@@ -104,8 +104,8 @@ class Exchanges:
 
     # --- the fast path: ping and info on a stateless server ---
 
-    def lifecycle(self, body: bytes, path_method: str) -> bytes | None:
-        """The answer to a plain ``ping``/``info`` on a stateless server, or None.
+    def lifecycle(self, body: bytes, path_method: str) -> tuple[str, bytes] | None:
+        """The method and answer of a plain ``ping``/``info`` on a stateless server, or None.
 
         They touch no session state and run no handler (the session answers them
         itself), so one shared stateless session serves them all, without a
@@ -121,14 +121,15 @@ class Exchanges:
             return None
         if not plain.params:  # valid for both: the answer is fixed (§7.2, §7.15, §13.2)
             result = self._fixed.get(plain.method) or self._fix(plain.method)
-            return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_encode_json(plain.id), result)
+            answer = b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_encode_json(plain.id), result)
+            return plain.method, answer
         request = Request(plain.id, plain.method, plain.params)
         try:
             prepared = self._stateless.prepare(request)
         except RCPError as error:
-            return codec.encode_error(request.id, error)
+            return plain.method, codec.encode_error(request.id, error)
         assert isinstance(prepared, Immediate)
-        return codec.encode_result(request.id, prepared.result)
+        return plain.method, codec.encode_result(request.id, prepared.result)
 
     def _fix(self, method: str) -> bytes:
         prepared = self._stateless.prepare(Request(0, method, {}))
