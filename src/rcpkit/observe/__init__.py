@@ -10,9 +10,26 @@ text unless the operator opts in, §15.6). ``prometheus-client`` is the
 ``observe`` extra; without it an Observer still logs and traces.
 """
 
-from rcpkit.observe.access import AccessLog, AccessRecord
-from rcpkit.observe.observer import Observer
-from rcpkit.observe.trace import TRACE_KEY, new_trace_id, trace_id_of_traceparent
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rcpkit.observe.access import AccessLog, AccessRecord
+    from rcpkit.observe.observer import Observer
+    from rcpkit.observe.trace import TRACE_KEY, new_trace_id, trace_id_of_traceparent
+
+# Imported on first use: the CLI declares this package's options (``options``) at
+# every start-up, which must not pull in msgspec, the codec or prometheus-client.
+_HOMES = {
+    "AccessLog": "access",
+    "AccessRecord": "access",
+    "Observer": "observer",
+    "TRACE_KEY": "trace",
+    "new_trace_id": "trace",
+    "trace_id_of_traceparent": "trace",
+}
 
 __all__ = [
     "TRACE_KEY",
@@ -22,3 +39,10 @@ __all__ = [
     "new_trace_id",
     "trace_id_of_traceparent",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
