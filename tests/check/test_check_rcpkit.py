@@ -101,6 +101,8 @@ def test_the_gateway_over_both_engines_declares_only_what_it_proves(
 ) -> None:
     report = reports["gateway"]
     assert failed(report) == set()
-    assert report.declared == "L1"
-    assert report.certified == "L1"
-    assert {r.level for r in report.requirements if not r.met} == {"L2"}
+    # L2: besides retrieve it forwards rerank, transform, multi-vector and graph-free
+    # pagination (its own signed cursors) — all of which the checker exercises.
+    assert report.declared == "L2"
+    assert report.certified == "L2"
+    assert all(requirement.met for requirement in report.requirements)

@@ -6,8 +6,11 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from rcpkit.cli.options import add_engine_arguments
+from rcpkit.observe.options import add_observe_arguments
 from rcpkit.transport.http.options import add_http_arguments
 
 __all__ = ["HELP", "TENANT_AWARE_ENGINES", "add_arguments", "run"]
@@ -56,6 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_engine_arguments(parser)
     add_http_arguments(parser)
+    add_observe_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,9 +70,15 @@ def run(args: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     # Imported here, not above: declaring the options must stay cheap (numpy, models).
+    from rcpkit.observe.command import observed, observer_from_args
     from rcpkit.server.limits import resolve_deadline
     from rcpkit.server.runner import run_async
 
+    try:
+        observer, metrics_at = observer_from_args(args)
+    except (ValueError, RuntimeError, OSError) as error:
+        print(f"rcpkit serve: {error}", file=sys.stderr)
+        return 2
     if args.engine == "keyword":
         from rcpkit.engine.keyword import KeywordIndex
         from rcpkit.handlers.keyword import build_keyword_app, load_samples
@@ -83,16 +93,39 @@ def run(args: argparse.Namespace) -> int:
 
         engine = open_from_args(args, create=args.create, writable=not args.read_only)
         app = build_engine_app(engine)
+        if observer is not None and observer.metrics is not None:
+            observer.metrics.add_gauges(_index_gauges(engine), _INDEX_HELP)
     if args.http is not None:
         from rcpkit.transport.http.command import serve_command
 
         tenant_aware = args.engine in TENANT_AWARE_ENGINES
-        return serve_command(app.server, args, tenant_aware=tenant_aware)
-    run_async(
-        app.serve_stdio(
-            deadline=resolve_deadline(args.deadline),
-            max_batch=args.max_batch,
-            max_line_bytes=args.max_line_bytes,
+        return serve_command(
+            app.server, args, tenant_aware=tenant_aware, observer=observer, metrics_at=metrics_at
         )
+    serving = app.serve_stdio(
+        deadline=resolve_deadline(args.deadline),
+        max_batch=args.max_batch,
+        max_line_bytes=args.max_line_bytes,
+        observer=observer,
     )
+    run_async(observed(observer, metrics_at, serving))
     return 0
+
+
+_INDEX_HELP = {
+    "rcp_index_documents": "live documents of the default tenant",
+    "rcp_index_chunks": "live chunks of the default tenant",
+    "rcp_index_version": "the latest index version (indexVersion)",
+}
+
+
+def _index_gauges(engine: Any) -> Callable[[], dict[str, float]]:
+    def read() -> dict[str, float]:
+        documents, chunks = engine.store.count()
+        return {
+            "rcp_index_documents": documents,
+            "rcp_index_chunks": chunks,
+            "rcp_index_version": engine.store.version,
+        }
+
+    return read

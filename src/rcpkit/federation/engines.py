@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -11,12 +12,18 @@ from typing import Any
 
 from rcpkit.client.client import Client
 from rcpkit.federation.connect import Connector
+from rcpkit.federation.health import EngineHealth, HealthPolicy
 from rcpkit.federation.hops import engine_identity
 from rcpkit.federation.registry import EngineSpec
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
-__all__ = ["EnginePool", "EngineState"]
+__all__ = ["CallObserver", "EnginePool", "EngineState"]
+
+log = logging.getLogger("rcpkit.federation")
+
+# (engine id, method, seconds, RCP code or 0): one call the federation made to an engine.
+CallObserver = Callable[[str, str, float, int], None]
 
 
 @dataclass(slots=True)
@@ -31,6 +38,9 @@ class EngineState:
     server: m.PeerInfo | None = None
     capabilities: dict[str, Any] = field(default_factory=dict)
     identity: str | None = None
+    health: EngineHealth | None = None
+    # An aggregator whose engines were discovered and are asked directly instead.
+    expanded: bool = False
 
     @property
     def id(self) -> str:
@@ -57,8 +67,12 @@ class EnginePool:
         connect_timeout: float,
         reconnect_after: float,
         clock: Callable[[], float] = time.monotonic,
+        health: HealthPolicy | None = None,
     ) -> None:
-        self.states = [EngineState(spec) for spec in engines]
+        policy = health or HealthPolicy()
+        self._policy = policy
+        self.states = [EngineState(spec, health=EngineHealth(spec.id, policy)) for spec in engines]
+        self.observer: CallObserver | None = None
         self._connector = connector
         self._connect_timeout = connect_timeout
         self._reconnect_after = reconnect_after
@@ -68,6 +82,16 @@ class EnginePool:
     async def connect_all(self) -> None:
         """Connect every engine concurrently; failures are recorded on their states."""
         await asyncio.gather(*(self._connect(state, None) for state in self.states))
+
+    def add(self, spec: EngineSpec) -> EngineState:
+        """A discovered engine (not connected yet)."""
+        state = EngineState(spec, health=EngineHealth(spec.id, self._policy))
+        self.states.append(state)
+        self._locks[spec.id] = asyncio.Lock()
+        return state
+
+    async def connect_states(self, states: list[EngineState]) -> None:
+        await asyncio.gather(*(self._connect(state, None) for state in states))
 
     async def ensure(self, state: EngineState, budget: float | None) -> Client:
         """A live client for ``state`` (reconnecting when the cool-down allows), or its error."""
@@ -106,6 +130,8 @@ class EnginePool:
         except OSError as error:  # the command does not exist, permission denied, …
             self.mark_down(state, RCPError(ErrorCode.BACKEND_UNAVAILABLE, f"cannot start: {error}"))
             return
+        if state.down_since is not None:
+            log.warning("engine '%s' recovered (reconnected)", state.id)
         state.client, state.error, state.down_since = client, None, None
         state.server = client.server
         state.capabilities = dict(client.raw_capabilities)
@@ -115,11 +141,26 @@ class EnginePool:
 
     def mark_down(self, state: EngineState, error: RCPError) -> None:
         """Record a failure that leaves the engine without a usable connection."""
+        if state.client is not None or state.error is None:  # it was up (or never tried)
+            log.warning("engine '%s' down: %s", state.id, error.message)
         state.error = error
         state.down_since = self._clock()
         client, state.client = state.client, None
         if client is not None:
             asyncio.get_running_loop().create_task(_close_quietly(client))
+
+    def observe(self, state: EngineState, method: str, seconds: float, code: int) -> None:
+        """Record one call's outcome on the engine's health and tell the observer."""
+        health = state.health
+        if health is not None:
+            if code == 0:
+                health.answered(seconds)
+            elif code == ErrorCode.TIMEOUT:
+                health.timed_out(seconds)
+            else:
+                health.failed()
+        if self.observer is not None:
+            self.observer(state.id, method, seconds, code)
 
     async def close(self) -> None:
         clients = [state.client for state in self.states if state.client is not None]

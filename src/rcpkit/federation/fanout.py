@@ -66,6 +66,10 @@ class Plan:
     wants: Wants
     hop: Hop
     budget: float | None
+    # §17.2: the correlation id every engine receives in `_meta.traceId`.
+    trace_id: str | None = None
+    # Per-engine additions to the wire params (a fused cursor's pinned indexVersion).
+    overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # The typed result; a malformed answer is that engine's failure, not the query's.
     parse: Callable[[Any], Any] = field(default=lambda raw: raw)
 
@@ -79,6 +83,8 @@ async def collect(
     collected = Collected()
     targets: list[EngineState] = []
     for state in pool.states:
+        if state.expanded:
+            continue  # its engines are asked directly (§16.1 discovery)
         if state.identity is not None and state.identity in plan.hop.path:
             collected.notes.append(_cycle_note(state))
         elif not state.known or plan.wants(state.capabilities):
@@ -122,29 +128,40 @@ async def collect(
 
 async def _ask(pool: EnginePool, state: EngineState, plan: Plan) -> Any:
     started = time.monotonic()
-    client = await pool.ensure(state, plan.budget)
+    # A demoted (consistently slow) engine gets a short timeout, not the whole budget.
+    budget = plan.budget if state.health is None else state.health.timeout(plan.budget)
+    client = await pool.ensure(state, budget)
     if state.identity is not None and state.identity in plan.hop.path:
         raise _Skip(_cycle_note(state))  # learned on this (re)connect
     if not plan.wants(state.capabilities):
         raise _Skip(None)
     try:
-        wire = check_call(plan.method, dict(plan.wire), client.raw_capabilities)
+        given = {**plan.wire, **plan.overrides.get(state.id, {})}
+        wire = check_call(plan.method, given, client.raw_capabilities)
     except RCPError as refusal:
         raise _Skip(f"engine '{state.id}' skipped: {refusal.message}", refusal) from None
-    remaining = None if plan.budget is None else plan.budget - (time.monotonic() - started)
+    remaining = None if budget is None else budget - (time.monotonic() - started)
     if remaining is not None and remaining <= 0:
         raise RCPError(ErrorCode.TIMEOUT, "no time left after connecting")
-    options = CallOptions(timeout=remaining, meta={"federation": plan.hop.to_wire()})
+    meta: dict[str, Any] = {"federation": plan.hop.to_wire()}
+    if plan.trace_id is not None:
+        meta["traceId"] = plan.trace_id
+    options = CallOptions(timeout=remaining, meta=meta)
+    called = time.monotonic()
     try:
-        return plan.parse(await client.call(plan.method, wire, options, gate=False))
+        answer = plan.parse(await client.call(plan.method, wire, options, gate=False))
     except TransportClosed as error:
+        pool.observe(state, plan.method, time.monotonic() - called, int(error.code))
         pool.mark_down(state, error)
         raise
-    except RCPError:
+    except RCPError as error:
+        pool.observe(state, plan.method, time.monotonic() - called, int(error.code))
         raise
     except Exception as error:  # a bug of ours must not take the other engines down
         log.exception("federated %s to %s failed", plan.method, state.id)
         raise RCPError(ErrorCode.INTERNAL_ERROR, f"internal error: {error}") from None
+    pool.observe(state, plan.method, time.monotonic() - called, 0)
+    return answer
 
 
 def _cycle_note(state: EngineState) -> str:
@@ -172,11 +189,12 @@ def plan_for(
     remaining: float | None,
     engine_timeout: float | None,
     parse: Callable[[Any], Any],
+    trace_id: str | None = None,
 ) -> Plan:
     budget = downstream_budget(remaining, engine_timeout)
     if budget is not None and budget <= 0:
         raise RCPError(ErrorCode.TIMEOUT, "the deadline leaves no time to ask any engine")
-    return Plan(method, wire, wants, hop, budget, parse)
+    return Plan(method, wire, wants, hop, budget, trace_id, parse=parse)
 
 
 def raise_if_nothing_answered(

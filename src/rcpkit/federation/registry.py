@@ -7,6 +7,8 @@ Relative ``cwd`` values and the default working directory of stdio engines
 are the registry file's folder, so ``["python3", "server.py"]`` next to the
 file works from anywhere. Credentials are never stored in the registry: an
 HTTP engine names the environment variable holding its token (``tokenEnv``).
+``"write": true`` marks the engine a gateway sends writes to by default;
+``"discover": true`` an aggregator whose engines are discovered (§16.1).
 """
 
 from __future__ import annotations
@@ -49,6 +51,10 @@ class EngineSpec:
     token_env: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     timeout: float | None = None
+    # The gateway's default target for writes (index/add, index/delete, memory/build).
+    write: bool = False
+    # An aggregator whose catalog/list engines are asked directly (§16.1 discovery).
+    discover: bool = False
 
     def endpoint(
         self,
@@ -155,6 +161,8 @@ def _engine(entry: Any, where: str, folder: Path | None) -> EngineSpec:
         token_env=read.string("tokenEnv"),
         headers=read.table("headers"),
         timeout=timeout,
+        write=read.boolean("write"),
+        discover=read.boolean("discover"),
     )
 
 

@@ -45,6 +45,8 @@ class FederatedResult:
     fusion: str | None = None
     # graph only (§7.9): summary, communities, followups, nodes, edges
     graph: dict[str, Any] = field(default_factory=dict)
+    # The gateway-signed cursor of the next page of the fused list, if there may be one.
+    next_cursor: str | None = None
 
     @property
     def degraded(self) -> bool:
@@ -62,5 +64,7 @@ class FederatedResult:
             meta["degraded"] = [failure.to_wire() for failure in self.failures]
         wire: dict[str, Any] = {"hits": msgspec.to_builtins(self.hits), "usage": usage}
         wire.update(self.graph)
+        if self.next_cursor is not None:
+            wire["nextCursor"] = self.next_cursor
         wire["_meta"] = meta
         return wire

@@ -15,9 +15,13 @@ from typing import Any
 
 from rcpkit.federation.federation import Federation
 from rcpkit.federation.fusion import RRF_K_DEFAULT, FusionConfig
+from rcpkit.federation.health import HealthPolicy
 from rcpkit.federation.hops import inherited_path
 from rcpkit.federation.registry import Registry, RegistryError, load_registry
+from rcpkit.gateway.metrics import watch_engines
 from rcpkit.gateway.options import add_arguments
+from rcpkit.observe.command import observed, observer_from_args
+from rcpkit.observe.observer import Observer
 from rcpkit.protocol.errors import RCPError
 
 __all__ = ["add_arguments", "default_identity", "run"]
@@ -43,13 +47,16 @@ def run(args: argparse.Namespace) -> int:
         rrf_k = RRF_K_DEFAULT if args.rrf_k is None else args.rrf_k
         fusion = FusionConfig(method=args.fusion, rrf_k=rrf_k, dedup=args.dedup)
         http = _http_config(args) if args.http is not None else None
-    except (RegistryError, ValueError, OSError) as error:
+        health = HealthPolicy(args.slow_engine, args.slow_strikes, args.demoted_timeout)
+        observer, metrics_at = observer_from_args(args)
+    except (RegistryError, ValueError, OSError, RuntimeError) as error:
         print(f"rcpkit gateway: {error}", file=sys.stderr)
         return 2
     from rcpkit.server.runner import run_async
 
     status: list[int] = [0]
-    run_async(_serve(args, registry, fusion, http, status))
+    serving = _serve(args, registry, fusion, http, status, health, observer)
+    run_async(observed(observer, metrics_at, serving))
     return status[0]
 
 
@@ -59,6 +66,8 @@ async def _serve(
     fusion: FusionConfig,
     http: tuple[Any, Any] | None,
     status: list[int],
+    health: HealthPolicy,
+    observer: Observer | None,
 ) -> None:
     from rcpkit.gateway.server import build_gateway
 
@@ -72,7 +81,11 @@ async def _serve(
         engine_timeout=args.engine_timeout,
         query_timeout=args.deadline,
         fusion=fusion,
+        health=health,
+        reconnect_after=args.reconnect_after,
     )
+    if observer is not None and observer.metrics is not None:
+        watch_engines(federation, observer.metrics)
     try:
         if identity in spawned_by:
             # Started by ourselves, through the registry: connecting would spawn us
@@ -88,11 +101,12 @@ async def _serve(
                 deadline=args.deadline,
                 max_batch=args.max_batch,
                 max_line_bytes=args.max_line_bytes,
+                observer=observer,
             )
         else:
             from rcpkit.transport.http.serve import serve_http
 
-            await serve_http(server, *http)
+            await serve_http(server, *http, observer=observer)
     except RCPError as error:
         print(f"rcpkit gateway: {error.message}", file=sys.stderr, flush=True)
         status[0] = 1

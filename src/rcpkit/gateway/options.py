@@ -12,6 +12,7 @@ import argparse
 import os
 from pathlib import Path
 
+from rcpkit.observe.options import add_observe_arguments
 from rcpkit.transport.http.options import add_http_arguments
 
 __all__ = ["DEDUPS", "FUSIONS", "add_arguments"]
@@ -40,6 +41,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     gateway.add_argument("--connect-timeout", type=float, default=10.0, metavar="SECONDS")
     gateway.add_argument("--engine-timeout", type=float, default=10.0, metavar="SECONDS")
     gateway.add_argument(
+        "--slow-engine",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="an engine whose last --slow-strikes calls each took longer is demoted",
+    )
+    gateway.add_argument(
+        "--reconnect-after",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="an engine that went down is reconnected on a query after this cool-down",
+    )
+    gateway.add_argument("--slow-strikes", type=int, default=3, metavar="N")
+    gateway.add_argument(
+        "--demoted-timeout",
+        type=float,
+        default=0.25,
+        metavar="SECONDS",
+        help="what a demoted engine gets per call (one answer in time promotes it)",
+    )
+    gateway.add_argument(
         "--deadline",
         type=float,
         default=30.0,
@@ -52,3 +75,4 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--log-level", default=os.environ.get("RCPKIT_LOG_LEVEL", "WARNING"), help="stderr level"
     )
     add_http_arguments(parser)
+    add_observe_arguments(parser)

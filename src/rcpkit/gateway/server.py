@@ -6,8 +6,10 @@
 >>> await server.serve_stdio()
 
 It answers ``retrieve`` (and ``graph`` when an engine offers it) with the
-fused result, and ``catalog/list`` with each engine's identity and
-capabilities (and endpoint, unless hidden). Transport limits, auth and
+fused result, ``catalog/list`` with each engine's identity, capabilities,
+health (and endpoint, unless hidden), and routes ``embed``, ``embed/*``,
+``rerank``, ``query/transform``, ``feedback``, ``memory/*`` and index writes
+to one engine (``rcpkit.federation.routing``). Transport limits, auth and
 deadlines are the runtime's, exactly as for any rcpkit server.
 """
 
@@ -19,6 +21,7 @@ import rcpkit
 from rcpkit.federation.federation import Federation
 from rcpkit.gateway.capabilities import filter_capability, graph_capability, retrieve_capability
 from rcpkit.gateway.filters import validate_filter
+from rcpkit.gateway.routes import register_routes, routes_writes
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.capabilities import CatalogCapability, Empty
 from rcpkit.server.context import RequestContext
@@ -31,8 +34,8 @@ class GatewayServer(Server):
     """A Server that states its federation identity in ``initialize``/``info`` ``_meta``,
     so that an upstream aggregator can see a cycle before forwarding to it (§16.2)."""
 
-    def __init__(self, name: str, version: str, identity: str) -> None:
-        super().__init__(name, version, read_only=True)
+    def __init__(self, name: str, version: str, identity: str, *, writes: bool = False) -> None:
+        super().__init__(name, version, read_only=not writes)
         self.identity = identity
 
     def info_result(self, version: int = 1) -> dict[str, Any]:
@@ -52,19 +55,18 @@ def build_gateway(
     """A server over ``federation`` (connect it first: capabilities are derived now, §13.2)."""
     if federation.identity is None:
         raise ValueError("a gateway forwards (§16.2): its Federation needs an identity")
-    server = GatewayServer(name, version, federation.identity)
-    members = [
-        state.capabilities
-        for state in federation.engines
-        if state.known and state.identity not in federation.excluded
-    ]
+    server = GatewayServer(name, version, federation.identity, writes=routes_writes(federation))
+    members = [state.capabilities for state in federation.members]
     catalog = federation.catalog(endpoints=not hide_endpoints)
 
-    async def catalog_list(params: m.CatalogListParams) -> m.CatalogListResult:
-        return m.CatalogListResult(engines=federation.catalog(endpoints=not hide_endpoints))
+    async def catalog_list(params: m.CatalogListParams) -> dict[str, Any]:
+        # Each entry carries _meta.health: up/down (and why), demoted, calls, p50.
+        return {"engines": federation.catalog_wire(endpoints=not hide_endpoints)}
 
     server.handle("catalog/list", catalog_list, capability=CatalogCapability(engines=len(catalog)))
     server.advertise("streaming", Empty())
+    # Cursors over the fused list, signed by the gateway (rcpkit.federation.cursors).
+    server.advertise("pagination", Empty())
     if any("citations" in engine for engine in members):
         server.advertise("citations", Empty())
     filters = filter_capability(members)
@@ -100,6 +102,7 @@ def build_gateway(
             return result.to_wire()
 
         server.handle("graph", graph_handler, capability=graph)
+    register_routes(server, federation)
     return server
 
 

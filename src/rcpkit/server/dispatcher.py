@@ -20,6 +20,7 @@ from typing import Any, TypeGuard
 
 from rcpkit import codec
 from rcpkit.codec import Batch, Frame, Invalid, Notification, Request
+from rcpkit.observe.observer import Observer
 from rcpkit.protocol.base import Id
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.protocol.methods import METHODS
@@ -70,8 +71,11 @@ class Dispatcher:
         max_batch: int = DEFAULT_MAX_BATCH,
         max_in_flight: int | None = DEFAULT_MAX_IN_FLIGHT,
         tenant: str | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.session = session
+        # Counts, times and logs every answered request (metrics, access log, trace id).
+        self._observer = observer
         self._executor = executor
         self._deadline = deadline
         # §13.1: writes get the longer of the two (None: no deadline at all).
@@ -183,6 +187,8 @@ class Dispatcher:
     # --- requests ---
 
     def _start(self, request: Request, reply: Reply, notify: Reply) -> None:
+        if self._observer is not None:
+            reply = self._observer.wrap(request, self._tenant, reply)
         if request.method.startswith("notifications/"):
             # §7.14/§4.5: a notification carrying an id is malformed.
             reply(_error(request.id, ErrorCode.INVALID_REQUEST, "a notification carries no `id`"))

@@ -16,6 +16,7 @@ from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from rcpkit.observe.observer import Observer
 from rcpkit.server.dispatcher import DEFAULT_MAX_BATCH, Dispatcher
 from rcpkit.server.limits import (
     DEFAULT_DEADLINE_SECONDS,
@@ -42,6 +43,7 @@ class Runtime:
     # least this long, and a connection at most this many requests running.
     write_deadline: float | None = DEFAULT_WRITE_DEADLINE_SECONDS
     max_in_flight: int | None = DEFAULT_MAX_IN_FLIGHT
+    observer: Observer | None = None  # metrics, access log, trace ids
 
     def open(
         self, session: Session | None = None, *, tenant: str | None = None, stateless: bool = False
@@ -58,6 +60,7 @@ class Runtime:
             max_batch=self.max_batch,
             max_in_flight=self.max_in_flight,
             tenant=tenant,
+            observer=self.observer,
         )
 
 
@@ -92,6 +95,7 @@ async def serve(
     max_in_flight: int | None = DEFAULT_MAX_IN_FLIGHT,
     workers: int = 4,
     tenant: str | None = None,
+    observer: Observer | None = None,
 ) -> None:
     """Run one session of ``server`` over ``transport`` until shutdown or end of input.
 
@@ -107,6 +111,7 @@ async def serve(
         max_batch,
         write_deadline=write_deadline,
         max_in_flight=max_in_flight,
+        observer=observer,
     )
     try:
         await pump(runtime.open(tenant=tenant), transport)
@@ -126,6 +131,7 @@ async def serve_stdio(
     max_batch: int = DEFAULT_MAX_BATCH,
     max_in_flight: int | None = DEFAULT_MAX_IN_FLIGHT,
     workers: int = 4,
+    observer: Observer | None = None,
 ) -> None:
     """Serve on stdin/stdout. stdout carries protocol frames only (§5.1)."""
     transport = await open_stdio(
@@ -140,6 +146,7 @@ async def serve_stdio(
             max_batch=max_batch,
             max_in_flight=max_in_flight,
             workers=workers,
+            observer=observer,
         )
     finally:
         await transport.close()

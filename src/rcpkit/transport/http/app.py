@@ -18,8 +18,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from starlette.middleware.cors import CORSMiddleware
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from rcpkit.observe.access import CURRENT_EXCHANGE, AccessRecord
+from rcpkit.observe.metrics import CONTENT_TYPE
+from rcpkit.observe.observer import Observer
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.server.lowlevel import Server
 from rcpkit.server.runner import Runtime
@@ -54,11 +57,15 @@ _CORS_RESPONSE_HEADERS = ["rcp-session", "retry-after"]
 
 
 def build_http_app(
-    server: Server, config: HttpConfig | None = None, *, clock: Clock = time.monotonic
+    server: Server,
+    config: HttpConfig | None = None,
+    *,
+    clock: Clock = time.monotonic,
+    observer: Observer | None = None,
 ) -> ASGIApp:
     """An ASGI app serving ``server`` per §5.2 (with CORS when origins are configured)."""
     config = config or HttpConfig()
-    app: ASGIApp = HttpApp(server, config, clock=clock)
+    app: ASGIApp = HttpApp(server, config, clock=clock, observer=observer)
     if config.cors_origins:
         app = CORSMiddleware(
             app,
@@ -75,9 +82,15 @@ class HttpApp:
     """RCP over HTTP for one Server."""
 
     def __init__(
-        self, server: Server, config: HttpConfig, *, clock: Clock = time.monotonic
+        self,
+        server: Server,
+        config: HttpConfig,
+        *,
+        clock: Clock = time.monotonic,
+        observer: Observer | None = None,
     ) -> None:
         self.config = config
+        self._observer = observer
         self._anonymous = ANONYMOUS
         if config.credentials is None and not config.unauthenticated_writes:
             # §15.3: nobody authenticated, so nobody may write; nor is a write offered.
@@ -100,7 +113,9 @@ class HttpApp:
             if config.stateful
             else None
         )
-        runtime = Runtime(server, self._executor, config.deadline, config.max_batch)
+        runtime = Runtime(
+            server, self._executor, config.deadline, config.max_batch, observer=observer
+        )
         self._exchanges = Exchanges(runtime, config, self.sessions)
         self._stateless = not config.stateful  # ping and info take the fast path
         self._any_origin = "*" in config.cors_origins
@@ -111,10 +126,40 @@ class HttpApp:
             if scope["type"] == "lifespan":
                 await self._lifespan(receive, send)
             return
+        if self._observer is None:
+            await self._exchange(scope, receive, send)
+        else:
+            await self._observed(self._observer, scope, receive, send)
+
+    async def _observed(
+        self, observer: Observer, scope: Scope, receive: Receive, send: Send
+    ) -> None:
+        """One exchange, counted by status and written as one access line."""
+        record = AccessRecord()
+        status = [0]
+
+        async def sent(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = int(message["status"])
+            await send(message)
+
+        token = CURRENT_EXCHANGE.set(record)
+        try:
+            await self._exchange(scope, receive, sent)
+        finally:
+            CURRENT_EXCHANGE.reset(token)
+            if record.method is None:  # refused before any request ran
+                record.method = scope["path"].rpartition("/")[2] or None
+            observer.http_done(record, status[0] or 499)
+
+    async def _exchange(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = RequestHeaders.of(scope["headers"])
         admitted = self._admit(headers, scope)
         if isinstance(admitted, Reply):
             await send_reply(send, admitted)
+            return
+        if scope["path"] == "/metrics" and self._observer and self._observer.public_metrics:
+            await self._metrics(scope["method"], send)  # behind the same auth as RCP
             return
         path_method = self._path_method(scope["path"])
         refused = self._refuse_request(path_method, scope["method"], headers, admitted.key)
@@ -135,7 +180,9 @@ class HttpApp:
         try:
             answer = self._exchanges.lifecycle(body, path_method) if self._stateless else None
             if answer is not None:
-                await send_json(send, 200, answer)
+                if self._observer is not None:
+                    self._observer.answered(answer[0], answer[1], admitted.principal.tenant)
+                await send_json(send, 200, answer[1])
             else:
                 await self._exchanges.run(path_method, headers, admitted, body, receive, send)
         finally:
@@ -145,6 +192,16 @@ class HttpApp:
     def in_flight(self) -> int:
         """HTTP exchanges admitted and not finished (SSE streams included)."""
         return self._slots.in_flight
+
+    async def _metrics(self, verb: str, send: Send) -> None:
+        assert self._observer is not None and self._observer.metrics is not None
+        if verb != "GET":
+            await send_reply(send, Reply(405, b"", [(b"allow", b"GET")]))
+            return
+        body = self._observer.metrics.render()
+        headers = [(b"content-type", CONTENT_TYPE.encode()), (b"content-length", b"%d" % len(body))]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
     def _path_method(self, path: str) -> str | None:
         """``<base>`` or ``<base>/`` → "" (batches, any method); ``<base>/<m>`` → m."""
@@ -185,6 +242,7 @@ class HttpApp:
         if self._rates is not None:
             wait_ms = self._rates.acquire(key)
             if wait_ms is not None:
+                self._shed("rate")
                 return _rate_limited("rate limit exceeded", wait_ms)
         return None
 
@@ -196,6 +254,7 @@ class HttpApp:
         refusal = self._slots.acquire(key)
         if refusal is None:
             return None
+        self._shed("caller_in_flight" if refusal is Refusal.CALLER else "capacity")
         if refusal is Refusal.CALLER:
             return _rate_limited("too many requests in flight", 1000)
         error = RCPError(
@@ -205,6 +264,10 @@ class HttpApp:
             retry_after_ms=1000,
         )
         return Reply.error(503, error, [(b"retry-after", b"1")])
+
+    def _shed(self, reason: str) -> None:
+        if self._observer is not None:
+            self._observer.shed(reason)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:

@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 
+from rcpkit.observe.observer import Observer
 from rcpkit.server.dispatcher import DEFAULT_DEADLINE
 from rcpkit.server.lowlevel import Server
 from rcpkit.transport.http.auth import TOKENS_ENV, WRITE_METHODS, Credentials
@@ -55,7 +56,14 @@ def config_from_args(
     return config, listen
 
 
-def serve_command(server: Server, args: argparse.Namespace, *, tenant_aware: bool = False) -> int:
+def serve_command(
+    server: Server,
+    args: argparse.Namespace,
+    *,
+    tenant_aware: bool = False,
+    observer: Observer | None = None,
+    metrics_at: tuple[str, int] | None = None,
+) -> int:
     """Serve ``server`` over HTTP until SIGTERM/SIGINT; 0 once drained."""
     from rcpkit.transport.http.serve import run_http
 
@@ -67,7 +75,7 @@ def serve_command(server: Server, args: argparse.Namespace, *, tenant_aware: boo
         )
     if config.credentials is None:
         _announce_write_policy(server, config)
-    run_http(server, config, listen)
+    run_http(server, config, listen, observer=observer, metrics_at=metrics_at)
     return 0
 
 

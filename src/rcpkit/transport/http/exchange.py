@@ -16,6 +16,7 @@ from starlette.types import Receive, Send
 
 from rcpkit import codec
 from rcpkit.codec import Batch, Frame, Invalid, Notification, Request, Response
+from rcpkit.observe.trace import TRACE_KEY, trace_id_of, trace_id_of_traceparent
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.server.dispatcher import Dispatcher
 from rcpkit.server.runner import Runtime
@@ -86,6 +87,8 @@ class Exchanges:
         send: Send,
     ) -> None:
         frame, compact = decode_body(body)
+        if headers.traceparent is not None:
+            _adopt_traceparent(frame, headers.traceparent)
         route = _vet(frame, path_method, caller.principal) or self._route(frame, headers, caller)
         if isinstance(route, Reply):
             await send_reply(send, route)
@@ -101,8 +104,8 @@ class Exchanges:
 
     # --- the fast path: ping and info on a stateless server ---
 
-    def lifecycle(self, body: bytes, path_method: str) -> bytes | None:
-        """The answer to a plain ``ping``/``info`` on a stateless server, or None.
+    def lifecycle(self, body: bytes, path_method: str) -> tuple[str, bytes] | None:
+        """The method and answer of a plain ``ping``/``info`` on a stateless server, or None.
 
         They touch no session state and run no handler (the session answers them
         itself), so one shared stateless session serves them all, without a
@@ -118,14 +121,15 @@ class Exchanges:
             return None
         if not plain.params:  # valid for both: the answer is fixed (§7.2, §7.15, §13.2)
             result = self._fixed.get(plain.method) or self._fix(plain.method)
-            return b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_encode_json(plain.id), result)
+            answer = b'{"jsonrpc":"2.0","id":%b,"result":%b}' % (_encode_json(plain.id), result)
+            return plain.method, answer
         request = Request(plain.id, plain.method, plain.params)
         try:
             prepared = self._stateless.prepare(request)
         except RCPError as error:
-            return codec.encode_error(request.id, error)
+            return plain.method, codec.encode_error(request.id, error)
         assert isinstance(prepared, Immediate)
-        return codec.encode_result(request.id, prepared.result)
+        return plain.method, codec.encode_result(request.id, prepared.result)
 
     def _fix(self, method: str) -> bytes:
         prepared = self._stateless.prepare(Request(0, method, {}))
@@ -326,6 +330,20 @@ def _vet(frame: Frame, path_method: str, principal: Principal) -> Reply | None:
                 403, RCPError(ErrorCode.UNAUTHORIZED, f"not authorised for {method}")
             )
     return None
+
+
+def _adopt_traceparent(frame: Frame, header: bytes) -> None:
+    """W3C ``traceparent`` → ``_meta.traceId`` of each request that names no trace (§17.2)."""
+    trace_id = trace_id_of_traceparent(header)
+    if trace_id is None:
+        return
+    members = frame.members if isinstance(frame, Batch) else [frame]
+    for member in members:
+        if not isinstance(member, Request):
+            continue
+        meta = member.params.setdefault("_meta", {})
+        if isinstance(meta, dict) and trace_id_of(meta) is None:
+            meta[TRACE_KEY] = trace_id
 
 
 def _methods(frame: Frame) -> list[str]:

@@ -20,6 +20,8 @@ from typing import Literal
 import uvicorn
 from starlette.types import ASGIApp
 
+from rcpkit.observe.command import observed
+from rcpkit.observe.observer import Observer
 from rcpkit.server.lowlevel import Server
 from rcpkit.server.runner import run_async
 from rcpkit.transport.http.app import build_http_app
@@ -58,10 +60,11 @@ async def serve_http(
     *,
     announce: Announce | None = None,
     sock: socket.socket | None = None,
+    observer: Observer | None = None,
 ) -> None:
     """Serve until SIGTERM/SIGINT (or ``should_exit``), then drain and return."""
     config = config or HttpConfig()
-    app = build_http_app(server, config)
+    app = build_http_app(server, config, observer=observer)
     await serve_asgi(app, listen, base=config.base, announce=announce, sock=sock)
 
 
@@ -101,10 +104,18 @@ def uvicorn_config(app: ASGIApp, listen: Listen) -> uvicorn.Config:
 
 
 def run_http(
-    server: Server, config: HttpConfig | None = None, listen: Listen | None = None
+    server: Server,
+    config: HttpConfig | None = None,
+    listen: Listen | None = None,
+    *,
+    observer: Observer | None = None,
+    metrics_at: tuple[str, int] | None = None,
 ) -> None:
-    """Blocking entry point: serve, and return after a signal once drained."""
-    run_async(serve_http(server, config, listen))
+    """Blocking entry point: serve, and return after a signal once drained.
+
+    ``metrics_at``: where the observer's own /metrics listener binds, if it has one.
+    """
+    run_async(observed(observer, metrics_at, serve_http(server, config, listen, observer=observer)))
 
 
 class _Server(uvicorn.Server):

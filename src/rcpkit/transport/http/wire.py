@@ -47,6 +47,7 @@ class RequestHeaders:
     content_type: bytes = b""
     content_length: int | None = None
     origin: str | None = None
+    traceparent: bytes | None = None  # W3C Trace Context: mapped to _meta.traceId
     ambiguous = False  # a credential header was sent more than once
 
     @classmethod
@@ -70,6 +71,8 @@ class RequestHeaders:
                 headers.api_key = value.strip()
             elif name == b"origin":
                 headers.origin = value.decode("latin-1")
+            elif name == b"traceparent":
+                headers.traceparent = value
         return headers
 
     @property

@@ -1,0 +1,48 @@
+"""Observability: Prometheus metrics, structured access logs and trace ids (§15.6, §17.2).
+
+>>> observer = Observer(Metrics(), AccessLog(sys.stderr))
+>>> await serve(server, transport, observer=observer)
+
+Nothing here changes what a request does: the runtime reports each request's
+method, code, latency and stage timings to the :class:`Observer`, which counts
+them (``/metrics``) and writes one JSON line per request (no query or document
+text unless the operator opts in, §15.6). ``prometheus-client`` is the
+``observe`` extra; without it an Observer still logs and traces.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rcpkit.observe.access import AccessLog, AccessRecord
+    from rcpkit.observe.observer import Observer
+    from rcpkit.observe.trace import TRACE_KEY, new_trace_id, trace_id_of_traceparent
+
+# Imported on first use: the CLI declares this package's options (``options``) at
+# every start-up, which must not pull in msgspec, the codec or prometheus-client.
+_HOMES = {
+    "AccessLog": "access",
+    "AccessRecord": "access",
+    "Observer": "observer",
+    "TRACE_KEY": "trace",
+    "new_trace_id": "trace",
+    "trace_id_of_traceparent": "trace",
+}
+
+__all__ = [
+    "TRACE_KEY",
+    "AccessLog",
+    "AccessRecord",
+    "Observer",
+    "new_trace_id",
+    "trace_id_of_traceparent",
+]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

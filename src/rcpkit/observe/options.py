@@ -1,0 +1,31 @@
+"""The observability options of ``rcpkit serve`` and ``rcpkit gateway`` (argparse only)."""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_observe_arguments"]
+
+
+def add_observe_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("observability (metrics, access logs, traces)")
+    group.add_argument(
+        "--metrics",
+        default=None,
+        metavar="[HOST:]PORT|public",
+        help="Prometheus /metrics: on a listener of its own (HOST defaults to 127.0.0.1), "
+        "or 'public': GET /metrics on the --http port, behind the same auth "
+        "(needs the `observe` extra)",
+    )
+    group.add_argument(
+        "--access-log",
+        default=None,
+        metavar="PATH|-",
+        help="one JSON line per request (method, status, code, latency, tenant, trace id) "
+        "to PATH, or '-' for stderr; no query text (§15.6)",
+    )
+    group.add_argument(
+        "--log-queries",
+        action="store_true",
+        help="add the query text, redacted, to access lines (implies --access-log -)",
+    )
