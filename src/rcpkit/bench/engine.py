@@ -11,7 +11,6 @@ indexing throughput is measured with the real MiniLM.
 
 from __future__ import annotations
 
-import random
 import statistics
 import subprocess
 import sys
@@ -24,54 +23,18 @@ from typing import Any
 
 import numpy as np
 
+from rcpkit.bench._synthetic import _documents, _engine, _percentiles, _texts
 from rcpkit.bench.report import Figure, Scale, collecting, record
-from rcpkit.engine.config import load_config
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.ingest import SourceDocument
-from rcpkit.engine.ingest.indexer import content_hash_of, index_documents
-from rcpkit.engine.open import open_engine
+from rcpkit.engine.ingest.indexer import index_documents
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.store.analysis import analyze
 from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
 
 __all__ = ["run"]
-
-_VOCABULARY = [f"w{i}" for i in range(20_000)]
-_WEIGHTS = [1 / (rank + 1) for rank in range(len(_VOCABULARY))]  # Zipf
-
-
-def _texts(count: int, seed: int, words: int = 40) -> list[str]:
-    rng = random.Random(seed)
-    return [" ".join(rng.choices(_VOCABULARY, _WEIGHTS, k=words)) for _ in range(count)]
-
-
-def _documents(texts: list[str], first: int = 0) -> list[SourceDocument]:
-    return [
-        SourceDocument(
-            id=f"d{i}",
-            text=text,
-            title=None,
-            uri="",
-            modality="text",
-            meta={"bucket": i % 1000},
-            pages=None,
-            content_hash=content_hash_of(text, i, None),
-        )
-        for i, text in enumerate(texts, first)
-    ]
-
-
-def _engine(folder: Path, embedder: str, **settings: Any) -> Engine:
-    fields = {"bucket": "int"}
-    config = load_config(None, index=folder, embedder=embedder, filter_fields=fields, **settings)
-    return open_engine(config)
-
-
-def _percentiles(samples: list[float]) -> tuple[float, float]:
-    cuts = statistics.quantiles(samples, n=100, method="inclusive")
-    return cuts[49], cuts[94]
 
 
 def _timed(function: Callable[[], object], runs: int) -> list[float]:

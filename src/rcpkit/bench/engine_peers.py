@@ -32,7 +32,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.bench.engine import _documents, _engine, _percentiles, _texts
+from rcpkit.bench._synthetic import _documents, _engine, _percentiles, _texts
 from rcpkit.bench.report import BenchUnavailable, Figure, record
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS, parse_filter
@@ -413,7 +413,7 @@ def rss():
     for line in pathlib.Path('/proc/self/status').read_text().splitlines():
         if line.startswith('VmRSS:'):
             return int(line.split()[1]) / 1024
-from rcpkit.bench.engine import _engine
+from rcpkit.bench._synthetic import _engine
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext

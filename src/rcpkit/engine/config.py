@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from rcpkit.engine.config_rules import ENGINE_RULES, SettingError, check_setting, ingest_options
-from rcpkit.engine.ingest._options import IngestOptions
+from rcpkit.engine.ingest_options import IngestOptions
 from rcpkit.engine.store.dense import DensePolicy
 
 __all__ = ["DEFAULT_FILTER_FIELDS", "EngineConfig", "default_index_path", "load_config"]

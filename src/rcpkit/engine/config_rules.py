@@ -11,7 +11,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from rcpkit.engine.ingest._options import IngestOptions
+from rcpkit.engine.ingest_options import IngestOptions
 from rcpkit.engine.store.dense import DensePolicy
 from rcpkit.protocol.filters._field_types import FIELD_KINDS
 

@@ -18,7 +18,8 @@ from rcpkit.engine.config import EngineConfig
 from rcpkit.engine.graph.tenants import Graphs
 from rcpkit.engine.models import Embedder, SparseEncoder
 from rcpkit.engine.rerank import Reranker, load_reranker
-from rcpkit.engine.state.base import EngineState, embedded_state
+from rcpkit.engine.state.base import EngineState
+from rcpkit.engine.state.embedded import embedded_state
 from rcpkit.engine.state.memory import MemoryBank
 from rcpkit.engine.store.base import Store
 from rcpkit.engine.store.calibration import Calibration

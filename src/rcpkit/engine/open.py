@@ -17,7 +17,8 @@ from rcpkit.engine.models import Embedder, load_embedder, load_sparse_encoder
 from rcpkit.engine.request import EngineRequest, Subrequest
 from rcpkit.engine.retrieve.cursors import cursor_secret
 from rcpkit.engine.retrieve.pipeline import retrieve
-from rcpkit.engine.state.base import EngineState, embedded_state
+from rcpkit.engine.state.base import EngineState
+from rcpkit.engine.state.embedded import embedded_state
 from rcpkit.engine.store.base import Store
 from rcpkit.engine.store.sqlite import SQLiteStore
 from rcpkit.engine.transform.rewriter import Rewriter

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rcpkit.engine.state.base import EngineState, embedded_state
+from rcpkit.engine.state.base import EngineState
+from rcpkit.engine.state.embedded import embedded_state
 from rcpkit.protocol import messages as m
 
 StateFactory = Callable[[int], EngineState]  # ttl_seconds -> a state on one shared backend

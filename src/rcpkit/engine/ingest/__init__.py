@@ -26,10 +26,10 @@ deterministic counter for tests; real callers pass the embedder's ``count_tokens
 from rcpkit.engine.ingest._chunking import chunk_document
 from rcpkit.engine.ingest._context import contextual_prefix
 from rcpkit.engine.ingest._loaders import SUPPORTED_EXTENSIONS
-from rcpkit.engine.ingest._options import IngestOptions
 from rcpkit.engine.ingest._tokens import whitespace_token_counter
 from rcpkit.engine.ingest._types import ChunkSpan, PageSpan, Skipped, SourceDocument
 from rcpkit.engine.ingest._walk import iter_documents
+from rcpkit.engine.ingest_options import IngestOptions
 
 __all__ = [
     "SUPPORTED_EXTENSIONS",

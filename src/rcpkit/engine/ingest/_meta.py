@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from rcpkit.engine.ingest._source import SkipFile
+from rcpkit.engine.ingest._types import SkipFile
 from rcpkit.protocol.filters._field_types import kind_of
 
 __all__ = ["document_meta", "detect_language"]

@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from rcpkit.engine.ingest._options import IngestOptions
-from rcpkit.engine.ingest._types import Modality, PageSpan, Skipped, SourceDocument
+from rcpkit.engine.ingest._meta import document_meta
+from rcpkit.engine.ingest._types import Modality, PageSpan, SkipFile, Skipped, SourceDocument
+from rcpkit.engine.ingest_options import IngestOptions
 
 __all__ = [
     "FileSource",
@@ -24,14 +25,6 @@ __all__ = [
 
 
 _DEFAULT_OPTIONS = IngestOptions()
-
-
-class SkipFile(Exception):
-    """Raised by a loader; the walker turns it into a `Skipped` value in one place."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +87,6 @@ def build_document(
     Whitespace-only text is a skip, never a document. ``front`` is front matter, read
     into ``meta`` with the file facts, ``lang``, ``date`` and ``tag`` (see ``_meta``).
     """
-    from rcpkit.engine.ingest._meta import document_meta
-
     if not text.strip():
         raise SkipFile("empty or whitespace-only")
     options = source.options

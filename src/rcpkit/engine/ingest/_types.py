@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["ChunkSpan", "Modality", "PageSpan", "Skipped", "SourceDocument"]
+__all__ = ["ChunkSpan", "Modality", "PageSpan", "SkipFile", "Skipped", "SourceDocument"]
 
 Modality = Literal["text", "code"]
 
@@ -63,3 +63,11 @@ class ChunkSpan:
     """Markdown headings above the chunk, outermost first: ``("Install", "On Linux")``."""
     page: int | None
     """Page of the chunk's first character for PDFs, else ``None``."""
+
+
+class SkipFile(Exception):
+    """Raised by a loader; the walker turns it into a `Skipped` value in one place."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

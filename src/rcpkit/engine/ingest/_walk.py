@@ -7,9 +7,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from rcpkit.engine.ingest._loaders import LOADERS
-from rcpkit.engine.ingest._options import IngestOptions
 from rcpkit.engine.ingest._source import FileSource, Loader, SkipFile, rfc3339_utc
 from rcpkit.engine.ingest._types import Skipped, SourceDocument
+from rcpkit.engine.ingest_options import IngestOptions
 
 __all__ = ["DEFAULT_MAX_FILE_BYTES", "find_sources", "iter_documents", "load_source"]
 

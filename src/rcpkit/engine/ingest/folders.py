@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.ingest._options import IngestOptions
 from rcpkit.engine.ingest._source import FileSource
 from rcpkit.engine.ingest._types import ChunkSpan, Skipped, SourceDocument
 from rcpkit.engine.ingest._walk import find_sources, load_source
@@ -34,6 +33,7 @@ from rcpkit.engine.ingest.indexer import (
     learned_sparse,
 )
 from rcpkit.engine.ingest.roots import ROOT_SETTING, choose_root, file_of_uri, within
+from rcpkit.engine.ingest_options import IngestOptions
 from rcpkit.engine.store.base import NewChunk, WriteBatch
 
 __all__ = ["FolderRun", "RunProgress", "index_folders", "reason_kind"]

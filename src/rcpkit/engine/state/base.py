@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
 from rcpkit.protocol import messages as m
@@ -22,7 +21,6 @@ __all__ = [
     "FeedbackStore",
     "MemoryTable",
     "TrajectoryStore",
-    "embedded_state",
 ]
 
 
@@ -70,17 +68,3 @@ class EngineState:
     def close(self) -> None:
         self.feedback.close()
         self.memory.close()
-
-
-def embedded_state(folder: Path, quarantine_reports: int, ttl_seconds: int) -> EngineState:
-    """Today's files beside the index: one server's own state."""
-    from rcpkit.engine.state.feedback import FeedbackLog
-    from rcpkit.engine.state.memory import SQLiteMemories
-    from rcpkit.engine.state.trajectories import Trajectories
-
-    folder.mkdir(parents=True, exist_ok=True)
-    return EngineState(
-        FeedbackLog(folder / "feedback.sqlite3", quarantine_reports),
-        SQLiteMemories(folder / "memory.sqlite3"),
-        Trajectories(ttl_seconds),
-    )
