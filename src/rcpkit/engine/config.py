@@ -92,6 +92,12 @@ class EngineConfig:
     # Server-side prepared statements (psycopg prepares a query run 5 times). Set false
     # behind pgbouncer in transaction mode without `max_prepared_statements` (< 1.21).
     postgres_prepared_statements: bool = True
+    # The default retrieve's pseudo-relevance feedback pass (rcpkit.engine.retrieve.prf):
+    # RM3 on the lexical arm from the first hybrid pass's top documents.
+    prf: bool = True
+    prf_documents: int = 10  # RM3 fbDocs
+    prf_terms: int = 10  # RM3 fbTerms
+    prf_dense_weight: float = 0.0  # Rocchio β on the query vector (0: the dense arm is kept)
 
 
 def default_index_path() -> Path:

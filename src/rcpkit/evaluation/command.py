@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
                 raise ValueError(f"{option}: the folder {path.parent} does not exist")
         if not args.no_progress:  # the first output comes at once, not after the load
             _log(f"eval: reading {args.dataset}")
-        dataset = load_dataset(args.dataset, args.split).subset(args.queries)
+        dataset = load_dataset(args.dataset, args.qrels).half(args.split).subset(args.queries)
         if not args.no_progress:
             target = args.http or (" ".join(command) if command else "a spawned rcpkit serve")
             _log(

@@ -33,6 +33,18 @@ class Dataset:
     queries: dict[str, str]  # only the judged ones, in file order
     qrels: Qrels
 
+    def half(self, split: str) -> Dataset:
+        """The queries of one half of the fixed dev / held-out split (``all``: every one)."""
+        from rcpkit.evaluation.split import split_queries
+
+        if split == "all":
+            return self
+        kept = split_queries(self.queries, split)
+        if not kept:
+            raise ValueError(f"no judged query falls in the {split} half")
+        return Dataset(self.name, self.corpus, {q: self.queries[q] for q in kept},
+                       {q: self.qrels[q] for q in kept})  # fmt: skip
+
     def subset(self, limit: int | None) -> Dataset:
         """The first ``limit`` judged queries (the whole corpus stays: it is the haystack)."""
         if limit is not None and limit < 1:

@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from rcpkit.evaluation.metrics import MEASURES, PRIMARY
+from rcpkit.evaluation.split import SPLITS
 
 __all__ = ["add_arguments"]
 
@@ -31,7 +32,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--stages", default=None, help="comma-separated stage keys (default: all the server has)"
     )
     parser.add_argument("--queries", type=int, default=None, metavar="N", help="first N queries")
-    parser.add_argument("--split", default="test", help="qrels split (default: test)")
+    parser.add_argument(
+        "--split",
+        default="all",
+        choices=SPLITS,
+        help="which queries: the fixed development half, the held-out half, or all "
+        "(rcpkit.evaluation.split; default: all, with per-half columns)",
+    )
+    parser.add_argument(
+        "--qrels", default="test", metavar="NAME", help="the qrels file, qrels/NAME.tsv (test)"
+    )
     parser.add_argument("--depth", type=int, default=100, help="documents ranked per query")
     parser.add_argument("--seed", type=int, default=0, help="retrieve.seed (§7.7.1)")
     parser.add_argument("--concurrency", type=int, default=4, help="queries in flight")

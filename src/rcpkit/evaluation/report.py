@@ -11,10 +11,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import median
+from statistics import fmean, median
 from typing import Any
 
 from rcpkit.evaluation.metrics import MEASURES, PRIMARY, Scores
+from rcpkit.evaluation.split import split_of, split_queries
 
 __all__ = [
     "Evaluation",
@@ -27,13 +28,9 @@ __all__ = [
     "to_json",
 ]
 
-_LABELS = {
-    "nDCG@10": "nDCG@10",
-    "R@50": "Recall@50",
-    "R@100": "Recall@100",
-    "RR@10": "MRR@10",
-    "AP": "MAP",
-}
+_HALF_LABELS = {"dev": "dev", "heldout": "held-out"}
+_LABELS = {"nDCG@10": "nDCG@10", "R@50": "Recall@50", "R@100": "Recall@100",
+           "RR@10": "MRR@10", "AP": "MAP"}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,17 +73,33 @@ class Evaluation:
         base = self.baseline.scores[measure]
         return row.scores[measure] / base if base else math.nan
 
+    def half_ratio(self, row: Row, half: str, measure: str = PRIMARY) -> float:
+        """The ratio over one half of the fixed split (``rcpkit.evaluation.split``)."""
+        ids = split_queries(self.baseline.scores.per_query, half)
+        if not ids:
+            return math.nan
+        base = fmean(self.baseline.scores.per_query[q][measure] for q in ids)
+        mine = fmean(row.scores.per_query.get(q, {}).get(measure, 0.0) for q in ids)
+        return mine / base if base else math.nan
+
+    def halves(self) -> list[str]:
+        """The halves present among the queries: both when the run covers all."""
+        present = {split_of(q) for q in self.baseline.scores.per_query}
+        return [h for h in ("dev", "heldout") if h in present] if len(present) == 2 else []
+
 
 def render_table(evaluation: Evaluation, *, markdown: bool = True) -> str:
     """Every row's measures and its nDCG@10 as a ratio to the in-run BM25 baseline."""
-    heads = ["run", *(_LABELS.get(m, m) for m in MEASURES), "nDCG@10 ÷ BM25", "p50 ms"]
+    halves = evaluation.halves()
+    heads = ["run", *(_LABELS.get(m, m) for m in MEASURES), "nDCG@10 ÷ BM25"]
+    heads += [f"{_HALF_LABELS[h]} ÷ BM25" for h in halves] + ["p50 ms"]
     lines = []
     for row in [evaluation.baseline, *evaluation.rows]:
         p50 = row.latency(0.5)
         cells = [row.label + (f" ({row.errors} failed)" if row.errors else "")]
         cells += [f"{row.scores[m]:.4f}" for m in MEASURES]
-        ratio = evaluation.ratio(row)
-        cells += ["—" if math.isnan(ratio) else f"{ratio:.3f}×"]
+        ratios = [evaluation.ratio(row)] + [evaluation.half_ratio(row, h) for h in halves]
+        cells += ["—" if math.isnan(ratio) else f"{ratio:.3f}×" for ratio in ratios]
         cells += ["—" if p50 is None else f"{p50:.1f}"]
         lines.append(cells)
     title = (
@@ -94,6 +107,12 @@ def render_table(evaluation: Evaluation, *, markdown: bool = True) -> str:
         f"queries; {evaluation.server}; indexVersion {evaluation.index_version}, "
         f"seed {evaluation.seed}; baseline: {evaluation.baseline_name}"
     )
+    if halves:
+        counts = {h: len(split_queries(evaluation.baseline.scores.per_query, h)) for h in halves}
+        title += (
+            f"\nquery halves (rcpkit.evaluation.split, by SHA-256 of the id): dev "
+            f"{counts['dev']}, held-out {counts['heldout']}; methods are chosen on dev only"
+        )
     if markdown:
         table = [f"| {' | '.join(heads)} |", f"|{'---|' * len(heads)}"]
         table += [f"| {' | '.join(cells)} |" for cells in lines]
@@ -127,7 +146,9 @@ def to_json(evaluation: Evaluation) -> dict[str, Any]:
     (what ``--stages`` and ``FILE:RUN`` name),
     ``label``, ``params`` (the wire ``retrieve``/``graph`` fields), ``aggregate``
     (measure → mean over every judged query), ``ratioToBaseline`` (nDCG@10; null
-    when the baseline scores 0), ``latencyMs`` (``p50``/``p95`` nearest-rank,
+    when the baseline scores 0), ``ratioByHalf`` (the same over the dev and
+    held-out halves of ``rcpkit.evaluation.split``, when both are present),
+    ``latencyMs`` (``p50``/``p95`` nearest-rank,
     ``median`` interpolated; null for the baseline), ``failedQueries``,
     ``failures`` (query id → the server's error), ``meanCandidates`` (mean
     ``usage.candidates``, null when not reported), ``perQuery`` (query id →
@@ -157,6 +178,7 @@ def _row_json(row: Row, evaluation: Evaluation) -> dict[str, Any]:
         "params": row.params,
         "aggregate": row.scores.aggregate,
         "ratioToBaseline": _finite(evaluation.ratio(row)),  # null when the baseline scores 0
+        "ratioByHalf": {h: _finite(evaluation.half_ratio(row, h)) for h in evaluation.halves()},
         "latencyMs": {
             "p50": row.latency(0.5),
             "p95": row.latency(0.95),

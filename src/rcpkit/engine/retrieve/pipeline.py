@@ -1,4 +1,4 @@
-"""Reads: the retrieve pipeline (§3, §7.7): recall → fuse → rerank → recency → MMR → pack.
+"""Reads: the retrieve pipeline (§3, §7.7): recall → feedback → rerank → recency → MMR → pack.
 
 Every stage reports progress (§9), honours cancellation and the deadline at
 its checkpoints, and runs against one pinned index version (§7.7.1), so a
@@ -16,6 +16,7 @@ import numpy as np
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.fusion import rrf_score
 from rcpkit.engine.request import EngineRequest
+from rcpkit.engine.retrieve import prf
 from rcpkit.engine.retrieve.cursors import (
     Cursor,
     decode_cursor,
@@ -120,6 +121,14 @@ def _read(
         lambda: _recall(engine, params, query, transformed, version, depth, ctx),
         lambda found: _partial(engine, found.candidates, params.k),
     )
+    if transformed is None and prf.applies(engine, params):
+        first = recalled
+        recalled = stages.run(
+            "feedback",
+            0.5,
+            lambda: prf.second_pass(engine, params, query, first, version, depth, ctx),
+            lambda found: _partial(engine, found.candidates, params.k),
+        )
     candidates = recalled.candidates
     if params.min_score is not None:
         candidates = [c for c in candidates if c.score >= params.min_score]

@@ -32,7 +32,17 @@ def effective_fusion(fusion: m.Fusion | None) -> m.Fusion:
     )
 
 
-__all__ = ["MAX_QUERY_TERMS", "SCORE_FLOORS", "Recalled", "recall"]
+__all__ = [
+    "MAX_QUERY_TERMS",
+    "SCORE_FLOORS",
+    "Arms",
+    "Recalled",
+    "fused",
+    "recall",
+    "search_arms",
+]
+
+Arms = dict[str, list[tuple[int, float]]]  # arm name → (chunk key, raw score), best first
 
 # §6.1 scoreFloor per arm: cosine >= -1, BM25 and SPLADE dot products >= 0; fused >= 0.
 SCORE_FLOORS = {"dense": -1.0, "sparse": 0.0, "splade": 0.0}
@@ -47,6 +57,7 @@ class Recalled:
     floor: float  # the score floor of the final scores
     query_vector: npt.NDArray[np.float32]
     vectors: dict[int, npt.NDArray[np.float32]] = field(default_factory=dict)
+    arms: Arms = field(default_factory=dict)  # what was fused (a second pass reuses arms)
 
 
 def recall(
@@ -58,47 +69,79 @@ def recall(
     ctx: EngineRequest,
 ) -> Recalled:
     """Run the arms of ``params.mode`` at ``version``; candidates best-first."""
+    arms, query_vector = search_arms(engine, params, query, None, None, version, depth, ctx)
+    return fused(engine, params, arms, query_vector)
+
+
+def search_arms(
+    engine: Engine,
+    params: m.RetrieveParams,
+    query: str,
+    query_vector: npt.NDArray[np.float32] | None,
+    terms: list[str] | None,
+    version: int,
+    depth: int,
+    ctx: EngineRequest,
+    only: tuple[str, ...] = ("dense", "sparse", "splade"),
+) -> tuple[Arms, npt.NDArray[np.float32]]:
+    """The ranked list of each arm of ``params.mode`` in ``only``, at ``version``.
+
+    ``query_vector`` None: the query is embedded here, while the lexical arm runs.
+    ``terms``: the lexical arm's analysed terms (None: the query's own).
+    """
     mode = params.mode or DEFAULT_MODE
     tree = _filter(engine, params)
     candidate_k = max(params.candidate_k or engine.config.default_candidate_k, depth)
     # §7.7.1: every arm reads exactly `version` (stores map the latest to their fast
     # path), even if another process on a shared store committed since it was resolved.
     tenant = ctx.tenant
-    arms: dict[str, list[tuple[int, float]]] = {}
+    arms: Arms = {}
     # Hybrid: the lexical arm runs on a pool thread while this one embeds and searches
     # the dense arm (numpy and the embedders release the GIL), then both are fused.
     lexical = (
-        _ARMS.submit(_lexical, engine, query, candidate_k, tree, version, ctx)
-        if mode == "hybrid"
+        _ARMS.submit(_lexical, engine, query, terms, candidate_k, tree, version, ctx)
+        if mode == "hybrid" and "sparse" in only
         else None
     )
-    embedder = engine.embedder(ctx.check_cancelled)
-    query_vector = embedder.embed([query], "query")[0]
-    if mode in ("dense", "hybrid"):
+    if query_vector is None:
+        embedder = engine.embedder(ctx.check_cancelled)
+        query_vector = embedder.embed([query], "query")[0]
+    if mode in ("dense", "hybrid") and "dense" in only:
         arms["dense"] = engine.dense.search(query_vector, candidate_k, tree, version, tenant)
-    if mode in ("sparse", "hybrid"):
+    if mode in ("sparse", "hybrid") and "sparse" in only:
         arms["sparse"] = (
             lexical.result()
             if lexical is not None
-            else _lexical(engine, query, candidate_k, tree, version, ctx)
+            else _lexical(engine, query, terms, candidate_k, tree, version, ctx)
         )
-        encoder = engine.sparse_encoder(ctx.check_cancelled)
-        if encoder is not None:  # §3.1: learned-sparse recall joins the sparse arm
-            (vector,) = encoder.encode([query], "query")
-            arms["splade"] = engine.store.learned_sparse(
-                vector.indices.tolist(),
-                vector.values.tolist(),
-                candidate_k,
-                tree,
-                version,
-                tenant,
-            )
+    encoder = engine.sparse_encoder(ctx.check_cancelled) if "splade" in only else None
+    if mode in ("sparse", "hybrid") and encoder is not None:
+        # §3.1: learned-sparse recall joins the sparse arm
+        (vector,) = encoder.encode([query], "query")
+        arms["splade"] = engine.store.learned_sparse(
+            vector.indices.tolist(),
+            vector.values.tolist(),
+            candidate_k,
+            tree,
+            version,
+            tenant,
+        )
     ctx.check_cancelled()
+    return arms, query_vector
+
+
+def fused(
+    engine: Engine,
+    params: m.RetrieveParams,
+    arms: Arms,
+    query_vector: npt.NDArray[np.float32],
+) -> Recalled:
+    """The arms fused by ``params.fusion``, with the candidates' vectors."""
     candidates = _combine(arms, params)
     count = len({key for ranked in arms.values() for key, _ in ranked})
-    floor = SCORE_FLOORS["dense"] if mode == "dense" else 0.0
+    floor = SCORE_FLOORS["dense"] if (params.mode or DEFAULT_MODE) == "dense" else 0.0
     vectors = engine.dense.vectors_of([c.key for c in candidates])
-    return Recalled(candidates, count, floor, query_vector, vectors)
+    return Recalled(candidates, count, floor, query_vector, vectors, arms)
 
 
 def _filter(engine: Engine, params: m.RetrieveParams) -> Filter | None:
@@ -112,12 +155,13 @@ def _filter(engine: Engine, params: m.RetrieveParams) -> Filter | None:
 def _lexical(
     engine: Engine,
     query: str,
+    terms: list[str] | None,
     k: int,
     tree: Filter | None,
     version: int | None,
     ctx: EngineRequest,
 ) -> list[tuple[int, float]]:
-    terms = analyze(query)
+    terms = analyze(query) if terms is None else terms
     if len(terms) > MAX_QUERY_TERMS:
         ctx.notes.append(f"query cut to its first {MAX_QUERY_TERMS} terms for lexical recall")
         terms = terms[:MAX_QUERY_TERMS]

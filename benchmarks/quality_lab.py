@@ -1,0 +1,403 @@
+"""In-process retrieval experiments on a BEIR collection, with every expensive step cached.
+
+    PYTHONPATH=src python benchmarks/quality_lab.py DATASET [--format judged|titled]
+
+Builds an rcpkit index of the collection once (MiniLM, the real chunker and
+FTS5), caches the chunk terms, chunk vectors and query vectors in
+``/tmp/rcpkit-lab/<name>-<format>/``, then scores pipeline variants in numpy
+against the dev / held-out halves of ``rcpkit.evaluation.split``. It is the
+research bench for issue 16: methods are chosen on ``dev``; ``heldout`` is read
+once a choice is made. ``--format judged`` loads a document the way outside
+judges do (the title as the first line of ``text``, ``meta.title`` set, no
+``title`` field); ``titled`` the way ``rcpkit eval`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import pickle
+import sqlite3
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytrec_eval
+from scipy import sparse
+
+from rcpkit.engine.config import load_config
+from rcpkit.engine.ingest import SourceDocument
+from rcpkit.engine.ingest.indexer import content_hash_of, index_documents
+from rcpkit.engine.open import open_engine
+from rcpkit.engine.store._pg_lexical import tokens
+from rcpkit.engine.store.analysis import analyze
+from rcpkit.evaluation.baseline import bm25_baseline
+from rcpkit.evaluation.dataset import Dataset, load_dataset
+from rcpkit.evaluation.split import split_of
+
+CACHE = Path("/tmp/rcpkit-lab")
+
+
+def source_documents(dataset: Dataset, layout: str) -> list[SourceDocument]:
+    out = []
+    for d in dataset.corpus:
+        if d.empty:
+            continue
+        if layout in ("judged", "judged-title"):
+            text = f"{d.title}\n{d.text}" if d.title else d.text
+            meta = {**d.meta, "title": d.title} if d.title else dict(d.meta)
+            # judged-title: what index/add makes of it once meta.title stands in for title
+            title = d.title or None if layout == "judged-title" else None
+        else:
+            text, meta, title = d.text, dict(d.meta), d.title or None
+        out.append(SourceDocument(id=d.id, text=text or title or "", title=title, uri="",
+                                  modality="text", meta=meta, pages=None,
+                                  content_hash=content_hash_of(text, meta, title)))  # fmt: skip
+    return out
+
+
+def build(dataset: Dataset, layout: str) -> dict[str, Any]:
+    folder = CACHE / f"{dataset.name}-{layout}"
+    cached = folder / "lab.pickle"
+    if cached.exists():
+        with cached.open("rb") as handle:
+            data: dict[str, Any] = pickle.load(handle)
+        return data
+    folder.mkdir(parents=True, exist_ok=True)
+    engine = open_engine(load_config(None, index=folder / "index"))
+    documents = source_documents(dataset, layout)
+    started = time.perf_counter()
+    for start in range(0, len(documents), 64):
+        index_documents(engine, documents[start : start + 64])
+    print(f"indexed {len(documents)} documents in {time.perf_counter() - started:.0f} s",
+          file=sys.stderr)  # fmt: skip
+    embed = engine.embedder().embed
+    query_ids = list(dataset.queries)
+    query_vectors = embed([dataset.queries[q] for q in query_ids], "query")
+    db = sqlite3.connect(folder / "index" / "index.sqlite3")
+    rows = db.execute(
+        "SELECT c.key, c.doc_id, f.title, f.body, c.vector FROM chunks c"
+        " JOIN chunks_fts f ON f.rowid = c.key WHERE c.removed IS NULL ORDER BY c.key"
+    ).fetchall()
+    data = {
+        "keys": [r[0] for r in rows],
+        "doc_of": [r[1] for r in rows],
+        # FTS5's unicode61 splits at "_" too (rcpkit.engine.store._pg_lexical.tokens).
+        "title_terms": [tokens(r[2]) for r in rows],
+        "body_terms": [tokens(r[3]) for r in rows],
+        "vectors": np.stack([np.frombuffer(r[4], dtype=np.float32) for r in rows]),
+        "query_ids": query_ids,
+        "query_vectors": np.asarray(query_vectors, dtype=np.float32),
+        # The engine's own lexical arm, to check the numpy BM25 below against.
+        "fts": {q: engine.store.lexical(analyze(dataset.queries[q]), 100) for q in query_ids[:20]},
+    }
+    engine.close()
+    with cached.open("wb") as handle:
+        pickle.dump(data, handle)
+    return data
+
+
+class Lexical:
+    """FTS5's bm25() (k1 1.2, b 0.75, title column weight 2) in numpy, with query term weights."""
+
+    def __init__(self, data: dict[str, Any], title_weight: float = 2.0,
+                 k1: float = 1.2, b: float = 0.75) -> None:  # fmt: skip
+        vocabulary: dict[str, int] = {}
+        rows, cols, vals = [], [], []
+        lengths = []
+        for i, (title, body) in enumerate(zip(data["title_terms"], data["body_terms"],
+                                              strict=True)):  # fmt: skip
+            counts: Counter[str] = Counter()
+            for t in title:
+                counts[t] += title_weight
+            for t in body:
+                counts[t] += 1.0
+            lengths.append(len(title) + len(body))
+            for term, tf in counts.items():
+                rows.append(i)
+                cols.append(vocabulary.setdefault(term, len(vocabulary)))
+                vals.append(tf)
+        self.vocabulary = vocabulary
+        n = len(lengths)
+        tf = sparse.csr_matrix((vals, (rows, cols)), shape=(n, len(vocabulary)))
+        present = sparse.csr_matrix(((np.ones(len(vals))), (rows, cols)), shape=tf.shape)
+        df = np.asarray(present.sum(axis=0)).ravel()
+        self.idf = np.maximum(np.log((n - df + 0.5) / (df + 0.5)), 1e-6)
+        self.df = df
+        self.n = n
+        length = np.asarray(lengths, dtype=np.float64)
+        norm = k1 * (1 - b + b * length / length.mean())
+        tf = tf.tocoo()
+        sat = tf.data * (k1 + 1) / (tf.data + norm[tf.row])
+        self.matrix = sparse.csc_matrix((sat, (tf.row, tf.col)), shape=tf.shape)
+        self.tf = sparse.csr_matrix(present)
+
+    def scores(self, weights: dict[str, float]) -> np.ndarray:
+        out = np.zeros(self.n)
+        for term, weight in weights.items():
+            j = self.vocabulary.get(term)
+            if j is None:
+                continue
+            column = self.matrix.getcol(j)
+            out[column.indices] += weight * self.idf[j] * column.data
+        return out
+
+
+def top(scores: np.ndarray, k: int, positive: bool = True) -> list[tuple[int, float]]:
+    idx = np.flatnonzero(scores > 0) if positive else np.arange(len(scores))
+    if len(idx) > k:
+        idx = idx[np.argpartition(-scores[idx], k)[:k]]
+    order = sorted(idx, key=lambda i: (-scores[i], i))
+    return [(int(i), float(scores[i])) for i in order]
+
+
+def rrf(lists: dict[str, list[tuple[int, float]]], weights: dict[str, float],
+        k: float = 60) -> dict[int, float]:  # fmt: skip
+    out: dict[int, float] = {}
+    for arm, ranked in lists.items():
+        w = weights.get(arm, 1.0)
+        for rank, (key, _) in enumerate(ranked, 1):
+            out[key] = out.get(key, 0.0) + w / (k + rank)
+    return out
+
+
+def score_fusion(lists: dict[str, list[tuple[int, float]]], how: str,
+                 alpha: float) -> dict[int, float]:  # fmt: skip
+    out: dict[int, float] = {}
+    for arm, ranked in lists.items():
+        if not ranked:
+            continue
+        values = [v for _, v in ranked]
+        hi = max(values)
+        lo = min(values) if how == "weighted" else (-1.0 if arm == "d" else 0.0)
+        if how == "zscore":
+            mu, sd = float(np.mean(values)), float(np.std(values)) or 1.0
+            norm = {k: (v - mu) / sd for k, v in ranked}
+            floor = min(norm.values())
+            norm = {k: v - floor for k, v in norm.items()}
+        else:
+            span = (hi - lo) or 1.0
+            norm = {k: (v - lo) / span for k, v in ranked}
+        share = alpha if arm == "d" else (1 - alpha)
+        for k, v in norm.items():
+            out[k] = out.get(k, 0.0) + share * v
+    return out
+
+
+def to_docs(fused: dict[int, float], doc_of: list[str], depth: int = 100) -> dict[str, float]:
+    ranked = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+    out: dict[str, float] = {}
+    for key, score in ranked:
+        doc = doc_of[key]
+        if doc not in out:
+            out[doc] = score
+            if len(out) >= depth:
+                break
+    # pytrec_eval ranks by score: give strictly decreasing scores in our order.
+    return {doc: float(len(out) - i) for i, doc in enumerate(out)}
+
+
+def evaluate(run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]],
+             queries: list[str]) -> float:  # fmt: skip
+    evaluator = pytrec_eval.RelevanceEvaluator({q: qrels[q] for q in queries}, {"ndcg_cut.10"})
+    result = evaluator.evaluate({q: run.get(q, {}) for q in queries})
+    return float(np.mean([result[q]["ndcg_cut_10"] if q in result else 0.0 for q in queries]))
+
+
+Variant = Callable[[str, int], dict[int, float]]
+
+
+feedback_scores: list[float] = []
+
+
+def rm3_weights(query_terms: list[str], feedback: list[int], lex: Lexical,
+                doc_terms: list[list[str]],
+                terms: int, lam: float, prior: str = "rank",
+                use_idf: bool = True) -> dict[str, float]:  # fmt: skip
+    model: dict[str, float] = {}
+    seen: Counter[str] = Counter()
+    for rank, key in enumerate(feedback):
+        words = doc_terms[key]
+        if not words:
+            continue
+        p = 1.0 / (rank + 1) if prior == "rank" else 1.0
+        if prior == "score":
+            p = feedback_scores[rank] if feedback_scores else 1.0
+        for term, count in Counter(words).items():
+            model[term] = model.get(term, 0.0) + p * count / len(words)
+            seen[term] += 1
+    least = min(2, len(feedback))
+    for term in list(model):
+        j = lex.vocabulary.get(term)
+        if seen[term] < least or j is None:
+            del model[term]
+            continue
+        if use_idf:
+            model[term] *= math.log1p((lex.n - lex.df[j] + 0.5) / (lex.df[j] + 0.5))
+    q = Counter(query_terms)
+    expansions = sorted((t for t in model if t not in q), key=lambda t: (-model[t], t))[:terms]
+    mass = sum(model[t] for t in expansions) or 1.0
+    weights = {t: lam * c / len(query_terms) for t, c in q.items()}
+    for t in expansions:
+        weights[t] = weights.get(t, 0.0) + (1 - lam) * model[t] / mass
+    return weights
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("dataset", type=Path)
+    parser.add_argument("--format", default="judged", choices=["judged", "judged-title", "titled"])
+    parser.add_argument("--final", action="store_true", help="also print the held-out half")
+    args = parser.parse_args()
+    dataset = load_dataset(args.dataset)
+    data = build(dataset, args.format)
+    doc_of = data["doc_of"]
+    qids = data["query_ids"]
+    halves = {"dev": [q for q in qids if split_of(q) == "dev"],
+              "heldout": [q for q in qids if split_of(q) == "heldout"], "all": qids}  # fmt: skip
+    lex = Lexical(data)
+    data["title_terms"] = [tokens(" ".join(t)) for t in data["title_terms"]]
+    data["body_terms"] = [tokens(" ".join(t)) for t in data["body_terms"]]
+    lex = Lexical(data)
+    doc_terms = [t + b for t, b in zip(data["title_terms"], data["body_terms"], strict=True)]
+    # Sanity: the numpy BM25 ranks like FTS5.
+    for q, fts in list(data["fts"].items())[:5]:
+        mine = top(
+            lex.scores(dict.fromkeys(tokens(" ".join(analyze(dataset.queries[q]))), 1.0)), 10
+        )
+        keys = [data["keys"][i] for i, _ in mine]
+        if keys[:5] != [k for k, _ in fts[:5]]:
+            print(f"warning: {q}: numpy BM25 {keys[:5]} ≠ FTS5 {[k for k, _ in fts[:5]]}")
+    vectors, qvec = data["vectors"], data["query_vectors"]
+    cos = qvec @ vectors.T
+    qterms = {q: tokens(" ".join(analyze(dataset.queries[q]))) for q in qids}
+    lex_first = {q: top(lex.scores(dict.fromkeys(qterms[q], 1.0)), 100) for q in qids}
+    dense_first = {q: top(cos[i], 100, positive=False) for i, q in enumerate(qids)}
+    base = bm25_baseline(dataset, 100)
+
+    def report(name: str, make: Callable[[str], dict[int, float] | dict[str, float]],
+               docs: bool = False) -> None:  # fmt: skip
+        run = {q: (make(q) if docs else to_docs(make(q), doc_of)) for q in qids}  # type: ignore[arg-type]
+        parts = [f"{h} {evaluate(run, dataset.qrels, halves[h]):.4f}"
+                 for h in (("dev", "heldout", "all") if args.final else ("dev",))]  # fmt: skip
+        print(f"{name:<48} " + "  ".join(parts), flush=True)
+
+    report("bm25s baseline", lambda q: base[q], docs=True)
+    report("lexical (FTS5 bm25)", lambda q: dict(lex_first[q]))
+    report("dense", lambda q: dict(dense_first[q]))
+    for k in (60,):
+        report(f"hybrid rrf k={k}", lambda q, k=k: rrf(
+            {"s": lex_first[q], "d": dense_first[q]}, {}, k))  # fmt: skip
+    cache_first = {q: rrf({"s": lex_first[q], "d": dense_first[q]}, {}) for q in qids}
+
+    def feedback_of(q: str, fb: int) -> list[int]:
+        first = cache_first[q]
+        out: list[int] = []
+        seen_docs: set[str] = set()
+        for key in sorted(first, key=lambda k: (-first[k], k)):
+            if doc_of[key] not in seen_docs:
+                seen_docs.add(doc_of[key])
+                out.append(key)
+            if len(out) >= fb:
+                break
+        return out
+
+    first_key: dict[str, int] = {}
+    for i, d in enumerate(doc_of):
+        first_key.setdefault(d, i)
+
+    def collapse(ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """Each document once, at its best chunk's place, keyed by its first chunk."""
+        out, seen = [], set()
+        for key, score in ranked:
+            if doc_of[key] not in seen:
+                seen.add(doc_of[key])
+                out.append((first_key[doc_of[key]], score))
+        return out
+
+    def pipeline(
+        q: str,
+        fb: int = 10,
+        terms: int = 10,
+        lam: float = 0.6,
+        beta: float = 0.0,
+        rrf_k: float = 60,
+        w_lex: float = 1.0,
+        w_dense: float = 1.0,
+        keep_first: float = 0.0,
+        lexprf: bool = True,
+        style: str = "weighted",
+        w_exp: float = 1.0,
+        fusion: str = "rrf",
+        alpha: float = 0.5,
+        adaptive: str = "",
+        doclevel: bool = False,
+        prior: str = "rank",
+        use_idf: bool = True,
+    ) -> dict[int, float]:
+        feedback = feedback_of(q, fb)
+        if (
+            adaptive == "agree"
+            and lex_first[q]
+            and doc_of[lex_first[q][0][0]] == doc_of[dense_first[q][0][0]]
+        ):
+            lexprf, beta = False, 0.0
+        i = qids.index(q)
+        extra: dict[str, list[tuple[int, float]]] = {}
+        if lexprf and style == "separate":
+            weights = rm3_weights(qterms[q], feedback, lex, doc_terms, terms, lam)
+            expansion = [t for t in weights if t not in set(qterms[q])]
+            second = lex_first[q]
+            extra["x"] = top(lex.scores(dict.fromkeys(expansion, 1.0)), 100)
+        elif lexprf and style == "flat":
+            weights = rm3_weights(qterms[q], feedback, lex, doc_terms, terms, lam, prior, use_idf)
+            second = top(lex.scores(dict.fromkeys(weights, 1.0)), 100)
+        elif lexprf and style == "repeat":
+            weights = rm3_weights(qterms[q], feedback, lex, doc_terms, terms, lam)
+            unit = min(w for t, w in weights.items() if t in set(qterms[q]))
+            second = top(
+                lex.scores({t: float(min(4, max(1, round(w / unit)))) for t, w in weights.items()}),
+                100,
+            )
+        elif lexprf:
+            weights = rm3_weights(qterms[q], feedback, lex, doc_terms, terms, lam)
+            second = top(lex.scores(weights), 100)
+        else:
+            second = lex_first[q]
+        if beta > 0:
+            centroid = vectors[feedback].mean(axis=0)
+            v = qvec[i] + beta * centroid
+            v = v / np.linalg.norm(v)
+            dense = top(vectors @ v, 100, positive=False)
+        else:
+            dense = dense_first[q]
+        lists = {"s": second, "d": dense, **extra}
+        weights_ = {"s": w_lex, "d": w_dense, "x": w_exp}
+        if keep_first:
+            lists["s1"] = lex_first[q]
+            weights_["s1"] = keep_first
+        if doclevel:
+            lists = {arm: collapse(ranked) for arm, ranked in lists.items()}
+        if fusion == "rrf":
+            return rrf(lists, weights_, rrf_k)
+        return score_fusion(lists, fusion, alpha)
+
+    import itertools
+    import os
+
+    grid = eval(os.environ.get("GRID", "{}"))
+    names = list(grid)
+    for values in itertools.product(*grid.values()):
+        params = dict(zip(names, values, strict=True))
+        report(
+            "pipe " + " ".join(f"{k}={v}" for k, v in params.items()),
+            lambda q, params=params: pipeline(q, **params),
+        )
+
+
+if __name__ == "__main__":
+    main()
