@@ -308,7 +308,8 @@ def _rerank(
     top_n = _degrade(top_n, params, ctx)
     if top_n == 0:
         return candidates, 0
-    reranker = engine.reranker(option.method or "colbert", ctx.check_cancelled)
+    default = "cross-encoder" if engine.config.cross_encoder else "colbert"
+    reranker = engine.reranker(option.method or default, ctx.check_cancelled)
     head = candidates[:top_n]
     rows = engine.store.fetch([c.key for c in head])
     raw = reranker.score(query, [rows[c.key].text for c in head], ctx.check_cancelled)
