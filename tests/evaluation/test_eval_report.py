@@ -42,7 +42,7 @@ def test_the_table_gives_every_measure_and_the_ratio_to_the_baseline() -> None:
     assert lines[4].startswith("| run bm25-baseline |") and "| 1.000× |" in lines[4]
     default = evaluation().rows[0]
     ratio = default.scores["nDCG@10"] / evaluation().baseline.scores["nDCG@10"]
-    assert f"| {ratio:.3f}× | 7.0 |" in lines[5]
+    assert f"| {ratio:.3f}× |" in lines[5] and lines[5].endswith("| 7.0 |")
     assert "run dense" in render_table(evaluation(), markdown=False)
 
 
@@ -109,3 +109,23 @@ def test_a_baseline_that_scores_zero_gives_no_ratio_and_still_valid_json() -> No
     assert json.loads(record)["runs"][0]["ratioToBaseline"] is None
     assert "| run default | 1.0000 |" in render_table(zero)
     assert "nan" not in render_table(zero)
+
+
+def test_the_table_and_record_give_the_ratio_on_each_half_of_the_fixed_split() -> None:
+    # Queries 2 and 3 are dev, 1 is held-out (rcpkit.evaluation.split).
+    done = evaluation()
+    table = render_table(done)
+    assert "dev ÷ BM25 | held-out ÷ BM25" in table
+    assert (
+        "query halves (rcpkit.evaluation.split, by SHA-256 of the id): dev 2, held-out 1" in table
+    )
+    default = next(run for run in to_json(done)["runs"] if run["key"] == "default")
+    base = done.baseline.scores.per_query
+    mine = done.rows[0].scores.per_query
+    dev = (mine["2"]["nDCG@10"] + mine["3"]["nDCG@10"]) / (
+        base["2"]["nDCG@10"] + base["3"]["nDCG@10"]
+    )
+    assert default["ratioByHalf"]["dev"] == pytest.approx(dev)
+    assert default["ratioByHalf"]["heldout"] == pytest.approx(
+        mine["1"]["nDCG@10"] / base["1"]["nDCG@10"]
+    )

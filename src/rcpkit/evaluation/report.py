@@ -107,22 +107,25 @@ def render_table(evaluation: Evaluation, *, markdown: bool = True) -> str:
         f"queries; {evaluation.server}; indexVersion {evaluation.index_version}, "
         f"seed {evaluation.seed}; baseline: {evaluation.baseline_name}"
     )
+    notes = _failures(evaluation)
     if halves:
         counts = {h: len(split_queries(evaluation.baseline.scores.per_query, h)) for h in halves}
-        title += (
-            f"\nquery halves (rcpkit.evaluation.split, by SHA-256 of the id): dev "
-            f"{counts['dev']}, held-out {counts['heldout']}; methods are chosen on dev only"
-        )
+        notes = [
+            "",
+            f"query halves (rcpkit.evaluation.split, by SHA-256 of the id): dev "
+            f"{counts['dev']}, held-out {counts['heldout']}; methods are chosen on dev only",
+            *notes,
+        ]
     if markdown:
         table = [f"| {' | '.join(heads)} |", f"|{'---|' * len(heads)}"]
         table += [f"| {' | '.join(cells)} |" for cells in lines]
-        return "\n".join([title, "", *table, *_failures(evaluation)])
+        return "\n".join([title, "", *table, *notes])
     widths = [max(len(row[i]) for row in [heads, *lines]) for i in range(len(heads))]
     text = [
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
         for row in [heads, *lines]
     ]
-    return "\n".join([title, "", *text, *_failures(evaluation)])
+    return "\n".join([title, "", *text, *notes])
 
 
 def _failures(evaluation: Evaluation) -> list[str]:

@@ -1,0 +1,56 @@
+"""The default retrieve's feedback pass: RM3 on the lexical arm (issue 16)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from engine_support import Calls, make_engine, serving
+
+from rcpkit.engine.retrieve.prf import expansion_terms
+
+NOTES = [
+    {"id": "a", "text": "solar panels and photovoltaic inverters on the roof"},
+    {"id": "b", "text": "solar panels need photovoltaic inverters and cabling"},
+    {"id": "c", "text": "cleaning solar panels keeps photovoltaic output high"},
+    {"id": "x", "text": "photovoltaic inverters convert direct current for the grid"},
+    {"id": "d", "text": "the history of the bicycle in european cities"},
+]
+
+
+def test_expansion_terms_need_two_passages_and_skip_the_query_terms() -> None:
+    passages = [["solar", "inverter", "roof"], ["solar", "inverter", "cabl"], ["roof", "x"]]
+    # "inverter" (passages 1, 2) outweighs "roof" (1, 3): the rank prior favours the top.
+    assert expansion_terms(["solar"], passages, 10) == ["inverter", "roof"]
+    assert expansion_terms(["solar"], passages, 1) == ["inverter"]
+    assert expansion_terms(["solar"], passages[:1], 5) == ["inverter", "roof"]  # one passage: all
+
+
+async def _sparse_scores(folder: Path, params: dict[str, Any], **settings: Any) -> dict[str, Any]:
+    engine = make_engine(folder, **settings)
+    try:
+        async with serving(engine) as peer:
+            call = Calls(peer)
+            await call.result("index/add", {"documents": NOTES})
+            result = await call.result("retrieve", {"query": "solar panels", "k": 5, **params})
+    finally:
+        engine.close()
+    hits = {hit["id"].partition("#")[0]: hit for hit in result["hits"]}
+    return {"hits": hits, "stages": result["usage"]["stages"]}
+
+
+async def test_feedback_lets_the_lexical_arm_find_a_document_without_the_query_words(
+    tmp_path: Path,
+) -> None:
+    found = await _sparse_scores(tmp_path / "on", {})
+    assert "feedback" in found["stages"]
+    assert "sparse" in found["hits"]["x"]["scores"]  # matched "photovoltaic inverters"
+    without = await _sparse_scores(tmp_path / "off", {}, prf=False)
+    assert "feedback" not in without["stages"]
+    assert "sparse" not in without["hits"].get("x", {"scores": {}})["scores"]
+
+
+async def test_an_explicit_mode_or_fusion_gets_exactly_that_pipeline(tmp_path: Path) -> None:
+    for number, params in enumerate(({"mode": "sparse"}, {"fusion": {"method": "rrf"}})):
+        found = await _sparse_scores(tmp_path / str(number), params)
+        assert "feedback" not in found["stages"]
