@@ -38,3 +38,17 @@ def test_a_dataset_half_keeps_the_corpus_and_only_its_queries() -> None:
     assert list(dev.queries) == ["2", "3"] and list(dev.qrels) == ["2", "3"]
     assert dev.corpus == corpus
     assert dataset.half("all") is dataset
+
+
+def test_eval_takes_a_half_with_split_and_the_qrels_file_with_qrels() -> None:
+    import argparse
+
+    from rcpkit.evaluation.options import add_arguments
+
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    add_arguments(parser)
+    args = parser.parse_args(["data", "--split", "heldout", "--qrels", "dev"])
+    assert (args.split, args.qrels) == ("heldout", "dev")
+    assert parser.parse_args(["data"]).split == "all"
+    with pytest.raises(argparse.ArgumentError):
+        parser.parse_args(["data", "--split", "test"])
