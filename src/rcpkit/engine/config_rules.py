@@ -46,6 +46,12 @@ def _text(value: Any) -> str:
     return value
 
 
+def _weight(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise _Refused("a number ≥ 0")
+    return float(value)
+
+
 def _flag(value: Any) -> bool:
     if not isinstance(value, bool):
         raise _Refused("true or false")
@@ -144,6 +150,7 @@ ENGINE_RULES: Mapping[str, Rule] = {
     "max_add_documents": _whole(1),
     "snapshot_retention": _whole(1),
     "idempotency_retention_seconds": _whole(0),  # 0: a repeat writes again at once
+    "colbert_rerank": _flag,
     "cross_encoder": _text,
     "max_rerank": _whole(1),
     "trusted_sources": _strings,
@@ -157,6 +164,10 @@ ENGINE_RULES: Mapping[str, Rule] = {
     "hnsw_ef_construction": _whole(4),
     "hnsw_ef_search": _whole(1),
     "postgres_prepared_statements": _flag,
+    "prf": _flag,
+    "prf_documents": _whole(2),
+    "prf_terms": _whole(1),
+    "prf_dense_weight": _weight,
 }
 
 INGEST_RULES: Mapping[str, Rule] = {
