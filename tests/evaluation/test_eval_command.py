@@ -37,7 +37,8 @@ def test_the_spawned_engine_is_loaded_over_the_wire_and_every_stage_is_measured(
     keys = [run["key"] for run in result["runs"]]
     assert keys[:6] == ["default", "sparse", "dense", "hybrid-rrf", "hybrid-weighted",
                         "hybrid-convex"]  # fmt: skip
-    assert {"rerank-colbert", "mmr", "rewrite-multi-query"} <= set(keys)
+    assert {"mmr", "rewrite-multi-query"} <= set(keys)
+    assert "rerank-colbert" not in keys  # MaxSim is opt-in (issue 16): no rerank stage
     assert all(run["failedQueries"] == 0 for run in result["runs"])
     assert result["indexVersion"] is not None  # every query was pinned to one snapshot
     by_key = {run["key"]: run for run in result["runs"]}
