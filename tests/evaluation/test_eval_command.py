@@ -89,8 +89,10 @@ def test_the_min_ratio_gate_fails_the_command_when_it_is_not_met(tmp_path: Path)
 
 def test_an_http_server_is_evaluated_over_http(tmp_path: Path) -> None:
     data = write_dataset(tmp_path / "tiny")
+    # Without auth, HTTP serves read-only unless writes are allowed explicitly (issue 13).
     command = [sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0", "--create",
-               "--index", str(tmp_path / "idx"), "--embedder", "hashing:64"]  # fmt: skip
+               "--index", str(tmp_path / "idx"), "--embedder", "hashing:64",
+               "--allow-unauthenticated-writes"]  # fmt: skip
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         url = _announced_url(server)
