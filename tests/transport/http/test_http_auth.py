@@ -198,3 +198,25 @@ def test_a_server_without_writes_is_served_as_it_is_without_auth() -> None:
     assert HttpApp(app.server, HttpConfig()).server is app.server  # no read-only copy
     writer = probe_app(Probe())
     assert HttpApp(writer.server, HttpConfig()).server is not writer.server
+
+
+def test_a_refused_write_echoes_the_request_id_and_a_refused_batch_every_id(
+    serve: Serve, client: httpx.Client
+) -> None:
+    # §4.7: servers MUST echo the id, refusals included.
+    probe = Probe()
+    reader = {"authorization": "Bearer r-secret"}
+    authed = serve(probe_app(probe), HttpConfig(credentials=TOKENS))
+    anonymous = serve(probe_app(probe), HttpConfig())  # read-only without auth
+    add = rpc("add-7", "index/add", {"documents": [{"text": "t"}]})
+    for url, headers in ((authed.url, reader), (anonymous.url, {})):
+        refused = client.post(f"{url}/index/add", json=add, headers=headers)
+        assert refused.status_code == 403
+        assert refused.json()["id"] == "add-7"
+        assert refused.json()["error"]["code"] == -32012
+        batch = [rpc(3, "ping"), rpc(4, "index/delete", {"ids": ["a"]})]
+        answers = client.post(url, json=batch, headers=headers)
+        assert answers.status_code == 403
+        assert sorted(answer["id"] for answer in answers.json()) == [3, 4]
+        assert {answer["error"]["code"] for answer in answers.json()} == {-32012}
+    assert probe.writes == 0

@@ -324,11 +324,9 @@ def _vet(frame: Frame, path_method: str, principal: Principal) -> Reply | None:
         return Reply(200, codec.encode_error(id, error))
     if principal.write:
         return None  # may call anything
-    for method in _methods(frame):
-        if not principal.may_call(method):
-            return Reply.error(
-                403, RCPError(ErrorCode.UNAUTHORIZED, f"not authorised for {method}")
-            )
+    forbidden = [method for method in _methods(frame) if not principal.may_call(method)]
+    if forbidden:
+        return _refuse(frame, forbidden[0])
     return None
 
 
@@ -344,6 +342,18 @@ def _adopt_traceparent(frame: Frame, header: bytes) -> None:
         meta = member.params.setdefault("_meta", {})
         if isinstance(meta, dict) and trace_id_of(meta) is None:
             meta[TRACE_KEY] = trace_id
+
+
+def _refuse(frame: Frame, method: str) -> Reply:
+    """403 for a frame that calls ``method`` without the right to (§15.6).
+
+    §4.7: a response echoes its request's id, so a refused request gets its own
+    id back and a refused batch one entry per request; the whole frame is
+    refused, none of it runs. Only a frame with no request in it (notifications
+    alone) is answered with a null id.
+    """
+    error = RCPError(ErrorCode.UNAUTHORIZED, f"not authorised for {method}")
+    return _answer_all(frame, error, status=403)
 
 
 def _methods(frame: Frame) -> list[str]:
@@ -383,8 +393,12 @@ def _expects_answer(frame: Frame) -> bool:
     return any(isinstance(member, Request | Invalid) for member in members)
 
 
-def _answer_all(frame: Frame, error: RCPError) -> Reply:
-    """Answer every request in ``frame`` with ``error`` (a notification gets nothing)."""
+def _answer_all(frame: Frame, error: RCPError, status: int = 200) -> Reply:
+    """Answer every request in ``frame`` with ``error``, each under its own id (§4.7).
+
+    A notification gets nothing; a frame of notifications alone gets 204, or,
+    for a refusal (a status other than 200), the error under a null id.
+    """
     members = frame.members if isinstance(frame, Batch) else [frame]
     answers = [
         codec.encode_error(member.id, error if isinstance(member, Request) else member.error)
@@ -392,9 +406,9 @@ def _answer_all(frame: Frame, error: RCPError) -> Reply:
         if isinstance(member, Request | Invalid)
     ]
     if not answers:
-        return Reply(204)
+        return Reply(204) if status == 200 else Reply.error(status, error)
     body = codec.encode_batch(answers) if isinstance(frame, Batch) else answers[0]
-    return Reply(200, body)
+    return Reply(status, body)
 
 
 def _drop(_data: bytes) -> None:
