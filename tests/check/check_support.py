@@ -22,6 +22,7 @@ from rcpkit.check import Report, check  # noqa: E402
 __all__ = [
     "KEYWORD",
     "PASS_ENV",
+    "PATIENT",
     "PYTHON",
     "RAW_SERVER",
     "TIMEOUT",
@@ -37,7 +38,12 @@ PYTHON = sys.executable
 KEYWORD = [PYTHON, "-m", "rcpkit", "serve", "--stdio", "--engine", "keyword", "--sample"]
 RAW_SERVER = [PYTHON, str(Path(__file__).with_name("raw_server_support.py"))]
 # Short: a server that never answers one probe costs this much, not the default 10 s.
+# Only for servers built to misbehave, whose checks fail whatever the timeout.
 TIMEOUT = 2.0
+# For a server that must pass: a loaded machine (2 cores, many agents) can take
+# seconds over one probe, and a timeout must never turn that into a FAIL. A
+# correct server answers long before this; only a real hang costs it.
+PATIENT = 40.0
 # §15.1: the checker withholds the environment from the server it spawns; pass
 # PYTHONPATH through so a worktree's servers (not the installed rcpkit) are checked.
 PASS_ENV = ("PYTHONPATH",)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from check_support import PYTHON, run_check
+from check_support import PATIENT, PYTHON, run_check
 
 SERVER = textwrap.dedent(
     """
@@ -35,7 +35,7 @@ SERVER = textwrap.dedent(
 def test_a_hand_written_app_passes_every_filter_check(tmp_path: Path) -> None:
     script = tmp_path / "server.py"
     script.write_text(SERVER)
-    report = run_check([PYTHON, str(script)], pass_env=("PYTHONPATH",))
+    report = run_check([PYTHON, str(script)], pass_env=("PYTHONPATH",), timeout=PATIENT)
     outcomes = {o.id: o.status for o in report.outcomes if o.id.startswith("filter")}
     assert outcomes == {
         "filter-applied": "PASS",

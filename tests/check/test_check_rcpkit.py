@@ -14,8 +14,8 @@ import pytest
 from check_support import (
     KEYWORD,
     PASS_ENV,
+    PATIENT,
     PYTHON,
-    TIMEOUT,
     announced_http,
     build_index,
     failed,
@@ -41,14 +41,14 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Report]:
 
     async def all_three() -> list[Report]:
         return await asyncio.gather(
-            check(command=KEYWORD, timeout=TIMEOUT, pass_env=PASS_ENV),
+            check(command=KEYWORD, timeout=PATIENT, pass_env=PASS_ENV),
             check(
                 command=persistent,
                 query="reciprocal rank fusion",
-                timeout=TIMEOUT,
+                timeout=PATIENT,
                 pass_env=PASS_ENV,
             ),
-            check(command=gateway, query="rank fusion", timeout=TIMEOUT, pass_env=PASS_ENV),
+            check(command=gateway, query="rank fusion", timeout=PATIENT, pass_env=PASS_ENV),
         )
 
     keyword, notes, federated = asyncio.run(all_three())
@@ -90,7 +90,7 @@ def test_the_persistent_engine_certifies_its_declared_l2(persistent_report: Repo
 
 def test_the_keyword_engine_over_http_certifies_l0_consistently() -> None:
     with announced_http(http_server_command("--engine", "keyword", "--sample")) as (url, _):
-        report = run_check(url=url)
+        report = run_check(url=url, timeout=PATIENT)
     assert report.transport == "http"
     assert failed(report) == set(), [o for o in report.outcomes if o.status == "FAIL"]
     assert report.certified == "L0" and report.honest and report.passed
