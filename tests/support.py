@@ -3,13 +3,34 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 from rcpkit.server.app import App
 from rcpkit.server.runner import serve
 from rcpkit.transport.memory import MemoryPeer, memory_pair
+
+_REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_path(*parts: str) -> Path:
+    """A file of the ``shared`` folder (spec, schema, data sets) beside the checkout.
+
+    CI clones the repo with ``../shared`` beside it; a git worktree sits deeper
+    (``/work/wt/NAME``), so the nearest ancestor of the repo that has a
+    ``shared`` folder is used. ``$RCPKIT_SHARED`` overrides both. The path is
+    returned even when it is missing, so a caller can say what it looked for.
+    """
+    override = os.environ.get("RCPKIT_SHARED")
+    if override:
+        return Path(override).joinpath(*parts)
+    for ancestor in _REPO.parents:
+        if (ancestor / "shared").is_dir():
+            return ancestor.joinpath("shared", *parts)
+    return _REPO.parent.joinpath("shared", *parts)
 
 
 @asynccontextmanager

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from rcpkit.protocol.methods import METHODS, NOTIFICATIONS
+from support import shared_path
 
-SCHEMA = Path(__file__).resolve().parents[3] / "shared" / "reference" / "rcp-1.0.schema.json"
+SCHEMA = shared_path("reference", "rcp-1.0.schema.json")
 
 
 def test_the_registry_holds_every_method_of_section_7() -> None:
