@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from rcpkit.engine.ingest._beir import load_beir
+from rcpkit.engine.ingest._code import with_language
 from rcpkit.engine.ingest._decoding import decode_text
 from rcpkit.engine.ingest._formats import (
     EXTRACTED,
@@ -52,7 +53,7 @@ def load_markdown(source: FileSource) -> Iterable[SourceDocument]:
 def load_code(source: FileSource) -> Iterable[SourceDocument]:
     raw = read_source_bytes(source)
     text = decode_text(raw, allow_latin1=False)
-    return [build_document(source, raw, text=text, title=None, modality="code")]
+    return [with_language(build_document(source, raw, text=text, title=None, modality="code"))]
 
 
 def load_html(source: FileSource) -> Iterable[SourceDocument]:
