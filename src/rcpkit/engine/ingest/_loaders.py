@@ -19,6 +19,7 @@ from rcpkit.engine.ingest._formats import (
 from rcpkit.engine.ingest._frontmatter import split_front_matter
 from rcpkit.engine.ingest._html import extract_html
 from rcpkit.engine.ingest._markdown import markdown_title
+from rcpkit.engine.ingest._ocr import IMAGE_EXTENSIONS, load_image
 from rcpkit.engine.ingest._pdf import load_pdf
 from rcpkit.engine.ingest._source import (
     FileSource,
@@ -86,6 +87,7 @@ LOADERS: Mapping[str, Loader] = MappingProxyType(
         ".pdf": load_pdf,
         ".jsonl": load_beir,
         **dict.fromkeys(CODE_EXTENSIONS, load_code),
+        **dict.fromkeys(IMAGE_EXTENSIONS, load_image),  # OCR, when the `ocr` extra is there
     }
 )
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(LOADERS)
