@@ -8,8 +8,8 @@ so nothing of the query text is in the target verbatim. Documents go in through
 then ``rcpkit eval``'s harness runs lexical, dense and hybrid and the bm25s baseline
 on the same documents.
 
-    .venv/bin/python benchmarks/code_docstrings.py [--queries 1200] [--index DIR]
-        [--modality code|text] [--json FILE]
+    .venv/bin/python benchmarks/code_docstrings.py [--queries 1200] [--distractors N]
+        [--index DIR] [--modality code|text] [--json FILE]
 """
 
 from __future__ import annotations
@@ -90,14 +90,19 @@ def _dedent(code: str) -> str:
     return textwrap.dedent(code).rstrip() + "\n"
 
 
-def build(queries: int, seed: int) -> tuple[Dataset, int]:
+def build(queries: int, seed: int, distractors: int | None = None) -> tuple[Dataset, int]:
+    """The query set; the corpus is every target plus ``distractors`` other functions."""
     functions = _functions(Path(sysconfig.get_paths()["stdlib"]))
     counts = Counter(sentence.casefold() for _, _, sentence, _ in functions)
     distinct = [f for f in functions if counts[f[2].casefold()] == 1]
     chosen = random.Random(seed).sample(distinct, min(queries, len(distinct)))
+    targets = {item[0] for item in chosen}
+    others = [f for f in functions if f[0] not in targets]
+    if distractors is not None:
+        others = random.Random(seed + 1).sample(others, min(distractors, len(others)))
     corpus = [
         CorpusDocument(id=ident, title=file, text=code, meta={})
-        for ident, file, _, code in functions
+        for ident, file, _, code in sorted([*chosen, *others])
     ]
     return (
         Dataset(
@@ -111,8 +116,11 @@ def build(queries: int, seed: int) -> tuple[Dataset, int]:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    dataset, total = build(args.queries, args.seed)
-    print(f"{total} stdlib functions with a docstring indexed, {len(dataset.queries)} queries")
+    dataset, total = build(args.queries, args.seed, args.distractors)
+    print(
+        f"{total} stdlib functions with a docstring; {len(dataset.corpus)} indexed,"
+        f" {len(dataset.queries)} queries"
+    )
     index = Path(args.index or tempfile.mkdtemp(prefix="code-bench-"))
     engine = open_engine(load_config(None, index=index, embedder=args.embedder))
     try:
@@ -147,6 +155,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--queries", type=int, default=1200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--index", default=None)
+    parser.add_argument(
+        "--distractors", type=int, default=None, help="non-target functions indexed (default: all)"
+    )
     parser.add_argument("--embedder", default=None, help="default: the bundled MiniLM")
     parser.add_argument("--modality", choices=["code", "text"], default="code")
     parser.add_argument("--json", default=None)
