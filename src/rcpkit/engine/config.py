@@ -46,7 +46,8 @@ DEFAULT_FILTER_FIELDS: dict[str, str] = {
     "path": "keyword",
     "ext": "keyword",
     "mtime": "date",
-    "lang": "keyword",
+    "lang": "keyword",  # a code document's language ("python"), else whatever meta says
+    "modality": "keyword",  # "text" or "code", set by the indexer on every chunk
     "tag": "keyword",
     "year": "int",
     "date": "date",

@@ -12,6 +12,7 @@ import rcpkit
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS
 from rcpkit.engine.ingest import SourceDocument
+from rcpkit.engine.ingest._code import with_language
 from rcpkit.engine.ingest.indexer import (
     IndexReport,
     content_hash_of,
@@ -177,7 +178,7 @@ def _source(position: int, document: m.Document, engine: Engine) -> SourceDocume
     digest = content_hash_of(document.text, meta, document.title)
     # §7.10: without an id the server mints one; a content hash keeps retries visible.
     doc_id = document.id or f"doc:{digest[:16]}:{engine.store.version}:{position}"
-    return SourceDocument(
+    source = SourceDocument(
         id=doc_id,
         text=document.text,
         title=document.title,
@@ -187,6 +188,7 @@ def _source(position: int, document: m.Document, engine: Engine) -> SourceDocume
         pages=None,
         content_hash=digest,
     )
+    return with_language(source) if source.modality == "code" else source
 
 
 def _register_sparse(app: App, engine: Engine) -> None:

@@ -84,7 +84,8 @@ def test_code_is_tagged_code(tmp_path: Path) -> None:
     (document,) = documents(path)
     assert document.meta["tag"] == ["code"]
     assert document.modality == "code"
-    assert "lang" not in document.meta
+    # Issue 19: a code file's lang is its programming language, never a detected one.
+    assert document.meta["lang"] == "python"
 
 
 def test_rst_takes_its_title_from_the_first_underlined_heading(tmp_path: Path) -> None:

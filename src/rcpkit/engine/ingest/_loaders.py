@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
 from rcpkit.engine.ingest._beir import load_beir
+from rcpkit.engine.ingest._code import with_language
 from rcpkit.engine.ingest._decoding import decode_text
 from rcpkit.engine.ingest._formats import (
     EXTRACTED,
@@ -18,6 +19,7 @@ from rcpkit.engine.ingest._formats import (
 from rcpkit.engine.ingest._frontmatter import split_front_matter
 from rcpkit.engine.ingest._html import extract_html
 from rcpkit.engine.ingest._markdown import markdown_title
+from rcpkit.engine.ingest._ocr import IMAGE_EXTENSIONS, load_image
 from rcpkit.engine.ingest._pdf import load_pdf
 from rcpkit.engine.ingest._source import (
     FileSource,
@@ -52,7 +54,7 @@ def load_markdown(source: FileSource) -> Iterable[SourceDocument]:
 def load_code(source: FileSource) -> Iterable[SourceDocument]:
     raw = read_source_bytes(source)
     text = decode_text(raw, allow_latin1=False)
-    return [build_document(source, raw, text=text, title=None, modality="code")]
+    return [with_language(build_document(source, raw, text=text, title=None, modality="code"))]
 
 
 def load_html(source: FileSource) -> Iterable[SourceDocument]:
@@ -85,6 +87,7 @@ LOADERS: Mapping[str, Loader] = MappingProxyType(
         ".pdf": load_pdf,
         ".jsonl": load_beir,
         **dict.fromkeys(CODE_EXTENSIONS, load_code),
+        **dict.fromkeys(IMAGE_EXTENSIONS, load_image),  # OCR, when the `ocr` extra is there
     }
 )
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(LOADERS)

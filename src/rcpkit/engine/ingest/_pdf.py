@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from rcpkit.engine.ingest._decoding import normalize_newlines
 from rcpkit.engine.ingest._formats import EXTRACTED
+from rcpkit.engine.ingest._ocr import OCR_MISSING, join_lines, ocr_available, ocr_pdf_pages
 from rcpkit.engine.ingest._source import FileSource, SkipFile, build_document, read_source_bytes
 from rcpkit.engine.ingest._types import PageSpan, SourceDocument
 
@@ -24,6 +25,7 @@ __all__ = ["join_pages", "load_pdf"]
 # A blank line between pages makes a page end a paragraph boundary for the chunker.
 _PAGE_SEPARATOR = "\n\n"
 _MAX_TITLE_CHARS = 200
+_MIN_LAYER_CHARS = 16
 
 
 def load_pdf(source: FileSource) -> Iterable[SourceDocument]:
@@ -36,11 +38,35 @@ def load_pdf(source: FileSource) -> Iterable[SourceDocument]:
         page_texts = [page.extract_text() or "" for page in reader.pages]
     except Exception as error:  # pypdf raises many types on broken files
         raise SkipFile(f"unreadable PDF ({type(error).__name__})") from None
+    scanned = [number for number, page in enumerate(page_texts, 1) if not _usable(page)]
+    found = ocr_pdf_pages(raw, scanned) if scanned and ocr_available() else {}
+    # A short real text layer stays unless OCR reads more of the page.
+    read = {
+        n: lines
+        for n, lines in found.items()
+        if len(join_lines(lines)[0]) > len(page_texts[n - 1].strip())
+    }
+    for number, lines in read.items():
+        page_texts[number - 1] = join_lines(lines)[0]
     text, pages = join_pages(page_texts)
     if not text:
-        raise SkipFile("PDF has no extractable text (scanned or image-only?)")
+        reason = "" if read or not scanned or ocr_available() else f"; {OCR_MISSING}"
+        raise SkipFile(f"PDF has no extractable text (scanned or image-only?){reason}")
     title = _metadata_title(reader) or _first_line(text)
-    return [build_document(source, raw, text=text, title=title, pages=pages, extra=EXTRACTED)]
+    if not read:
+        return [build_document(source, raw, text=text, title=title, pages=pages, extra=EXTRACTED)]
+    regions = [
+        [number, pages[number - 1].start + start, pages[number - 1].start + end, *box]
+        for number, lines in read.items()
+        for start, end, *box in join_lines(lines)[1]
+    ]
+    extra = {**EXTRACTED, "ocrPages": sorted(read), "regions": regions}
+    return [build_document(source, raw, text=text, title=title, pages=pages, extra=extra)]
+
+
+def _usable(page_text: str) -> bool:
+    """A text layer with a few real words; a scan's stray glyphs or nothing is not one."""
+    return sum(char.isalnum() for char in page_text) >= _MIN_LAYER_CHARS
 
 
 def join_pages(page_texts: Iterable[str]) -> tuple[str, list[PageSpan]]:

@@ -1,4 +1,4 @@
-"""Hard chunk boundaries: every Markdown heading and every PDF page starts a section.
+"""Hard chunk boundaries: every Markdown heading, PDF page and code definition starts one.
 
 No chunk crosses a section, so a chunk has one heading path and one page.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rcpkit.engine.ingest._code import code_boundaries
 from rcpkit.engine.ingest._markdown import Heading, find_headings
 from rcpkit.engine.ingest._types import SourceDocument
 
@@ -29,6 +30,11 @@ class _Boundary:
 def find_sections(document: SourceDocument) -> list[Section]:
     """Sections covering the text in order, each with the heading path in force there."""
     text = document.text
+    if document.modality == "code":
+        code = code_boundaries(document)  # symbol paths; None: no grammar, line boundaries
+        if code is not None:
+            ends = [mark.offset for mark in code[1:]] + [len(text)]
+            return [Section(m.offset, end, m.path) for m, end in zip(code, ends, strict=True)]
     boundaries = [_Boundary(0, None)]
     if document.modality == "text":
         boundaries += [_Boundary(heading.start, heading) for heading in find_headings(text)]

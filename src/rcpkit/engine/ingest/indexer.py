@@ -14,7 +14,7 @@ import numpy as np
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import normalize_meta
 from rcpkit.engine.ingest import ChunkSpan, SourceDocument, chunk_document, contextual_prefix
-from rcpkit.engine.store.analysis import analyze_many
+from rcpkit.engine.store.analysis import analyze_code_many, analyze_many
 from rcpkit.engine.store.base import CommitResult, DocumentRow, NewChunk, WriteBatch
 
 __all__ = [
@@ -209,9 +209,13 @@ def document_batch(
     batch = WriteBatch()
     position = 0
     for document, document_spans in zip(documents, spans, strict=True):
-        title_terms = " ".join(analyze_many([document.title or ""])[0])
-        bodies = analyze_many([span.text for span in document_spans])
-        filter_meta = normalize_meta(document.meta, fields)  # type: ignore[arg-type]
+        # Code is analyzed identifier-aware (parse_filter -> parsefilter, parse, filter).
+        analyzer = analyze_code_many if document.modality == "code" else analyze_many
+        title_terms = " ".join(analyzer([document.title or ""])[0])
+        bodies = analyzer([span.text for span in document_spans])
+        # §4.8: the modality is a filterable field of every chunk (modality = "code").
+        tagged = {**document.meta, "modality": document.modality}
+        filter_meta = normalize_meta(tagged, fields)  # type: ignore[arg-type]
         chunks = []
         for span, body in zip(document_spans, bodies, strict=True):
             context = contextual_prefix(document.title, span.heading_path) if contextual else None

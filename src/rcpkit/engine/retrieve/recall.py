@@ -13,7 +13,7 @@ from rcpkit.engine.filters import OPERATORS, Filter, parse_filter
 from rcpkit.engine.fusion import FusionOptions, fuse
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.stages import Candidate
-from rcpkit.engine.store.analysis import analyze
+from rcpkit.engine.store.analysis import analyze_query
 from rcpkit.protocol import messages as m
 
 # What an omitted `mode` / `fusion` means here; cursors bind these effective values.
@@ -161,7 +161,8 @@ def _lexical(
     version: int | None,
     ctx: EngineRequest,
 ) -> list[tuple[int, float]]:
-    terms = analyze(query) if terms is None else terms
+    # Identifiers split as code is indexed; prose words as before.
+    terms = analyze_query(query) if terms is None else terms
     if len(terms) > MAX_QUERY_TERMS:
         ctx.notes.append(f"query cut to its first {MAX_QUERY_TERMS} terms for lexical recall")
         terms = terms[:MAX_QUERY_TERMS]

@@ -13,7 +13,15 @@ from functools import lru_cache
 
 import Stemmer
 
-__all__ = ["analyze", "analyze_many", "fts_query", "surface_words"]
+__all__ = [
+    "analyze",
+    "analyze_code_many",
+    "analyze_many",
+    "analyze_query",
+    "fts_query",
+    "identifier_parts",
+    "surface_words",
+]
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # A compact English stopword list (Lucene's default set plus a few question words).
@@ -24,6 +32,10 @@ _STOPWORDS = frozenset(
         "does do did can could would should has have had been being i you we he she its our"
     ).split()
 )
+# An identifier: snake_case (an inner "_") or camelCase (a hump after two lower-case
+# letters, or an acronym before a word: "HTTPServer"); "iPhone", "McDonald", "PhD" are not.
+_IDENTIFIER = re.compile(r"[^\W_]_+[^\W_]|[a-z]{2}[A-Z]|[A-Z]{2}[a-z]")
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[^\W\d_]+|\d+")
 _MAX_TERM = 64  # longer "words" are noise (hashes, base64) and bloat the index
 
 
@@ -46,6 +58,39 @@ def analyze_many(texts: Sequence[str]) -> list[list[str]]:
         kept = [word for word in words if word not in _STOPWORDS and len(word) <= _MAX_TERM]
         out.append(stem(kept))
     return out
+
+
+def analyze_code_many(texts: Sequence[str]) -> list[list[str]]:
+    """Identifier-aware terms for source code (and for queries, which may name code).
+
+    An identifier yields its whole form (underscores dropped: ``parse_filter`` ->
+    ``parsefilter``) and then its parts (``parse``, ``filter``), all stemmed, so
+    ``parse_filter``, ``parseFilter`` and "parse filter" all meet it. A word that is
+    not an identifier gives exactly what `analyze_many` gives.
+    """
+    stem = _stemmer().stemWords
+    out = []
+    for text in texts:
+        words: list[str] = []
+        for word in _WORD.findall(unicodedata.normalize("NFKC", text)):
+            if _IDENTIFIER.search(word) is None:
+                words.append(word.casefold())
+                continue
+            words.append(word.replace("_", "").casefold())
+            words.extend(part.casefold() for part in identifier_parts(word))
+        kept = [word for word in words if word not in _STOPWORDS and 0 < len(word) <= _MAX_TERM]
+        out.append(stem(kept))
+    return out
+
+
+def analyze_query(text: str) -> list[str]:
+    """A query's terms: `analyze` for prose words, identifiers split as in code."""
+    return analyze_code_many([text])[0]
+
+
+def identifier_parts(word: str) -> list[str]:
+    """``parse_filter`` -> parse, filter; ``HTTPServer2`` -> HTTP, Server, 2."""
+    return [part for piece in word.split("_") for part in _PART.findall(piece)]
 
 
 def surface_words(text: str) -> set[str]:

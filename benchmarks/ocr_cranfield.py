@@ -1,0 +1,131 @@
+"""OCR benchmark (issue 19): Cranfield rendered to page images, indexed from the images only.
+
+Each document (title, blank line, text) is rendered here with Pillow's bundled
+font at 24 px on one of a few page widths, wrapped to fit; nothing is stored. The
+images go through the same OCR as ``rcpkit index`` (`rcpkit.engine.ingest._ocr`),
+and the recognised text is indexed through ``index/add`` in one engine while the
+original text goes into another, both with the same settings; Cranfield's queries
+then run through ``rcpkit eval``'s harness on both. Reported: OCR pages/s, the
+character error rate (edit distance / reference length, whitespace collapsed) and
+nDCG@10 of the OCR index against the text one (issue 19 asks ≥ 0.9×).
+
+``--docs N`` keeps the first N documents and only the queries judged relevant to
+one of them (a subset, for a small machine).
+
+    .venv/bin/python benchmarks/ocr_cranfield.py [--docs 200] [--stages lexical]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+from rcpkit.client import connect_in_memory
+from rcpkit.engine.config import load_config
+from rcpkit.engine.ingest._ocr import recognize
+from rcpkit.engine.open import open_engine
+from rcpkit.evaluation.dataset import CorpusDocument, Dataset, load_dataset
+from rcpkit.evaluation.harness import evaluate
+from rcpkit.evaluation.metrics import PRIMARY
+from rcpkit.evaluation.report import render_table
+from rcpkit.handlers.engine import build_engine_app
+
+CRANFIELD = Path("/work/shared/datasets/cranfield")
+_WIDTHS = (1000, 1240, 1600)  # a few page sizes (pixels at 24 px type)
+_FONT_PX = 24
+
+
+def render(document: CorpusDocument, width: int) -> bytes:
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.load_default(size=_FONT_PX)
+    columns = max(20, int((width - 80) / (_FONT_PX * 0.55)))
+    lines = [*textwrap.wrap(document.title, columns), ""]
+    lines += textwrap.wrap(" ".join(document.text.split()), columns)
+    height = 80 + len(lines) * int(_FONT_PX * 1.5)
+    image = Image.new("L", (width, height), 255)
+    draw = ImageDraw.Draw(image)
+    for number, line in enumerate(lines):
+        draw.text((40, 40 + number * int(_FONT_PX * 1.5)), line, fill=0, font=font)
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
+
+
+def edit_distance(a: str, b: str) -> int:
+    previous = list(range(len(b) + 1))
+    for i, char in enumerate(a, 1):
+        current = [i]
+        for j, other in enumerate(b, 1):
+            current.append(
+                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char != other))
+            )
+        previous = current
+    return previous[-1]
+
+
+def subset(dataset: Dataset, docs: int | None) -> Dataset:
+    corpus = [d for d in dataset.corpus if not d.empty][:docs]
+    kept = {d.id for d in corpus}
+    qrels = {
+        q: {d: g for d, g in judged.items() if d in kept}
+        for q, judged in dataset.qrels.items()
+        if any(d in kept and g > 0 for d, g in judged.items())
+    }
+    queries = {q: text for q, text in dataset.queries.items() if q in qrels}
+    return Dataset(dataset.name, corpus, queries, qrels)
+
+
+async def _run(dataset: Dataset, stages: list[str], embedder: str | None) -> Any:
+    engine = open_engine(
+        load_config(None, index=Path(tempfile.mkdtemp(prefix="ocr-bench-")), embedder=embedder)
+    )
+    try:
+        async with await connect_in_memory(build_engine_app(engine).server, timeout=None) as client:
+            return await evaluate(client, dataset, stages=stages)
+    finally:
+        engine.close()
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--docs", type=int, default=None, help="first N documents (a subset)")
+    parser.add_argument("--stages", default="lexical", help="comma-separated eval stages")
+    parser.add_argument("--embedder", default=None)
+    args = parser.parse_args(argv)
+    original = subset(load_dataset(CRANFIELD), args.docs)
+    started = time.perf_counter()
+    read: list[CorpusDocument] = []
+    errors = reference = 0
+    for number, document in enumerate(original.corpus):
+        lines = recognize(render(document, _WIDTHS[number % len(_WIDTHS)]))
+        text = "\n".join(line for line, _ in lines)
+        read.append(CorpusDocument(document.id, "", text, {}))
+        truth = " ".join(f"{document.title} {document.text}".split())
+        errors += edit_distance(" ".join(text.split()), truth)
+        reference += len(truth)
+    seconds = time.perf_counter() - started
+    ocr = Dataset(original.name + "-ocr", read, original.queries, original.qrels)
+    stages = args.stages.split(",")
+    on_text = asyncio.run(_run(original, stages, args.embedder))
+    on_ocr = asyncio.run(_run(ocr, stages, args.embedder))
+    print(f"{len(read)} pages OCR'd in {seconds:.1f} s: {len(read) / seconds:.2f} pages/s")
+    print(f"character error rate {errors / max(reference, 1):.4f} ({errors} / {reference})")
+    print(f"{len(original.queries)} queries judged on these documents")
+    print("original text:\n" + render_table(on_text))
+    print("OCR text only:\n" + render_table(on_ocr))
+    for stage_text, stage_ocr in zip(on_text.rows, on_ocr.rows, strict=True):
+        a, b = stage_text.scores[PRIMARY], stage_ocr.scores[PRIMARY]
+        print(f"{stage_text.label}: nDCG@10 OCR / text = {b:.4f} / {a:.4f} = {b / a:.3f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

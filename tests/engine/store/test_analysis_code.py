@@ -1,0 +1,45 @@
+"""The identifier-aware analyzer: code terms split, prose terms exactly as before."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rcpkit.engine.store.analysis import (
+    analyze,
+    analyze_code_many,
+    analyze_many,
+    analyze_query,
+    identifier_parts,
+)
+
+CRANFIELD = Path("/work/shared/datasets/cranfield/corpus.jsonl")
+
+
+def test_snake_and_camel_case_identifiers_give_their_whole_form_and_their_parts() -> None:
+    assert analyze_query("parse_filter") == ["parsefilt", "pars", "filter"]
+    assert analyze_query("parseFilter") == ["parsefilt", "pars", "filter"]
+    assert identifier_parts("HTTPServer2") == ["HTTP", "Server", "2"]
+
+
+def test_a_query_naming_an_identifier_or_its_words_meets_the_code_terms() -> None:
+    (code,) = analyze_code_many(["def parse_filter(text):\n    return text"])
+    for query in ("parse_filter", "parse filter", "parseFilter"):
+        assert set(analyze_query(query)) <= set(code)
+
+
+def test_prose_words_that_look_camel_cased_are_left_alone() -> None:
+    prose = "The iPhone at McDonald's and a PhD thesis"
+    assert analyze_query(prose) == analyze(prose)
+
+
+@pytest.mark.skipif(not CRANFIELD.exists(), reason="the Cranfield corpus is not on this host")
+def test_on_a_real_prose_corpus_the_code_analyzer_changes_nothing() -> None:
+    texts = []
+    with CRANFIELD.open(encoding="utf-8") as lines:
+        for line in lines:
+            row = json.loads(line)
+            texts.append(f"{row.get('title', '')}\n{row['text']}")
+    assert analyze_code_many(texts) == analyze_many(texts)
