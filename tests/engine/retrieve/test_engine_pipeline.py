@@ -179,6 +179,44 @@ async def test_forged_mismatched_and_expired_cursors_are_refused(tmp_path: Path)
     assert expired["code"] == -32015
 
 
+def _resigned(cursor: str, signature: str) -> str:
+    """``cursor`` with its signature part replaced (the body left as issued)."""
+    raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    body = raw.rsplit("|", 1)[0]
+    return base64.urlsafe_b64encode(f"{body}|{signature}".encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    "signature", ["é" * 32, "\u2603" * 8, "\U0001f600", "ÿ"], ids=["latin", "bmp", "astral", "one"]
+)
+async def test_a_cursor_with_a_non_ascii_signature_is_invalid_params(
+    call: Calls, signature: str
+) -> None:
+    first = await call.result("retrieve", {"query": "electricity", "k": 1})
+    cursor = _resigned(first["nextCursor"], signature)
+    error = await call.error("retrieve", {"query": "electricity", "k": 1, "cursor": cursor})
+    assert error["code"] == -32602
+    assert error["data"]["field"] == "cursor"
+
+
+async def test_a_deeply_nested_cursor_body_is_invalid_params(call: Calls) -> None:
+    body = "[" * 100_000 + "]" * 100_000
+    cursor = base64.urlsafe_b64encode(f"{body}|{'0' * 32}".encode()).decode()
+    error = await call.error("retrieve", {"query": "electricity", "k": 1, "cursor": cursor})
+    assert error["code"] == -32602
+
+
+async def test_foreign_and_forged_cursors_get_the_same_message(call: Calls) -> None:
+    first = await call.result("retrieve", {"query": "electricity", "k": 1})
+    cursor = first["nextCursor"]
+    forged = await call.error(
+        "retrieve", {"query": "electricity", "k": 1, "cursor": _resigned(cursor, "0" * 32)}
+    )
+    foreign = await call.error("retrieve", {"query": "bicycles", "k": 1, "cursor": cursor})
+    assert forged == foreign
+    assert forged["code"] == -32602
+
+
 async def test_progress_arrives_stage_by_stage_before_the_result(call: Calls) -> None:
     peer = call.peer
     peer.send(

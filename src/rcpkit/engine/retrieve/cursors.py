@@ -101,17 +101,31 @@ def encode_cursor(cursor: Cursor, secret: bytes) -> str:
 
 
 def decode_cursor(token: str, secret: bytes, digest: str, store: Store) -> Cursor:
+    """The cursor ``token`` names, or -32602 (-32015 once its version was collected).
+
+    The signature is checked on bytes before the body is parsed, so nothing a
+    client makes up (non-ASCII signatures, deep JSON) reaches more than base64
+    and an HMAC. A cursor of another query or tenant and a made-up one get the
+    same answer, so a caller cannot probe which cursors exist (§15.6).
+    """
     try:
         padded = token + "=" * (-len(token) % 4)
-        body, signature = base64.urlsafe_b64decode(padded).decode().rsplit("|", 1)
+        body, signature = base64.urlsafe_b64decode(padded.encode("ascii")).rsplit(b"|", 1)
+    except (ValueError, UnicodeEncodeError):
+        raise _not_this_cursor() from None
+    expected = hmac.new(secret, body, hashlib.sha256).hexdigest()[:32].encode()
+    if not hmac.compare_digest(signature, expected):
+        raise _not_this_cursor()
+    try:
         version, offset, bound = json.loads(body)
-    except (ValueError, UnicodeDecodeError, TypeError):
-        raise RCPError.invalid_params("cursor", "malformed cursor") from None
-    expected = hmac.new(secret, body.encode(), hashlib.sha256).hexdigest()[:32]
-    if not hmac.compare_digest(signature, expected) or not isinstance(offset, int):
-        raise RCPError.invalid_params("cursor", "this cursor was not issued by this index")
-    if bound != digest:
-        raise RCPError.invalid_params("cursor", "the cursor belongs to a different query")
+    except (ValueError, TypeError):
+        raise _not_this_cursor() from None
+    if bound != digest or not isinstance(offset, int) or not isinstance(version, int):
+        raise _not_this_cursor()
     if not store.floor <= version <= store.version:
         raise RCPError(ErrorCode.NOT_FOUND, "the cursor expired; restart pagination")
     return Cursor(version, offset, bound)
+
+
+def _not_this_cursor() -> RCPError:
+    return RCPError.invalid_params("cursor", "not a cursor of this query on this index")
