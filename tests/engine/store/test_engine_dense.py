@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import threading
+
 import numpy as np
 import pytest
 
@@ -77,3 +80,58 @@ def test_a_saved_graph_is_loaded_with_newer_rows_added_and_a_foreign_or_torn_one
     torn = opened("file-b", 3000)
     assert not torn._graph.loaded
     assert {key for key, _ in torn.search(matrix[7], 10)} & {8}
+
+
+def test_searches_under_concurrent_upserts_read_one_consistent_index() -> None:
+    # Issue 13: search read _keys, _removed and _tenant one by one while update/drop
+    # replaced them (numpy lets go of the GIL on arrays this large), so a reader could
+    # mix two generations: IndexError or a shape error (-32603), or another tenant's key.
+    size = 20_000
+    rows = unit_rows(size, 8, seed=3)
+    keys = np.arange(1, size + 1, dtype=np.int64)
+    index = DenseIndex(8)
+    parity_tenants = ["even" if key % 2 == 0 else "odd" for key in keys.tolist()]
+    index.replace(keys, rows, np.ones(size, np.int64), np.zeros(size, np.int64), parity_tenants)
+    stop = threading.Event()
+    failures: list[BaseException] = []
+    leaks: list[int] = []
+
+    def write() -> None:
+        try:
+            for version in range(2, 402):
+                key = size + version
+                tenant = "even" if key % 2 == 0 else "odd"
+                # an upsert (the new row in, the old one retired), then GC drops the old one
+                index.update([(key, rows[key % size])], [key - size], version, tenant)
+                index.drop([key - size])
+        except BaseException as error:
+            failures.append(error)
+        finally:
+            stop.set()
+
+    def read(tenant: str, parity: int) -> None:
+        try:
+            while not stop.is_set():
+                found = index.search(rows[parity], 5, tenant=tenant)
+                found += index.search(rows[parity], 5, keys[::3], version=1, tenant=tenant)
+                leaks.extend(key for key, _ in found if key % 2 != parity)
+                index.vectors_of([key for key, _ in found])
+        except BaseException as error:
+            failures.append(error)
+            stop.set()
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # makes the interleavings common
+    try:
+        threads = [threading.Thread(target=write)] + [
+            threading.Thread(target=read, args=pair) for pair in (("even", 0), ("odd", 1))
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert not any(thread.is_alive() for thread in threads)
+    finally:
+        sys.setswitchinterval(previous)
+    assert failures == []
+    assert leaks == []
