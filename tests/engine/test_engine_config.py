@@ -13,11 +13,12 @@ def test_the_file_environment_and_flags_layer_in_that_order(
     config_file = tmp_path / "rcpkit.toml"
     config_file.write_text(
         '[engine]\nindex = "/from/file"\nembedder = "hashing:8"\nmax_k = 50\n'
-        '[engine.filter_fields]\nteam = "keyword"\n'
+        'array_fields = ["teams"]\n[engine.filter_fields]\nteam = "keyword"\n'
     )
     assert load_config(config_file).max_k == 50
     assert load_config(config_file).filter_fields["team"] == "keyword"
-    assert load_config(config_file).filter_fields["path"] == "keyword"  # defaults kept
+    assert load_config(config_file).filter_fields["path"] == "text"  # defaults kept
+    assert load_config(config_file).array_fields == ["folders", "tag", "teams"]
     monkeypatch.setenv("RCPKIT_INDEX", str(tmp_path / "env"))
     monkeypatch.setenv("RCPKIT_READ_ONLY", "1")
     from_env = load_config(config_file)

@@ -11,8 +11,10 @@ File: ``--config FILE``, else ``./rcpkit.toml`` when present, table ``[engine]``
     max_k = 200
     snapshot_retention = 64        # versions a pinned retrieve or a cursor can still read
     idempotency_retention_seconds = 86400  # §7.10 keys older than this are collected
+    array_fields = ["teams"]       # fields holding arrays (`contains` is membership on them)
     [engine.filter_fields]
     team = "keyword"
+    teams = "keyword"
 
     [ingest]                       # how `rcpkit index` reads files (all optional)
     text_field = "text"            # .json/.jsonl: the field holding a record's text
@@ -38,12 +40,20 @@ from rcpkit.engine.config_rules import ENGINE_RULES, SettingError, check_setting
 from rcpkit.engine.ingest_options import IngestOptions
 from rcpkit.engine.store.dense import DensePolicy
 
-__all__ = ["DEFAULT_FILTER_FIELDS", "EngineConfig", "default_index_path", "load_config"]
+__all__ = [
+    "DEFAULT_ARRAY_FIELDS",
+    "DEFAULT_FILTER_FIELDS",
+    "EngineConfig",
+    "default_index_path",
+    "load_config",
+]
 
 # Fields every ingested document carries (see rcpkit.engine.ingest), plus the
-# common ones clients set through index/add meta.
+# common ones clients set through index/add meta. `path` is text so `contains`
+# is a substring test on it; `folders` lists every ancestor folder of a file.
 DEFAULT_FILTER_FIELDS: dict[str, str] = {
-    "path": "keyword",
+    "path": "text",
+    "folders": "keyword",
     "ext": "keyword",
     "mtime": "date",
     "lang": "keyword",  # a code document's language ("python"), else whatever meta says
@@ -52,6 +62,8 @@ DEFAULT_FILTER_FIELDS: dict[str, str] = {
     "year": "int",
     "date": "date",
 }
+# §8: the fields that hold arrays, on which `contains` is element membership.
+DEFAULT_ARRAY_FIELDS: tuple[str, ...] = ("folders", "tag")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +77,7 @@ class EngineConfig:
     sparse: str | None = None  # e.g. "splade-tiny" to enable learned sparse
     writable: bool = True
     filter_fields: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_FILTER_FIELDS))
+    array_fields: list[str] = field(default_factory=lambda: list(DEFAULT_ARRAY_FIELDS))
     max_k: int = 200
     default_candidate_k: int = 100
     max_chunk_tokens: int = 200
@@ -146,8 +159,9 @@ def load_config(
     if ingest is not None:
         values["ingest"] = ingest
     fields_config = {**DEFAULT_FILTER_FIELDS, **values.pop("filter_fields", {})}
+    arrays = list(dict.fromkeys([*DEFAULT_ARRAY_FIELDS, *values.pop("array_fields", [])]))
     base = EngineConfig(index=Path(values.pop("index", default_index_path())).expanduser())
-    config = replace(base, filter_fields=fields_config, **values)
+    config = replace(base, filter_fields=fields_config, array_fields=arrays, **values)
     if config.chunk_overlap_tokens >= config.max_chunk_tokens:
         raise SettingError(
             f"chunk_overlap_tokens = {config.chunk_overlap_tokens} — expected less than "

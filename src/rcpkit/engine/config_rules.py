@@ -142,6 +142,7 @@ ENGINE_RULES: Mapping[str, Rule] = {
     "sparse": _model("splade-tiny", ("config.json", "model.safetensors", "tokenizer.json")),
     "writable": _flag,
     "filter_fields": _field_types,
+    "array_fields": _strings,
     "max_k": _whole(1),
     "default_candidate_k": _whole(1),
     "max_chunk_tokens": _whole(8),

@@ -21,7 +21,9 @@ __all__ = ["validate_filter"]
 def validate_filter(tree: Any, capability: FilterCapability) -> None:
     operators = capability.operators or sorted(OPERATORS)
     if isinstance(capability.fields, dict):
-        parse_filter(tree, capability.fields, operators)
+        # An advertisement does not say which fields hold arrays (§8 `contains`):
+        # the gateway lets each engine, which knows, refuse a `contains` itself.
+        parse_filter(tree, capability.fields, operators, array_fields=capability.fields)
         return
     # Fields advertised without types: names and structure only; engines check values.
     known = set(capability.fields)

@@ -11,6 +11,11 @@ the SQLite and PostgreSQL stores.
 Fields advertised as names only (``fields: [..]``) have no declared type: each
 clause's type is read from its value (a number is ``float``, a boolean
 ``bool``, a string ``keyword``, or ``date`` under an ordered operator).
+
+An advertisement does not say which fields hold arrays, on which alone §8
+allows ``contains`` besides ``text``: the runtime lets it through on every
+field and an engine that knows its fields' shapes (``rcpkit``'s own, with its
+``array_fields``) refuses it on a scalar one (-32602).
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ def validate_filter(tree: object, capability: FilterCapability) -> Filter:
     fields = capability.fields
     if not isinstance(fields, Mapping):
         fields = _inferred(tree, frozenset(fields))
-    return parse_filter(tree, fields, operators)
+    return parse_filter(tree, fields, operators, array_fields=fields)
 
 
 def matches(filter: Filter | Mapping[str, Any] | None, meta: Mapping[str, Any] | None) -> bool:
@@ -68,7 +73,8 @@ def matches(filter: Filter | Mapping[str, Any] | None, meta: Mapping[str, Any] |
 
 
 def _parse_raw(raw: Mapping[str, Any]) -> Filter:
-    return parse_filter(raw, _inferred(raw, None), OPERATORS)
+    fields = _inferred(raw, None)
+    return parse_filter(raw, fields, OPERATORS, array_fields=fields)
 
 
 def _inferred(tree: object, known: frozenset[str] | None) -> dict[str, FieldType]:

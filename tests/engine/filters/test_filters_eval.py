@@ -39,6 +39,8 @@ FIELDS: dict[str, FieldType] = {
     "where": "geo",
 }
 JUNE_12_2017_MS = 1497225600000
+# The fields these documents hold arrays in: `contains` is membership on them (§8).
+ARRAY_FIELDS = frozenset({"tags", "year", "published"})
 
 Select = Callable[[Filter, Sequence[Mapping[str, object]]], set[int]]
 
@@ -143,7 +145,7 @@ def select(request: pytest.FixtureRequest) -> Select:
 
 
 def parse(raw: object, fields: Mapping[str, FieldType] = FIELDS) -> Filter:
-    return parse_filter(raw, fields, OPERATORS)
+    return parse_filter(raw, fields, OPERATORS, array_fields=ARRAY_FIELDS)
 
 
 def clause(field: str, op: str, value: object) -> dict[str, object]:
@@ -231,7 +233,11 @@ SEMANTICS: list[tuple[str, dict[str, object], set[int]]] = [
     ("a wrong-typed value is absent", clause("year", "exists", False), {2, 3}),
     ("an empty array is present", clause("tags", "exists", True), {0, 1, 2, 4}),
     ("eq on an array is element membership", clause("tags", "eq", "news"), {0, 2}),
-    ("contains on keyword is membership", clause("tags", "contains", "news"), {0, 2}),
+    ("contains on an array keyword is membership", clause("tags", "contains", "news"), {0, 2}),
+    ("contains on an array int is membership", clause("year", "contains", 2021), {4}),
+    ("contains on an array int reads a scalar too", clause("year", "contains", 2024), {1}),
+    ("contains on an array date", clause("published", "contains", JUNE_12_2017_MS), {0, 4}),
+    ("contains is no substring on keywords", clause("tags", "contains", "new"), set()),
     ("ne on an array means no element equal", clause("tags", "ne", "news"), {1, 3, 4}),
     ("contains on text is a substring", clause("body", "contains", "World"), {0}),
     ("substring is case-sensitive", clause("body", "contains", "hello"), {2}),
@@ -452,6 +458,8 @@ DIFF_FIELDS: dict[str, FieldType] = {
     "é.ü[0]": "int",
     'quo"te\\d': "date",
 }
+# Every field may hold arrays in the random corpus; these are declared so (§8 `contains`).
+DIFF_ARRAYS = frozenset({"tags", INJECTION, "year", "score", "draft", 'quo"te\\d'})
 KEYWORDS = ["en", "de", "EN", "", "news", "blog", "日本語", "😀", "a'b", 'q"x', "a\\b", "ä", "ß"]
 WORDS = ["Hello", "hello", "World", "über", "😀", "x y", "%", "_", "naïve", "Z"]
 INTS = [-3, -1, 0, 1, 2, 3, 2020, 2024, 2**53 - 1, -(2**53 - 1)]
@@ -508,18 +516,18 @@ def random_meta(rng: random.Random) -> dict[str, object]:
     return meta
 
 
-def allowed_ops(field_type: FieldType) -> list[str]:
+def allowed_ops(name: str, field_type: FieldType) -> list[str]:
     ops = ["eq", "ne", "in", "nin", "exists"]
     if field_type in ("int", "float", "date"):
         ops += ["gt", "gte", "lt", "lte"]
-    if field_type in ("keyword", "text"):
+    if field_type == "text" or name in DIFF_ARRAYS:
         ops += ["contains"]
     return ops
 
 
 def random_clause(rng: random.Random) -> dict[str, object]:
     name, field_type = rng.choice([item for item in DIFF_FIELDS.items() if item[1] != "geo"])
-    op = rng.choice(allowed_ops(field_type))
+    op = rng.choice(allowed_ops(name, field_type))
     if op == "exists":
         return clause(name, op, rng.random() < 0.5)
     if op in ("in", "nin"):
@@ -560,7 +568,7 @@ def test_sqlite_selects_exactly_what_matches_selects_for_random_filters(
     selective = 0
     for n in range(500):
         raw = random_filter(rng)
-        tree = parse_filter(raw, DIFF_FIELDS, OPERATORS)
+        tree = parse_filter(raw, DIFF_FIELDS, OPERATORS, array_fields=DIFF_ARRAYS)
         expected = select_python(tree, rows)
         assert select_sqlite(connection, tree) == expected, (n, raw)
         selective += 0 < len(expected) < len(rows)
@@ -591,7 +599,7 @@ def test_postgres_selects_exactly_what_matches_selects_for_random_filters(
     rng = random.Random(8)
     for n in range(500):
         raw = random_filter(rng)
-        tree = parse_filter(raw, DIFF_FIELDS, OPERATORS)
+        tree = parse_filter(raw, DIFF_FIELDS, OPERATORS, array_fields=DIFF_ARRAYS)
         assert select_postgres(connection, tree) == select_python(tree, rows), (n, raw)
 
 
@@ -649,5 +657,5 @@ def test_random_filters_cover_every_operator() -> None:
                 collect(child)
 
     for _ in range(500):
-        collect(parse_filter(random_filter(rng), DIFF_FIELDS, OPERATORS))
+        collect(parse_filter(random_filter(rng), DIFF_FIELDS, OPERATORS, array_fields=DIFF_ARRAYS))
     assert seen == set(OPERATORS)

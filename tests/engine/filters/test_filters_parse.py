@@ -33,7 +33,7 @@ FIELD_OF_TYPE = {field_type: name for name, field_type in FIELDS.items()}
 
 # The §8 table, written out independently of the implementation's registry.
 ALLOWED: dict[FieldType, set[str]] = {
-    "keyword": {"eq", "ne", "in", "nin", "contains", "exists"},
+    "keyword": {"eq", "ne", "in", "nin", "exists"},
     "text": {"eq", "ne", "in", "nin", "contains", "exists"},
     "int": {"eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists"},
     "float": {"eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "exists"},
@@ -96,6 +96,7 @@ def test_the_package_exports_exactly_the_intended_names() -> None:
         "Not",
         "parse_filter",
         "normalize_meta",
+        "operators_for",
         "matches",
         "compile_sqlite",
         "compile_postgres",
@@ -112,6 +113,41 @@ def test_the_operator_vocabulary_is_the_ten_of_section_8() -> None:
 
 
 # --- the operator × field type matrix -------------------------------------------------
+
+
+@pytest.mark.parametrize("field_type", [t for t in ALLOWED if t != "geo"])
+def test_contains_is_membership_on_a_field_declared_array_valued(field_type: FieldType) -> None:
+    # §8: `contains` applies to `text` (substring) and array-valued fields (membership).
+    name = FIELD_OF_TYPE[field_type]
+    tree = parse_filter(
+        clause(name, "contains", SAMPLE[field_type]), FIELDS, OPERATORS, array_fields=[name]
+    )
+    assert isinstance(tree, Clause)
+    assert tree.op == "contains"
+    assert filters.operators_for(field_type, True) == [
+        op for op in OPERATORS if op in ALLOWED[field_type] | {"contains"}
+    ]
+
+
+def test_contains_on_a_scalar_keyword_is_an_operator_not_allowed_for_that_field() -> None:
+    error = rejection(clause("lang", "contains", "en"))
+    assert error.code == ErrorCode.INVALID_PARAMS
+    assert error.field == "filter.op"
+    assert "`lang`" in error.message
+    assert "contains" not in error.message.split("takes", 1)[1]
+
+
+def test_no_operator_applies_to_a_geo_field_even_declared_array_valued() -> None:
+    with pytest.raises(RCPError) as caught:
+        parse_filter(clause("where", "contains", 1.0), FIELDS, OPERATORS, array_fields=["where"])
+    assert caught.value.field == "filter.op"
+
+
+@pytest.mark.parametrize("field_type", list(ALLOWED))
+def test_operators_for_lists_the_section_8_table(field_type: FieldType) -> None:
+    assert filters.operators_for(field_type) == [
+        op for op in OPERATORS if op in ALLOWED[field_type]
+    ]
 
 
 @pytest.mark.parametrize(

@@ -13,8 +13,10 @@ text never becomes SQL text).
 Semantics shared by every backend: a field is a scalar or an array, and an
 operator is true when any element satisfies it; ``ne``/``nin`` are exactly
 ``not eq``/``not in`` and so match documents lacking the field; ``exists`` is
-presence; ``contains`` is substring on ``text`` and element membership (equality
-on a scalar) on ``keyword``; strings compare case-sensitively by code point,
+presence; ``contains`` is substring on ``text`` and element membership on a
+field the server declares array-valued (``parse_filter(array_fields=…)``; a
+scalar stored there is a one-element array), and is refused on any other field;
+strings compare case-sensitively by code point,
 which is UTF-8 byte order.
 
 Bounds on one filter (§15.5, and what SQLite can compile): 32 nodes deep, 512
@@ -36,6 +38,7 @@ from rcpkit.protocol.filters import (
     Or,
     matches,
     normalize_meta,
+    operators_for,
     parse_filter,
 )
 
@@ -51,5 +54,6 @@ __all__ = [
     "compile_sqlite",
     "matches",
     "normalize_meta",
+    "operators_for",
     "parse_filter",
 ]

@@ -10,7 +10,7 @@ which never cross JSON types: ``true`` is not ``1`` and ``"1"`` is not ``1``,
 numbers compare as exact ``numeric`` (``2020 = 2020.0``, like Python), and
 strings compare by bytes under the C collation the store's database uses.
 
-``eq``, a short ``in`` and ``contains`` on a keyword are written as ``jsonb``
+``eq``, a short ``in`` and ``contains`` on an array-valued field are written as ``jsonb``
 containment so the GIN index on the column serves them; the other operators test the elements of the
 field (a scalar is its own one element) under ``EXISTS``. Every clause is true or
 false, never NULL (the column is ``NOT NULL``), so ``NOT`` is exact.

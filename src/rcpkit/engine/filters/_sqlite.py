@@ -191,7 +191,8 @@ def _substring(clause: Clause) -> _Fragment:
 
 
 _EQUAL = _comparison("=")
-_CONTAINS_BY_TYPE: Mapping[FieldType, _Predicate] = {"text": _substring, "keyword": _EQUAL}
+# Membership (equality with any element) on every array-valued field but text.
+_CONTAINS_BY_TYPE: Mapping[FieldType, _Predicate] = {"text": _substring}
 
 
 def _contains(clause: Clause) -> _Fragment:

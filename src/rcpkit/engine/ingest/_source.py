@@ -15,6 +15,7 @@ from rcpkit.engine.ingest_options import IngestOptions
 
 __all__ = [
     "FileSource",
+    "ancestor_folders",
     "Loader",
     "SkipFile",
     "build_document",
@@ -47,7 +48,23 @@ class FileSource:
         return self.path.as_uri()
 
     def meta(self) -> dict[str, object]:
-        return {"path": self.doc_id, "ext": self.ext, "mtime": self.mtime, "size": self.size}
+        return {
+            "path": self.doc_id,
+            "folders": ancestor_folders(self.doc_id),
+            "ext": self.ext,
+            "mtime": self.mtime,
+            "size": self.size,
+        }
+
+
+def ancestor_folders(relative_path: str) -> list[str]:
+    """Every folder above a file, outermost first: ``a/b/c.md`` → ``["a", "a/b"]``.
+
+    Stored as the array-valued filter field ``folders``, so ``contains "a/b"``
+    selects a folder and everything under it (§8 element membership).
+    """
+    parts = relative_path.split("/")[:-1]
+    return ["/".join(parts[: depth + 1]) for depth in range(len(parts))]
 
 
 Loader = Callable[[FileSource], Iterable[SourceDocument | Skipped]]

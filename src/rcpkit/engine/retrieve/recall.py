@@ -148,8 +148,14 @@ def _filter(engine: Engine, params: m.RetrieveParams) -> Filter | None:
     """The parsed §8 filter; each store compiles it to its own query language."""
     if params.filter is None:
         return None
-    fields = engine.config.filter_fields
-    return parse_filter(params.filter, fields, OPERATORS, path="filter")  # type: ignore[arg-type]
+    config = engine.config
+    return parse_filter(
+        params.filter,
+        config.filter_fields,  # type: ignore[arg-type]
+        OPERATORS,
+        array_fields=config.array_fields,
+        path="filter",
+    )
 
 
 def _lexical(

@@ -10,8 +10,10 @@ package is what the server runtime, the gateway and in-memory engines share
 Semantics shared by every backend: a field is a scalar or an array, and an
 operator is true when any element satisfies it; ``ne``/``nin`` are exactly
 ``not eq``/``not in`` and so match documents lacking the field; ``exists`` is
-presence; ``contains`` is substring on ``text`` and element membership (equality
-on a scalar) on ``keyword``; strings compare case-sensitively by code point,
+presence; ``contains`` is substring on ``text`` and element membership on a
+field the server declares array-valued (``parse_filter(array_fields=…)``; a
+scalar stored there is a one-element array), and is refused on any other field;
+strings compare case-sensitively by code point,
 which is UTF-8 byte order.
 """
 
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from rcpkit.protocol.filters._evaluate import matches
 from rcpkit.protocol.filters._normalize import normalize_meta
-from rcpkit.protocol.filters._operators import OPERATOR_RULES, OperatorRule
+from rcpkit.protocol.filters._operators import OPERATOR_RULES, OperatorRule, operators_for
 from rcpkit.protocol.filters._parse import parse_filter
 from rcpkit.protocol.filters._tree import (
     OPERATORS,
@@ -45,5 +47,6 @@ __all__ = [
     "Or",
     "matches",
     "normalize_meta",
+    "operators_for",
     "parse_filter",
 ]

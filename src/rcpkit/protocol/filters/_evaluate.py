@@ -11,7 +11,8 @@ The semantics every backend shares:
   document lacking the field, and an array only when no element is equal.
 * ``exists`` is presence of a non-null value (an empty array is present).
 * ``contains`` is a case-sensitive substring test on ``text`` (any element of a
-  text array) and element membership on ``keyword`` (equality on a scalar).
+  text array) and element membership on an array-valued field of any other type
+  (the parser allows it only there; a scalar is a one-element array).
 * An element of the wrong JSON type never satisfies anything: a boolean is not
   the number 1, and a number is not a string.
 """
@@ -121,7 +122,8 @@ def _contains(clause: Clause, element: object) -> bool:
     return _CONTAINS_BY_TYPE.get(clause.field_type, _equal)(clause, element)
 
 
-_CONTAINS_BY_TYPE: Mapping[FieldType, _ElementTest] = {"text": _substring, "keyword": _equal}
+# Membership (equality with any element) on every array-valued field but text.
+_CONTAINS_BY_TYPE: Mapping[FieldType, _ElementTest] = {"text": _substring}
 
 # Positive operators only: `ne`/`nin` are their complements, `exists` is not per element.
 _ELEMENT_TESTS: Mapping[Operator, _ElementTest] = {

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 
 from rcpkit.protocol.errors import RCPError
 from rcpkit.protocol.filters._field_types import kind_of
-from rcpkit.protocol.filters._operators import OPERATOR_RULES, ValueShape, is_filterable
+from rcpkit.protocol.filters._operators import (
+    OPERATOR_RULES,
+    ValueShape,
+    applies,
+    is_filterable,
+    operators_for,
+)
 from rcpkit.protocol.filters._tree import (
     OPERATORS,
     And,
@@ -43,22 +49,27 @@ def parse_filter(
     fields: Mapping[str, FieldType],
     operators: Collection[str],
     *,
+    array_fields: Collection[str] = (),
     path: str = "filter",
 ) -> Filter:
     """Validate ``raw`` against the advertised ``fields`` and ``operators`` (§8).
+
+    ``array_fields`` names the fields that hold arrays, on which ``contains`` is
+    element membership; elsewhere it is allowed on ``text`` fields only.
 
     Returns the normalised tree: dates as epoch-ms ints, float-field numbers as
     floats, ``in``/``nin`` values as de-duplicated tuples. An explicit ``null``
     anywhere in a node counts as absent (§4.6), and unknown keys are ignored.
     A caller with no filter at all should not call this: ``None`` is -32602.
     """
-    return _Walk(fields, frozenset(operators)).node(raw, path, 1)
+    return _Walk(fields, frozenset(operators), frozenset(array_fields)).node(raw, path, 1)
 
 
 @dataclass(slots=True)
 class _Walk:
     fields: Mapping[str, FieldType]
     operators: frozenset[str]
+    array_fields: frozenset[str]
     nodes: int = 0
 
     def node(self, raw: object, path: str, depth: int) -> Filter:
@@ -124,8 +135,9 @@ def _clause(walk: _Walk, raw: Mapping[object, object], path: str, depth: int) ->
             f"operator `{op}` (on field {_echo(field)} at `{path}`) is not advertised",
         )
     rule = OPERATOR_RULES[op]
-    if field_type not in rule.applies_to:
-        raise _invalid(f"{path}.op", _not_applicable(op, field, field_type))
+    array_valued = field in walk.array_fields
+    if not applies(op, field_type, array_valued):
+        raise _invalid(f"{path}.op", _not_applicable(op, field, field_type, array_valued))
     site = _Site(field, field_type, op, f"{path}.value")
     value = _VALUE_PARSERS[rule.shape](raw.get("value"), site)
     return Clause(field, op, value, field_type)
@@ -143,12 +155,14 @@ def _operator(raw: object, field: str, path: str) -> Operator:
     )
 
 
-def _not_applicable(op: Operator, field: str, field_type: FieldType) -> str:
+def _not_applicable(op: Operator, field: str, field_type: FieldType, array_valued: bool) -> str:
     if not is_filterable(field_type):
         return f"field {_echo(field)} has type `{field_type}`, which no operator supports"
-    allowed = ", ".join(sorted(OPERATOR_RULES[op].applies_to))
+    shape = "an array-valued" if array_valued else "a"
+    allowed = ", ".join(operators_for(field_type, array_valued))
     return (
-        f"operator `{op}` is not allowed on {_echo(field)} (a {field_type} field): only {allowed}"
+        f"operator `{op}` is not allowed on {_echo(field)} ({shape} {field_type} field);"
+        f" it takes {allowed}"
     )
 
 
