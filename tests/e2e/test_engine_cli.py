@@ -110,3 +110,111 @@ def test_a_killed_server_loses_nothing_acknowledged(spawn, tmp_path: Path) -> No
     # The interrupted batch is all or nothing.
     count = len(partial["result"]["hits"])
     assert count in (0, 5)
+
+
+def _tree(root: Path) -> Path:
+    docs = root / "docs"
+    (docs / "docs" / "api").mkdir(parents=True)
+    (docs / "docs" / "guide").mkdir()
+    (docs / "docs" / "api" / "endpoints.md").write_text("# Endpoints\n\nThe gardens endpoint.\n")
+    (docs / "docs" / "guide" / "start.md").write_text("# Start\n\nPlanting gardens guide.\n")
+    (docs / "notes.md").write_text("# Notes\n\nGardens notes at the top.\n")
+    return docs
+
+
+def test_index_makes_folders_and_path_substrings_filterable(spawn, tmp_path: Path) -> None:
+    docs = _tree(tmp_path)
+    index = str(tmp_path / "idx")
+    done = rcpkit("index", str(docs), "--index", index, "--embedder", "hashing:64")
+    assert done.returncode == 0, done.stderr
+    server = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64")
+    hello = server.request(1, "initialize", {"protocolVersion": 1})
+    fields = hello["result"]["capabilities"]["filter"]["fields"]
+    assert (fields["folders"], fields["path"]) == ("keyword", "text")
+
+    def found(id: int, clause: dict[str, object]) -> set[str]:
+        reply = server.request(id, "retrieve", {"query": "gardens", "k": 10, "filter": clause})
+        return {hit["chunk"]["docId"] for hit in reply["result"]["hits"]}
+
+    in_docs = found(2, {"field": "folders", "op": "contains", "value": "docs"})
+    assert in_docs == {"docs/api/endpoints.md", "docs/guide/start.md"}
+    in_api = found(3, {"field": "folders", "op": "contains", "value": "docs/api"})
+    assert in_api == {"docs/api/endpoints.md"}
+    assert found(4, {"field": "path", "op": "contains", "value": "guide/st"}) == {
+        "docs/guide/start.md"
+    }
+    assert found(5, {"field": "folders", "op": "contains", "value": "doc"}) == set()
+    # §8: `contains` on a keyword field that holds no arrays is not allowed for it.
+    refused = server.request(
+        6, "retrieve", {"query": "x", "filter": {"field": "ext", "op": "contains", "value": "md"}}
+    )
+    assert refused["error"]["code"] == -32602
+    assert refused["error"]["data"]["field"] == "filter.op"
+
+
+def test_index_skips_file_links_out_of_the_folder_unless_asked(spawn, tmp_path: Path) -> None:
+    docs = _tree(tmp_path)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the secret outside the folder about gardens\n")
+    (docs / "passwd.txt").symlink_to(secret)
+    (docs / ".drafts").mkdir()  # hidden: read only through the link inside the folder
+    (docs / ".drafts" / "draft.md").write_text("# Draft\n\nA draft about gardens.\n")
+    (docs / "inside.md").symlink_to(docs / ".drafts" / "draft.md")
+    (docs / "broken.txt").symlink_to(tmp_path / "nothing-here")
+    config = tmp_path / "rcpkit.toml"
+    config.write_text(f'[engine]\ntrusted_sources = ["{docs.as_uri()}"]\n')
+    index = str(tmp_path / "idx")
+    common = ("--index", index, "--embedder", "hashing:64", "--config", str(config))
+    done = rcpkit("index", str(docs), *common)
+    assert done.returncode == 0, done.stderr
+    assert "indexed          4 documents" in done.stdout  # the three files and inside.md
+    assert f"passwd.txt: symlink to {secret}, outside the indexed folder" in done.stdout
+    assert "broken.txt: broken symlink" in done.stdout
+    server = spawn("--engine", "index", *common)
+    server.request(1, "initialize", {"protocolVersion": 1})
+    secret_hits = server.request(2, "retrieve", {"query": "secret outside", "mode": "sparse"})
+    assert secret_hits["result"]["hits"] == []
+    server.request(3, "shutdown", {})
+    server.wait()
+
+    followed = rcpkit("index", str(docs), *common, "--follow-links")
+    assert followed.returncode == 0, followed.stderr
+    assert "indexed          1 documents" in followed.stdout
+
+
+def test_a_client_file_uri_is_echoed_but_never_trusted(spawn, tmp_path: Path) -> None:
+    docs = _tree(tmp_path)
+    config = tmp_path / "rcpkit.toml"
+    config.write_text(f'[engine]\ntrusted_sources = ["{docs.as_uri()}"]\n')
+    index = str(tmp_path / "idx")
+    common = ("--index", index, "--embedder", "hashing:64", "--config", str(config))
+    assert rcpkit("index", str(docs), *common).returncode == 0
+    server = spawn("--engine", "index", *common)
+    server.request(1, "initialize", {"protocolVersion": 1})
+    forged_uri = (docs / "docs" / "api" / "forged.md").as_uri()
+    notes_uri = (docs / "notes.md").as_uri()
+    added = server.request(
+        2,
+        "index/add",
+        {
+            "documents": [
+                {"id": "forged", "text": "zebra crossing instructions", "uri": forged_uri},
+                # the same id as an ingested, trusted file: the upsert is no longer trusted
+                {
+                    "id": "notes.md",
+                    "text": "zebra notes replaced",
+                    "uri": notes_uri,
+                },
+            ]
+        },
+    )
+    assert "result" in added, added
+    hits = server.request(3, "retrieve", {"query": "zebra", "k": 5, "mode": "sparse"})
+    by_doc = {hit["chunk"]["docId"]: hit for hit in hits["result"]["hits"]}
+    assert by_doc["forged"]["citation"]["uri"] == forged_uri  # echoed back as given
+    assert by_doc["forged"]["trust"]["level"] == "untrusted"
+    assert by_doc["notes.md"]["trust"]["level"] == "untrusted"
+    ingested = server.request(4, "retrieve", {"query": "planting guide", "k": 1, "mode": "sparse"})
+    top = ingested["result"]["hits"][0]
+    assert top["chunk"]["docId"] == "docs/guide/start.md"
+    assert top["trust"]["level"] == "trusted"  # the control: ingested from the trusted folder

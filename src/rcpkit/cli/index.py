@@ -39,6 +39,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the corpus moved: make the paths given the source root, prune everything else",
     )
     parser.add_argument(
+        "--follow-links",
+        action="store_true",
+        help="read file symlinks that point outside the indexed folder (skipped by default)",
+    )
+    parser.add_argument(
         "--show-skipped", action="store_true", help="list every skipped file, not 3 per reason"
     )
     add_engine_arguments(parser)
@@ -83,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
                 options=engine.config.ingest,
                 progress=_Progress(board),
                 reroot=args.reroot,
+                follow_links=args.follow_links,
             )
             documents, total_chunks = engine.store.count()
         finally:

@@ -27,17 +27,24 @@ def iter_documents(
     max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
     root: Path | None = None,
     options: IngestOptions | None = None,
+    follow_links: bool = False,
 ) -> Iterator[SourceDocument | Skipped]:
     """Documents from files and folders, in a deterministic order, with a reason per skip.
 
     Folders are walked recursively in name order; hidden and junk entries are pruned
-    silently, symlinked folders are not followed. A file's id is its POSIX path relative
+    silently. A symlink to a file inside the folder being walked is read; one pointing
+    outside it (``notes.txt -> /etc/passwd``), a broken one and a symlinked folder are
+    skipped with their reason, unless ``follow_links`` (then file links are read
+    wherever they point; folder links are still not walked). A file's id is its POSIX path relative
     to ``root`` when given (the index's recorded source root), else to the argument it
     was found under (a file argument is its own name). Ids are unique over one call: a
     later file or row repeating an id is skipped.
     """
     seen_ids: set[str] = set()
-    for found in find_sources(paths, max_file_bytes=max_file_bytes, root=root, options=options):
+    found_all = find_sources(
+        paths, max_file_bytes=max_file_bytes, root=root, options=options, follow_links=follow_links
+    )
+    for found in found_all:
         if isinstance(found, Skipped):
             yield found
             continue
@@ -56,6 +63,7 @@ def find_sources(
     max_file_bytes: int | None = DEFAULT_MAX_FILE_BYTES,
     root: Path | None = None,
     options: IngestOptions | None = None,
+    follow_links: bool = False,
 ) -> Iterator[FileSource | Skipped]:
     """Every file under ``paths`` once, before any byte of it is read (see iter_documents)."""
     seen_files: set[Path] = set()
@@ -64,7 +72,7 @@ def find_sources(
         # Absolute from the start, so every Skipped.path and URI names the same file.
         start = Path(os.path.abspath(argument))
         base = root if root is not None else (start if start.is_dir() else start.parent)
-        for found in _find_sources(start, base, max_file_bytes, settings):
+        for found in _find_sources(start, base, max_file_bytes, settings, follow_links):
             if isinstance(found, Skipped):
                 yield found
                 continue
@@ -77,10 +85,11 @@ def find_sources(
 
 
 def _find_sources(
-    root: Path, base: Path, max_file_bytes: int | None, options: IngestOptions
+    root: Path, base: Path, max_file_bytes: int | None, options: IngestOptions, follow_links: bool
 ) -> Iterator[FileSource | Skipped]:
     if root.is_dir():
-        for path in _walk(root):
+        inside = None if follow_links else root.resolve()
+        for path in _walk(root, inside):
             if isinstance(path, Skipped):
                 yield path
             else:
@@ -93,7 +102,8 @@ def _find_sources(
         yield Skipped(root, "not found")
 
 
-def _walk(directory: Path) -> Iterator[Path | Skipped]:
+def _walk(directory: Path, inside: Path | None) -> Iterator[Path | Skipped]:
+    """Files under ``directory``; ``inside``: the resolved folder file links must stay in."""
     try:
         with os.scandir(directory) as scan:
             entries = sorted(scan, key=lambda entry: entry.name)
@@ -103,10 +113,33 @@ def _walk(directory: Path) -> Iterator[Path | Skipped]:
     for entry in entries:
         if entry.name.startswith(".") or entry.name in _JUNK_NAMES:
             continue
-        if entry.is_dir(follow_symlinks=False):
-            yield from _walk(Path(entry.path))
-        elif entry.is_file():
+        if entry.is_symlink():
+            yield _linked(Path(entry.path), inside)
+        elif entry.is_dir(follow_symlinks=False):
+            yield from _walk(Path(entry.path), inside)
+        elif entry.is_file(follow_symlinks=False):
             yield Path(entry.path)
+
+
+def _linked(link: Path, inside: Path | None) -> Path | Skipped:
+    """A symlink found by the walk: the file it names, or why it is not read.
+
+    Issue 13: a link is resolved in full before it is judged, so a chain of links
+    cannot lead out of the folder; ``inside`` None means ``--follow-links``.
+    """
+    try:
+        target = link.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return Skipped(link, "broken symlink")
+    if target.is_dir():
+        return Skipped(link, "symlinked folder, not followed")
+    if not target.is_file():
+        return Skipped(link, "symlink to something that is not a regular file")
+    if inside is not None and not target.is_relative_to(inside):
+        return Skipped(
+            link, f"symlink to {target}, outside the indexed folder (--follow-links reads it)"
+        )
+    return link
 
 
 def _source(

@@ -96,6 +96,7 @@ def index_folders(
     options: IngestOptions | None = None,
     progress: RunProgress | None = None,
     reroot: bool = False,
+    follow_links: bool = False,
 ) -> FolderRun:
     """Index ``paths`` (files or folders) into ``engine`` as one commit; see the module.
 
@@ -109,7 +110,8 @@ def index_folders(
     # Front matter is checked against the fields this index advertises (§8).
     settings = replace(options or IngestOptions(), field_types=dict(engine.config.filter_fields))
     sources: list[FileSource] = []
-    for found in find_sources(resolved, root=root, options=settings):
+    found_all = find_sources(resolved, root=root, options=settings, follow_links=follow_links)
+    for found in found_all:
         if isinstance(found, Skipped):
             run.skipped.append(found)
         else:
