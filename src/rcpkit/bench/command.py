@@ -1,4 +1,7 @@
-"""``rcpkit bench [all|protocol|engine|http]``: run the suites, print one table.
+"""``rcpkit bench [all|protocol|engine|http|load|auth|crash]``: run the suites, print one table.
+
+``all`` is the speed suites; the campaigns (``load``, ``auth``, ``crash``: kill -9
+during writes, then an audit) run only when named.
 
 For the CLI: ``add_arguments(parser)`` declares the options, ``run(args)``
 runs the chosen suites in order and returns the exit status: 0 when every
@@ -55,6 +58,10 @@ def _suite(
         from rcpkit.bench.auth import run as auth
 
         return auth
+    if name == "crash":
+        from rcpkit.bench.crash import run as crash
+
+        return crash
     from rcpkit.bench.http import run as http
 
     return http
