@@ -9,6 +9,8 @@ import pytest
 from engine_support import Calls, serving
 
 from rcpkit.engine.engine import Engine
+from rcpkit.engine.filters import operators_for
+from rcpkit.handlers.engine import build_engine_app
 
 CORPUS = [
     {
@@ -85,6 +87,43 @@ async def test_array_fields_support_contains_and_in(call: Calls) -> None:
     contains = {"field": "tag", "op": "contains", "value": "classic"}
     result = await call.result("retrieve", {"query": "fox", "k": 10, "filter": contains})
     assert ids(result) == ["fox#0"]
+
+
+_SAMPLES = {"keyword": "en", "text": "fox", "int": 2020, "float": 0.5, "bool": True}
+_SAMPLES["date"] = "2024-05-01T00:00:00Z"
+
+
+def _value(op: str, field_type: str) -> object:
+    sample = _SAMPLES[field_type]
+    return [sample] if op in ("in", "nin") else True if op == "exists" else sample
+
+
+async def test_every_advertised_field_accepts_exactly_its_section_8_operators(
+    call: Calls, engine: Engine
+) -> None:
+    # What the capability advertises, what the parser accepts and what the store
+    # compiles and runs must agree for every advertised field and operator.
+    advertised = build_engine_app(engine).server.capabilities.to_wire()["filter"]
+    assert {"path", "folders"} <= set(advertised["fields"])
+    for field, field_type in advertised["fields"].items():
+        allowed = operators_for(field_type, field in engine.config.array_fields)
+        for op in advertised["operators"]:
+            clause = {"field": field, "op": op, "value": _value(op, field_type)}
+            reply = await call("retrieve", {"query": "fox", "k": 3, "filter": clause})
+            if op in allowed:
+                assert "result" in reply, (clause, reply)
+            else:
+                assert reply["error"]["code"] == -32602, (clause, reply)
+                assert reply["error"]["data"]["field"] == "filter.op"
+
+
+async def test_contains_on_a_scalar_keyword_field_is_refused_not_an_empty_result(
+    call: Calls,
+) -> None:
+    contains = {"field": "lang", "op": "contains", "value": "en"}
+    error = await call.error("retrieve", {"query": "fox", "k": 10, "filter": contains})
+    assert error["code"] == -32602
+    assert error["data"]["field"] == "filter.op"
 
 
 async def test_an_unadvertised_filter_field_is_invalid_params(call: Calls) -> None:
