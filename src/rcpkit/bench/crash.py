@@ -312,7 +312,7 @@ def _audit_server(campaign: _Campaign, server: _Server) -> None:
 def _audit_dense_in_process(campaign: _Campaign) -> None:
     """At the end: the engine's own dense index, loaded from the store, matches it."""
     from rcpkit.engine.config import load_config
-    from rcpkit.engine.engine import open_engine
+    from rcpkit.engine.open import open_engine
 
     engine = open_engine(load_config(None, index=campaign.index, embedder=EMBEDDER))
     try:
