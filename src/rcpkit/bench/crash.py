@@ -32,7 +32,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +42,7 @@ import numpy as np
 
 from rcpkit.bench.report import Figure, Scale
 
-__all__ = ["CrashAudit", "run", "run_campaign"]
+__all__ = ["CrashAudit", "campaign_figures", "describe", "figures", "run", "run_campaign"]
 
 EMBEDDER = "hashing:64"
 _DIMENSION = 64
@@ -333,8 +333,16 @@ def _stderr_log(folder: Path) -> Iterator[IO[bytes]]:
         yield log
 
 
-def run_campaign(kills: int, folder: Path, seed: int = 20260613) -> CrashAudit:
-    """``kills`` rounds of write-then-SIGKILL on one index in ``folder``; the audit."""
+def run_campaign(
+    kills: int,
+    folder: Path,
+    seed: int = 20260613,
+    progress: Callable[[CrashAudit], None] | None = None,
+) -> CrashAudit:
+    """``kills`` rounds of write-then-SIGKILL on one index in ``folder``; the audit.
+
+    ``progress`` sees the audit after every round (a long campaign's partial figures).
+    """
     campaign = _Campaign(folder / "index", random.Random(seed), CrashAudit())
     with _stderr_log(folder) as log:
         for _ in range(kills):
@@ -342,10 +350,16 @@ def run_campaign(kills: int, folder: Path, seed: int = 20260613) -> CrashAudit:
             if server is None:
                 break
             _round(campaign, server)
+            if progress is not None:
+                progress(_counted(campaign))
         server = _reopen(campaign, log)
         if server is not None:
             server.shutdown()
     _audit_dense_in_process(campaign)
+    return _counted(campaign)
+
+
+def _counted(campaign: _Campaign) -> CrashAudit:
     campaign.audit.acknowledged_documents = len(
         {id for batch in campaign.acknowledged for id in batch.ids}
     )
@@ -366,17 +380,39 @@ def _reopen(campaign: _Campaign, log: IO[bytes]) -> _Server | None:
 
 def run(scale: Scale) -> list[Figure]:
     """The campaign at ``scale`` (240 / 40 / 4 kills) as report rows."""
-    kills = _KILLS[scale]
+    return campaign_figures(_KILLS[scale])
+
+
+def campaign_figures(kills: int, seed: int = 20260613, *, verbose: bool = False) -> list[Figure]:
+    """Run a campaign of ``kills`` in a temporary folder; its report rows.
+
+    ``verbose`` prints one line per round to stderr, so a cut-short run still says
+    how far it got and what it had counted.
+    """
     started = time.monotonic()
+
+    def report(audit: CrashAudit) -> None:
+        print(f"rcpkit bench crash: {describe(audit)}", file=sys.stderr, flush=True)
+
     with tempfile.TemporaryDirectory(prefix="rcpkit-crash-") as folder:
-        audit = run_campaign(kills, Path(folder))
-    seconds = time.monotonic() - started
+        audit = run_campaign(kills, Path(folder), seed, report if verbose else None)
     for problem in audit.problems:
         print(f"rcpkit bench crash: {problem}", file=sys.stderr)
-    return _figures(audit, seconds)
+    return figures(audit, time.monotonic() - started)
 
 
-def _figures(audit: CrashAudit, seconds: float) -> list[Figure]:
+def describe(audit: CrashAudit) -> str:
+    """One line with every counter, for progress output."""
+    return (
+        f"{audit.kills} kills ({audit.kills_mid_batch} mid-batch),"
+        f" {audit.acknowledged_documents} acknowledged, lost {audit.lost},"
+        f" duplicates {audit.duplicates}, partial {audit.partial_batches},"
+        f" integrity {audit.integrity_failures}, dense {audit.dense_mismatches},"
+        f" replays {audit.replay_mismatches}, reopen {audit.reopen_failures}"
+    )
+
+
+def figures(audit: CrashAudit, seconds: float) -> list[Figure]:
     context = (
         f"{audit.kills_mid_batch} of {audit.kills} kills with a batch in flight;"
         f" {audit.acknowledged_documents:,} documents acknowledged; embedder {EMBEDDER};"
