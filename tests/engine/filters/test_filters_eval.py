@@ -585,7 +585,7 @@ def test_filter_columns_select_exactly_what_matches_selects_for_random_filters(
     rng = random.Random(9)
     for n in range(500):
         raw = random_filter(rng)
-        tree = parse_filter(raw, DIFF_FIELDS, OPERATORS)
+        tree = parse_filter(raw, DIFF_FIELDS, OPERATORS, array_fields=DIFF_ARRAYS)
         found = set(np.flatnonzero(columns.mask(tree, len(rows))).tolist())
         assert found == select_python(tree, rows), (n, raw)
 
