@@ -118,7 +118,12 @@ def test_every_content_field_refuses_a_uri_and_an_unadvertised_block(
     spawn: Any, tmp_path: Any
 ) -> None:
     index = str(tmp_path / "idx")
-    server = spawn("--engine", "index", "--index", index, "--embedder", "hashing:64", "--create")
+    config = tmp_path / "rcpkit.toml"  # MaxSim is opt-in: advertise rerank to probe its fields
+    config.write_text("[engine]\ncolbert_rerank = true\n")
+    server = spawn(
+        "--engine", "index", "--index", index, "--embedder", "hashing:64", "--create",
+        "--config", str(config),
+    )  # fmt: skip
     assert "result" in server.request(1, "initialize", INIT)
     for id, (method, params, code, key, value) in enumerate(CONTENT_PROBES, start=2):
         reply = server.request(id, method, params)

@@ -44,7 +44,9 @@ def build_index(folder: Path) -> list[str]:
     for name, text in NOTES.items():
         (documents / name).write_text(text)
     index = folder / "index"
-    embedder = ["--index", str(index), "--embedder", "hashing:64"]
+    config = folder / "rcpkit.toml"  # MaxSim rerank is opt-in; the gateway routes rerank here
+    config.write_text("[engine]\ncolbert_rerank = true\n")
+    embedder = ["--index", str(index), "--embedder", "hashing:64", "--config", str(config)]
     subprocess.run(
         [PYTHON, "-m", "rcpkit", "index", str(documents), *embedder],
         check=True,

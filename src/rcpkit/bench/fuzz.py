@@ -392,12 +392,13 @@ def _post(connection: http.client.HTTPConnection, path: str, body: bytes, ledger
         with ledger.lock:
             audit.internal += 1
             audit.note(f"HTTP {response.status}: {data[:200]!r}")
-    if response.status in (401, 403):
-        # §15.6: refused at the transport (a read-only endpoint without auth), before
-        # the JSON-RPC layer saw an id: the refusal answers every request in the body.
-        ledger.refuse(body)
     for frame in _frames_of(response.getheader("Content-Type") or "", data, ledger):
         ledger.answer(frame)
+    if response.status in (401, 403):
+        # §15.6: refused at the transport. A refusal that echoes its ids (§4.7) was
+        # counted above; one that could not (no credentials, before any id was read)
+        # answers every request of the body that is still owed.
+        ledger.refuse(body)
     return not response.will_close
 
 

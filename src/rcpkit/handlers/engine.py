@@ -104,6 +104,7 @@ def build_engine_app(engine: Engine) -> App:
         _register_sparse(app, engine)
     if rerank_methods:
         _register_rerank(app, engine, rerank_methods)
+    _register_multi_vector(app, engine)
 
     _register_memory(app, engine)
     if engine.graphs is not None:
@@ -228,6 +229,10 @@ def _register_rerank(app: App, engine: Engine, methods: list[str]) -> None:
             results=[m.RerankedIndex(index=i, score=scores[i]) for i in order],
         )
 
+
+def _register_multi_vector(app: App, engine: Engine) -> None:
+    # §7.5: token matrices are a surface of their own; a client may score MaxSim itself
+    # even when the server does not advertise MaxSim as a rerank method.
     @app.embed_multi(
         dimension=engine.dimension,
         identity=engine.identity,
