@@ -147,14 +147,18 @@ async def open_stdio(
         return loop.run_in_executor(None, os.read, fd, size)
 
     read: Callable[[int], Awaitable[bytes]] = reader.read
-    if _is_regular_file(fd):
-        # Regular files cannot be watched by the event loop (uvloop aborts on
-        # them rather than raising): read them in a thread.
-        read = read_file
-    else:
+    if _is_stream(fd):
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+    else:
+        # Regular files, ttys and character devices (/dev/null) cannot be handed to
+        # uvloop's pipe transport (it aborts the process rather than raising): read
+        # them in a thread; os.read returning b"" is EOF, which ends the session.
+        read = read_file
     fd_out = stdout.fileno()
-    if _is_regular_file(fd_out):
+    if not _is_stream(fd_out):
+        # Same for output. A blocking write of each coalesced batch keeps the
+        # transport's contract: nothing is ever buffered (so the back-pressure
+        # bound holds trivially) and everything is written before close returns.
         return StreamTransport(
             read, lambda data: _write_all(fd_out, data), max_line_bytes=max_line_bytes
         )
@@ -172,8 +176,10 @@ async def open_stdio(
     )
 
 
-def _is_regular_file(fd: int) -> bool:
-    return stat.S_ISREG(os.fstat(fd).st_mode)
+def _is_stream(fd: int) -> bool:
+    """A pipe or a socket: what the event loop's pipe transports accept everywhere."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 def _write_all(fd: int, data: bytes) -> None:
