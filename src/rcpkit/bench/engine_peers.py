@@ -38,6 +38,7 @@ from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.ingest.indexer import index_documents
 from rcpkit.engine.retrieve.pipeline import retrieve
+from rcpkit.engine.store._usearch import import_usearch_index
 from rcpkit.engine.store.analysis import analyze, analyze_many
 from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
@@ -86,10 +87,11 @@ def _peers() -> tuple[Any, Any, Any, Any]:
         import bm25s
         import faiss
         import tantivy
-        import usearch.index
+
+        usearch_index = import_usearch_index()
     except ImportError as error:
         raise BenchUnavailable(f"{error.name} is missing: pip install 'rcpkit[bench]'") from None
-    return tantivy, bm25s, faiss, usearch.index
+    return tantivy, bm25s, faiss, usearch_index
 
 
 def run_peers(sizes: list[int], queries: int) -> None:

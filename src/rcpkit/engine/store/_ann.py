@@ -27,6 +27,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rcpkit.engine.store._usearch import import_usearch_index
+
 __all__ = ["AnnGraph", "GraphSettings"]
 
 _log = logging.getLogger(__name__)
@@ -81,9 +83,7 @@ class AnnGraph:
         return self.ready is not None
 
     def _new(self) -> Any:
-        from usearch.index import Index
-
-        return Index(
+        return import_usearch_index().Index(
             ndim=self.dimension,
             metric="ip",  # unit vectors: inner product is the cosine
             dtype="f32",

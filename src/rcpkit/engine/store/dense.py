@@ -27,6 +27,7 @@ from rcpkit.engine.filters import Filter
 from rcpkit.engine.store._ann import AnnGraph, GraphSettings
 from rcpkit.engine.store._blas import single_threaded_blas
 from rcpkit.engine.store._growable import Growable
+from rcpkit.engine.store._usearch import import_usearch_index
 from rcpkit.engine.store.base import CommitResult
 
 __all__ = ["DenseIndex", "DensePolicy", "LocalDenseSearch"]
@@ -291,7 +292,7 @@ class DenseIndex:
 
 def _has_usearch() -> bool:
     try:
-        import usearch.index  # noqa: F401
+        import_usearch_index()
     except ImportError:
         return False
     return True

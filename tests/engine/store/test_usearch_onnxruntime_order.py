@@ -1,0 +1,39 @@
+"""An ANN search followed by an ONNX model load must not crash the process.
+
+usearch 2.26's compiled module, loaded before onnxruntime, makes onnxruntime's
+C++ runtime initialisation segfault. In production that is the embedder or a
+cross-encoder loading after a dense search went through the HNSW graph. The
+order runs in a child so a segfault fails this test instead of killing pytest.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+ANN_SEARCH_THEN_MINILM = """
+import numpy as np
+from rcpkit.engine.store.dense import DenseIndex, DensePolicy
+
+rows = np.random.default_rng(1).standard_normal((1200, 32)).astype(np.float32)
+rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+index = DenseIndex(32, DensePolicy(ann_min_size=1000, ann_min_selectivity=0.2))
+keys = np.arange(1, 1201, dtype=np.int64)
+zeros = np.zeros(1200, dtype=np.int64)
+index.replace(keys, rows, np.ones(1200, dtype=np.int64), zeros, [""] * 1200)
+assert index.wait_for_ann(60), "the HNSW graph was not built"
+assert len(index.search(rows[0], 5)) == 5
+
+from rcpkit.engine.models import load_minilm
+
+assert len(load_minilm().embed(["a loaded model after an ANN search"])[0]) == 384
+print("ok")
+"""
+
+
+def test_the_embedder_loads_after_an_ann_search_has_run() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", ANN_SEARCH_THEN_MINILM], capture_output=True, timeout=180
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    assert done.stdout.strip() == b"ok"
