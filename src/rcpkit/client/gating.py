@@ -13,6 +13,7 @@ from typing import Any
 
 from rcpkit.client.errors import CapabilityMissing, OptionUnsupported
 from rcpkit.protocol.errors import ErrorCode, RCPError
+from rcpkit.protocol.filters import raw_clauses
 from rcpkit.protocol.methods import METHODS
 
 __all__ = ["check_call", "filter_clauses"]
@@ -59,18 +60,10 @@ def _flag(method: str, option: str, value: object, advertised: object) -> None:
 
 def filter_clauses(node: object) -> Iterator[tuple[str, object]]:
     """Every ``(field, op)`` leaf of a §8 filter tree (the server judges malformed nodes)."""
-    if not isinstance(node, Mapping):
-        return
-    for combinator in ("and", "or"):
-        children = node.get(combinator)
-        if isinstance(children, list):
-            for child in children:
-                yield from filter_clauses(child)
-    if "not" in node:
-        yield from filter_clauses(node["not"])
-    field = node.get("field")
-    if isinstance(field, str):
-        yield field, node.get("op")
+    for clause in raw_clauses(node):
+        field = clause.get("field")
+        if isinstance(field, str):
+            yield field, clause.get("op")
 
 
 def _check_filter(method: str, tree: object, capabilities: Capabilities, strict: bool) -> None:

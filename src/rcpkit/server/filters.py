@@ -20,7 +20,7 @@ field and an engine that knows its fields' shapes (``rcpkit``'s own, with its
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from rcpkit.protocol.capabilities import Capabilities, FilterCapability
@@ -34,6 +34,7 @@ from rcpkit.protocol.filters import (
     Or,
     normalize_meta,
     parse_filter,
+    raw_clauses,
 )
 from rcpkit.protocol.filters import matches as evaluate
 
@@ -80,7 +81,7 @@ def _parse_raw(raw: Mapping[str, Any]) -> Filter:
 def _inferred(tree: object, known: frozenset[str] | None) -> dict[str, FieldType]:
     """A type per clause field, read from its value (names-only fields)."""
     types: dict[str, FieldType] = {}
-    for node in _clauses(tree):
+    for node in raw_clauses(tree):
         field = node.get("field")
         if isinstance(field, str) and (known is None or field in known):
             types.setdefault(field, _type_of(node.get("op"), node.get("value")))
@@ -94,20 +95,6 @@ def _type_of(op: object, value: object) -> FieldType:
     if isinstance(sample, int | float) and not isinstance(sample, bool):
         return "float"
     return "date" if op in _ORDERED else "keyword"
-
-
-def _clauses(node: object) -> Iterator[Mapping[str, Any]]:
-    if not isinstance(node, Mapping):
-        return
-    for combinator in ("and", "or"):
-        children = node.get(combinator)
-        if isinstance(children, list):
-            for child in children:
-                yield from _clauses(child)
-    if "not" in node:
-        yield from _clauses(node["not"])
-    if "field" in node:
-        yield node
 
 
 def _field_types(tree: Filter) -> dict[str, FieldType]:

@@ -23,6 +23,7 @@ from rcpkit.protocol.filters._evaluate import matches
 from rcpkit.protocol.filters._normalize import normalize_meta
 from rcpkit.protocol.filters._operators import OPERATOR_RULES, OperatorRule, operators_for
 from rcpkit.protocol.filters._parse import parse_filter
+from rcpkit.protocol.filters._raw import raw_clauses
 from rcpkit.protocol.filters._tree import (
     OPERATORS,
     And,
@@ -49,4 +50,5 @@ __all__ = [
     "normalize_meta",
     "operators_for",
     "parse_filter",
+    "raw_clauses",
 ]
