@@ -2,28 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-HASHING = ("--embedder", "hashing:64")
-
-
-def rcpkit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    environment.pop("RCPKIT_EMBEDDER", None)
-    return subprocess.run(
-        [sys.executable, "-m", "rcpkit", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=cwd,
-        env=environment,
-    )
+from cli_support import HASHING, rcpkit
 
 
 def one_error_line(done: subprocess.CompletedProcess[str]) -> str:

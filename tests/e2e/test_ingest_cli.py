@@ -3,28 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-HASHING = ("--embedder", "hashing:64")
-
-
-def rcpkit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.run(
-        [sys.executable, "-m", "rcpkit", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=cwd,
-        env=environment,
-    )
+from cli_support import HASHING, rcpkit
 
 
 def index(folder: Path, target: Path | str, *flags: str, cwd: Path | None = None) -> str:
