@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import re
-import select
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +12,8 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
+
+from process_support import read_until, stop
 
 
 class Server:
@@ -33,17 +31,7 @@ class Server:
         self._lock = threading.Lock()
 
     def _announced(self, pattern: bytes, timeout: float = 30.0) -> bytes:
-        assert self.process.stderr is not None
-        fd, buffer = self.process.stderr.fileno(), b""
-        deadline = time.monotonic() + timeout
-        while (match := re.search(pattern, buffer)) is None:
-            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
-                raise TimeoutError(f"no {pattern!r} on stderr: {buffer.decode()}")
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                raise EOFError(f"exited before {pattern!r}: {buffer.decode()}")
-            buffer += chunk
+        match, _ = read_until(self.process, b"", pattern, timeout)
         return match.group(1)
 
     def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -56,11 +44,7 @@ class Server:
         return result
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(10)
-        assert self.process.stderr is not None
-        self.process.stderr.close()
+        stop(self.process)
 
 
 @pytest.fixture

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import os
-import re
-import select
 import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +14,8 @@ from typing import Any
 import httpx
 import pytest
 from http_support import rpc
+
+from process_support import read_until, stop
 
 HERE = Path(__file__).parent
 KEYWORD_SERVER = (sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0")
@@ -33,29 +32,13 @@ class Spawned:
         self.stderr_so_far = self._seen
 
     def wait_for_line(self, pattern: bytes, timeout: float = 15.0) -> bytes:
-        assert self.process.stderr is not None
-        fd = self.process.stderr.fileno()
-        deadline = time.monotonic() + timeout
-        while True:
-            match = re.search(pattern, self._buffer)
-            if match:
-                self._seen = self._buffer[: match.end()]
-                self._buffer = self._buffer[match.end() :]
-                return match.group(1) if match.groups() else match.group(0)
-            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
-                raise TimeoutError(f"no {pattern!r} on stderr")
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                raise EOFError(f"exited before {pattern!r}: {self._buffer.decode()}")
-            self._buffer += chunk
+        match, buffer = read_until(self.process, self._buffer, pattern, timeout)
+        self._seen = buffer[: match.end()]
+        self._buffer = buffer[match.end() :]
+        return match.group(1) if match.groups() else match.group(0)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(10)
-        assert self.process.stderr is not None
-        self.process.stderr.close()
+        stop(self.process)
 
 
 @pytest.fixture
