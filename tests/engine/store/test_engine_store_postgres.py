@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 from engine_support import Calls, make_engine, serving
 
 from rcpkit.cli import main
+from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.store import migrations
 from rcpkit.engine.store._pg_dense import HnswSettings, PostgresDenseSearch
@@ -21,6 +23,14 @@ from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.store.pgserver import start_server
 from rcpkit.engine.store.postgres import PostgresStore
 from rcpkit.protocol.errors import ErrorCode, RCPError
+
+
+@pytest.fixture
+def engine(postgres_url: str, tmp_path: Path) -> Iterator[Engine]:
+    """An engine on the test's PostgreSQL database, closed after the test."""
+    opened = make_engine(tmp_path / "local", store=postgres_url)
+    yield opened
+    opened.close()
 
 
 def test_db_migrate_is_idempotent(postgres_url: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,10 +127,7 @@ def test_writers_in_several_processes_serialise_on_the_versions_row(postgres_url
     second.close()
 
 
-async def test_an_engine_on_postgres_serves_the_whole_retrieve_pipeline(
-    postgres_url: str, tmp_path: Path
-) -> None:
-    engine = make_engine(tmp_path / "local", store=postgres_url)
+async def test_an_engine_on_postgres_serves_the_whole_retrieve_pipeline(engine: Engine) -> None:
     async with serving(engine) as peer:
         call = Calls(peer)
         await call.result(
@@ -149,7 +156,6 @@ async def test_an_engine_on_postgres_serves_the_whole_retrieve_pipeline(
             assert [hit["id"] for hit in found["hits"]] == ["a#0"], mode
         mmr = await call.result("retrieve", {"query": "file", "k": 2, "mmr": {"lambda": 0.5}})
         assert mmr["hits"]
-    engine.close()
 
 
 async def test_a_streaming_replica_serves_reads_of_the_primarys_writes(tmp_path: Path) -> None:
@@ -259,11 +265,10 @@ def _terminate_all(url: str) -> None:
 
 
 async def test_requests_after_the_store_connections_were_lost_all_succeed(
-    postgres_url: str, tmp_path: Path
+    postgres_url: str, engine: Engine
 ) -> None:
     # Issue 20: killed backends (a restart, a failover) are found by the pool's check
     # before use, so no request after the loss fails (before the pool: one per worker).
-    engine = make_engine(tmp_path / "local", store=postgres_url)
     async with serving(engine) as peer:
         call = Calls(peer)
         await call.result("index/add", {"documents": [{"id": "a", "text": "alpha"}]})
@@ -276,14 +281,12 @@ async def test_requests_after_the_store_connections_were_lost_all_succeed(
             _terminate_all(postgres_url)
             for _ in range(4):
                 await call.result(method, params)
-    engine.close()
 
 
 async def test_text_postgres_cannot_store_is_invalid_params_and_writes_nothing(
-    postgres_url: str, tmp_path: Path
+    engine: Engine,
 ) -> None:
     # PostgreSQL text and jsonb hold no U+0000: refuse the write (§12 -32602), no traceback.
-    engine = make_engine(tmp_path / "local", store=postgres_url)
     async with serving(engine) as peer:
         call = Calls(peer)
         for document in (
@@ -297,7 +300,6 @@ async def test_text_postgres_cannot_store_is_invalid_params_and_writes_nothing(
         error = await call.error("index/delete", {"ids": ["a\u0000"]})
         assert (error["code"], error["data"]["field"]) == (-32602, "ids")
     assert engine.store.version == 0
-    engine.close()
 
 
 def test_a_server_with_another_model_records_nothing_in_the_shared_store(
@@ -316,11 +318,8 @@ def test_a_server_with_another_model_records_nothing_in_the_shared_store(
     store.close()
 
 
-async def test_an_idempotency_key_postgres_cannot_store_is_invalid_params(
-    postgres_url: str, tmp_path: Path
-) -> None:
+async def test_an_idempotency_key_postgres_cannot_store_is_invalid_params(engine: Engine) -> None:
     # The key is the client's string: one holding U+0000 is refused, not an internal error.
-    engine = make_engine(tmp_path / "local", store=postgres_url)
     async with serving(engine) as peer:
         error = await Calls(peer).error(
             "index/add",
@@ -328,7 +327,6 @@ async def test_an_idempotency_key_postgres_cannot_store_is_invalid_params(
         )
     assert (error["code"], error["data"]["field"]) == (-32602, "_meta.idempotencyKey")
     assert engine.store.version == 0
-    engine.close()
 
 
 def _lock_waiters(url: str) -> int:
@@ -344,11 +342,10 @@ def _lock_waiters(url: str) -> int:
 
 
 async def test_a_retrieve_past_its_deadline_stops_its_sql_and_is_timeout(
-    postgres_url: str, tmp_path: Path
+    postgres_url: str, engine: Engine
 ) -> None:
     # §13.1: past the deadline the answer is -32014 and the work stops, SQL included:
     # the read blocked on a lock is cancelled by its statement_timeout, not left waiting.
-    engine = make_engine(tmp_path / "local", store=postgres_url)
     async with serving(engine) as peer:
         call = Calls(peer)
         await call.result("index/add", {"documents": [{"id": "a", "text": "alpha"}]})
@@ -368,7 +365,6 @@ async def test_a_retrieve_past_its_deadline_stops_its_sql_and_is_timeout(
                 blocker.close()
             hits = (await call.result("retrieve", {"query": "alpha", "mode": mode}))["hits"]
             assert [hit["id"] for hit in hits] == ["a#0"], mode
-    engine.close()
 
 
 def test_a_store_read_past_the_deadline_is_timeout_and_one_within_it_runs(
@@ -441,11 +437,10 @@ async def test_a_bulk_load_defers_the_vector_index_and_db_reindex_builds_it(
 
 
 async def test_a_pinned_retrieve_is_not_torn_by_another_process_collecting(
-    postgres_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    postgres_url: str, engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Issue 20: the version check and the reads are one snapshot. Another process's
     # collect commits after the check, before the reads: the pinned read still serves v1.
-    engine = make_engine(tmp_path / "local", store=postgres_url)
     other = PostgresStore(postgres_url)
     async with serving(engine) as peer:
         call = Calls(peer)
@@ -468,15 +463,13 @@ async def test_a_pinned_retrieve_is_not_torn_by_another_process_collecting(
     assert during["indexVersion"] == "1"
     assert after["code"] == -32010  # version 1 is gone now: refused, never another one
     other.close()
-    engine.close()
 
 
 async def test_a_write_past_its_deadline_is_timeout_and_writes_nothing(
-    postgres_url: str, tmp_path: Path
+    postgres_url: str, engine: Engine
 ) -> None:
     # Issue 20, §13.1: a write waiting on another process's commit (the versions row)
     # is cut off at the request's deadline and rolls back; it does not land later.
-    engine = make_engine(tmp_path / "local", store=postgres_url)
     async with serving(engine) as peer:
         call = Calls(peer)
         blocker = psycopg.connect(postgres_url)  # another process mid-commit
@@ -491,7 +484,6 @@ async def test_a_write_past_its_deadline_is_timeout_and_writes_nothing(
         await call.result("index/add", {"documents": [{"id": "next", "text": "y"}]})
         assert engine.store.count() == (1, 1)
         assert engine.store.content_hash("late") is None
-    engine.close()
 
 
 def _index_options(url: str) -> list[str]:
