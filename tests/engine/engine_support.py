@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -60,3 +60,17 @@ class Calls:
         assert "error" in reply, reply
         error: dict[str, Any] = reply["error"]
         return error
+
+
+@asynccontextmanager
+async def indexed(engine: Engine, documents: Sequence[Mapping[str, Any]]) -> AsyncIterator[Calls]:
+    """``engine`` served in memory with ``documents`` added: the calls to make on it."""
+    async with serving(engine) as peer:
+        calls = Calls(peer)
+        await calls.result("index/add", {"documents": list(documents)})
+        yield calls
+
+
+def ids(result: Mapping[str, Any]) -> list[str]:
+    """The ids of a retrieve result's hits, in rank order."""
+    return [hit["id"] for hit in result["hits"]]

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from engine_support import Calls, serving
+from engine_support import Calls, ids, indexed
 
 from rcpkit.engine.engine import Engine
 
@@ -19,14 +17,8 @@ DOCS = [
 
 @pytest.fixture
 async def call(engine: Engine):  # type: ignore[no-untyped-def]
-    async with serving(engine) as peer:
-        calls = Calls(peer)
-        await calls.result("index/add", {"documents": DOCS})
+    async with indexed(engine, DOCS) as calls:
         yield calls
-
-
-def ids(result: dict[str, Any]) -> list[str]:
-    return [hit["id"] for hit in result["hits"]]
 
 
 @pytest.mark.parametrize("method", ["rewrite", "multi-query", "decompose", "step-back", "hyde"])

@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 import base64
 from pathlib import Path
-from typing import Any
 
 import pytest
-from engine_support import Calls, make_engine, serving
+from engine_support import Calls, ids, indexed, make_engine, serving
 
 from rcpkit.engine.engine import Engine
 
@@ -31,14 +30,8 @@ def engine(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 async def call(engine: Engine):  # type: ignore[no-untyped-def]
-    async with serving(engine) as peer:
-        calls = Calls(peer)
-        await calls.result("index/add", {"documents": NOTES})
+    async with indexed(engine, NOTES) as calls:
         yield calls
-
-
-def ids(result: dict[str, Any]) -> list[str]:
-    return [hit["id"] for hit in result["hits"]]
 
 
 async def test_mmr_pushes_a_planted_near_duplicate_down(call: Calls) -> None:

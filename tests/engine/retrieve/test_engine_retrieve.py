@@ -6,7 +6,7 @@ import base64
 import struct
 
 import pytest
-from engine_support import Calls, serving
+from engine_support import Calls, ids, indexed
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import operators_for
@@ -39,14 +39,8 @@ CORPUS = [
 
 @pytest.fixture
 async def call(engine: Engine):  # type: ignore[no-untyped-def]
-    async with serving(engine) as peer:
-        calls = Calls(peer)
-        await calls.result("index/add", {"documents": CORPUS})
+    async with indexed(engine, CORPUS) as calls:
         yield calls
-
-
-def ids(result: dict) -> list[str]:
-    return [hit["id"] for hit in result["hits"]]
 
 
 @pytest.mark.parametrize("mode", ["dense", "sparse", "hybrid"])

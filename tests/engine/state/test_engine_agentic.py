@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import pytest
-from engine_support import Calls, make_engine, serving
+from engine_support import Calls, ids, indexed, make_engine, serving
 
 from rcpkit.engine.engine import Engine
 
@@ -37,14 +36,8 @@ FACTS = [
 
 @pytest.fixture
 async def call(engine: Engine):  # type: ignore[no-untyped-def]
-    async with serving(engine) as peer:
-        calls = Calls(peer)
-        await calls.result("index/add", {"documents": FACTS})
+    async with indexed(engine, FACTS) as calls:
         yield calls
-
-
-def ids(result: dict[str, Any]) -> list[str]:
-    return [hit["id"] for hit in result["hits"]]
 
 
 async def test_a_session_never_returns_the_same_hit_twice(call: Calls) -> None:

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from engine_support import Calls, make_engine, serving
+from engine_support import Calls, ids, make_engine, serving
 
 FACTS = [
     {"id": "reef", "text": "The Great Barrier Reef is a coral reef system off Queensland."},
     {"id": "glacier", "text": "The Aletsch glacier is the largest glacier in the Alps."},
     {"id": "desert", "text": "The Atacama desert in Chile is the driest desert on Earth."},
 ]
-
-
-def ids(result: dict[str, Any]) -> list[str]:
-    return [hit["id"] for hit in result["hits"]]
 
 
 async def test_feedback_memory_and_sessions_reach_every_server(
