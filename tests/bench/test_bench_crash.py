@@ -14,11 +14,22 @@ import pytest
 
 from rcpkit.bench import crash
 
-# The campaign passed (168 kills, every counter 0) on the engine before main's engine
-# v2 merge; rebased onto it at the deadline, its servers no longer finish a round in
-# time (a hang or a much slower open, not diagnosed). Skipped, not deleted: see the
-# helper's report for issue 13; remove this mark once `rcpkit bench crash --smoke` runs.
-pytestmark = pytest.mark.skip(reason="crash campaign hangs on the rebased engine v2 (issue 13)")
+
+def test_a_campaign_starts_its_first_server_on_a_fresh_index(tmp_path: Path) -> None:
+    # serve refuses a missing index unless --create: the campaign's first server must pass it
+    campaign = crash._Campaign(tmp_path / "index", random.Random(1), crash.CrashAudit())
+    with (tmp_path / "log").open("wb") as log:
+        crash._open(campaign, log).shutdown()
+    assert (campaign.index / "index.sqlite3").is_file()
+
+
+def test_a_server_that_exits_before_replying_fails_the_call_at_once(tmp_path: Path) -> None:
+    # no --create on a missing index: the server exits; the call says so, without a timeout
+    with (tmp_path / "log").open("wb") as log:
+        server = crash._Server(tmp_path / "missing", log)
+        with pytest.raises(RuntimeError, match="exited"):
+            server.reply(server.send("initialize", {"protocolVersion": 1}), timeout=30)
+        server.kill()
 
 
 def _campaign_after_one_round(folder: Path) -> crash._Campaign:

@@ -99,15 +99,18 @@ class CrashAudit:
 class _Server:
     """A spawned ``rcpkit serve --stdio`` on the index; a thread collects its replies."""
 
-    def __init__(self, index: Path, stderr: IO[bytes]) -> None:
+    def __init__(self, index: Path, stderr: IO[bytes], *, create: bool = False) -> None:
         command = [sys.executable, "-m", "rcpkit", "serve", "--stdio", "--engine", "index"]
         command += ["--index", str(index), "--embedder", EMBEDDER]
+        if create:  # a missing index is an error for serve; a reopen must find the old one
+            command.append("--create")
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr
         )
         self._replies: dict[object, dict[str, Any]] = {}
         self.arrived_at: dict[object, float] = {}
         self._arrived = threading.Condition()
+        self._ended = False  # the server's stdout closed: no reply will come any more
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         self._next_id = 0
@@ -121,6 +124,9 @@ class _Server:
                     self._replies[message["id"]] = message
                     self.arrived_at[message["id"]] = time.monotonic()
                     self._arrived.notify_all()
+        with self._arrived:
+            self._ended = True
+            self._arrived.notify_all()
 
     def send(self, method: str, params: dict[str, Any]) -> int:
         self._next_id += 1
@@ -132,8 +138,11 @@ class _Server:
 
     def reply(self, id: int, timeout: float = _REPLY_TIMEOUT) -> dict[str, Any]:
         with self._arrived:
-            if not self._arrived.wait_for(lambda: id in self._replies, timeout):
+            if not self._arrived.wait_for(lambda: id in self._replies or self._ended, timeout):
                 raise TimeoutError(f"no reply to request {id} in {timeout:.0f} s")
+            if id not in self._replies:
+                code = self.process.wait(timeout=_REPLY_TIMEOUT)
+                raise RuntimeError(f"the server exited ({code}) before replying to {id}")
             return self._replies[id]
 
     def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -191,7 +200,8 @@ def _add(server: _Server, batch: Batch) -> int:
 
 
 def _open(campaign: _Campaign, stderr: IO[bytes]) -> _Server:
-    server = _Server(campaign.index, stderr)
+    fresh = not (campaign.index / "index.sqlite3").exists() and not campaign.audit.kills
+    server = _Server(campaign.index, stderr, create=fresh)
     hello = server.call("initialize", {"protocolVersion": 1})
     if "result" not in hello:
         raise RuntimeError(f"initialize failed after a crash: {hello}")
