@@ -27,8 +27,9 @@ import ctypes
 import json
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -38,7 +39,7 @@ from rcpkit.engine.store._growable import Growable
 from rcpkit.engine.store._postings import LexicalView, Postings, analysed_rows
 from rcpkit.engine.store.dense import DenseIndex
 
-__all__ = ["Mirror", "Snapshot"]
+__all__ = ["Mirror", "Reading", "SQLiteSource", "Snapshot", "Source"]
 
 Keys = npt.NDArray[np.int64]
 _BATCH = 20_000  # rows read per statement while loading (bounds the tokens held at once)
@@ -99,11 +100,84 @@ class Snapshot:
         return np.ones(self.size, dtype=np.bool_) if visible is None else visible
 
 
-class Mirror:
-    """Follows one SQLite file; ``reader()`` gives the calling thread's connection."""
+class Reading(Protocol):
+    """One consistent read of the system of record (one snapshot), as the mirror follows it."""
+
+    def marks(self) -> tuple[int, int]:
+        """The committed (version, floor)."""
+        ...
+
+    def count(self) -> int:
+        """Every chunk row, retired or not (sizes a full load)."""
+        ...
+
+    def rows(self, after: int, limit: int, vectors: bool) -> list[tuple[Any, ...]]:
+        """Chunks with keys above ``after``, by key: (key, tenant, added, removed or 0,
+        filter_meta JSON text, analysed title, analysed body, little-endian f4 vector
+        bytes or None)."""
+        ...
+
+    def retired(self, since: int, last: int) -> list[tuple[int, int]]:
+        """(key, removed) of chunks with keys up to ``last`` retired after ``since``."""
+        ...
+
+
+class Source(Protocol):
+    """What a mirror follows: the SQLite file, or a PostgreSQL database (``_pg_mirror``)."""
+
+    def marks(self) -> tuple[int, int]:
+        """The committed (version, floor), cheaply (read before every request)."""
+        ...
+
+    def reading(self) -> contextlib.AbstractContextManager[Reading]:
+        """One consistent snapshot to follow the record in."""
+        ...
+
+
+class SQLiteSource:
+    """A SQLite file; ``reader()`` gives the calling thread's connection."""
 
     def __init__(self, reader: Callable[[], sqlite3.Connection]) -> None:
         self._reader = reader
+
+    def marks(self) -> tuple[int, int]:
+        return _marks(self._reader())
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[Reading]:
+        connection = self._reader()
+        connection.execute("BEGIN")  # one WAL snapshot
+        try:
+            yield _SQLiteReading(connection)
+        finally:
+            connection.execute("COMMIT")
+
+
+class _SQLiteReading:
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+
+    def marks(self) -> tuple[int, int]:
+        return _marks(self._connection)
+
+    def count(self) -> int:
+        return int(self._connection.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def rows(self, after: int, limit: int, vectors: bool) -> list[tuple[Any, ...]]:
+        sql = _ROWS.format(vector="c.vector" if vectors else "NULL")
+        return self._connection.execute(sql, (after, limit)).fetchall()
+
+    def retired(self, since: int, last: int) -> list[tuple[int, int]]:
+        return self._connection.execute(
+            "SELECT key, removed FROM chunks WHERE removed > ? AND key <= ?", (since, last)
+        ).fetchall()
+
+
+class Mirror:
+    """Follows one system of record (a :class:`Source`)."""
+
+    def __init__(self, source: Source) -> None:
+        self._source = source
         self._lock = threading.Lock()
         self.dense: DenseIndex | None = None
         self._reset()
@@ -151,39 +225,30 @@ class Mirror:
 
     def sync(self) -> Snapshot:
         """The snapshot of the last committed version (read from the file if it moved)."""
-        version, floor = _marks(self._reader())
+        version, floor = self._source.marks()
         current = self._snapshot
         if version == current.version and floor == current.floor:
             return current
-        with self._lock:
-            connection = self._reader()
-            connection.execute("BEGIN")
-            try:
-                version, floor = _marks(connection)
-                current = self._snapshot
-                if version != current.version or floor != current.floor:
-                    self._follow(connection, current, version, floor)
-            finally:
-                connection.execute("COMMIT")
+        with self._lock, self._source.reading() as reading:
+            version, floor = reading.marks()
+            current = self._snapshot
+            if version != current.version or floor != current.floor:
+                self._follow(reading, current, version, floor)
             return self._snapshot
 
-    def _follow(
-        self, connection: sqlite3.Connection, current: Snapshot, version: int, floor: int
-    ) -> None:
+    def _follow(self, reading: Reading, current: Snapshot, version: int, floor: int) -> None:
         dead = int(np.count_nonzero((current.removed != 0) & (current.removed <= floor)))
         if current.version < 0 or dead > max(1_000, current.size // 2):
             self._reset()  # first load, or garbage collection left most rows dead
             current = self._publish(-1, 0)
         last = int(current.keys[-1]) if current.size else 0
         if current.version >= 0:
-            self._retire(connection, current.version, last)
+            self._retire(reading, current.version, last)
         else:  # a full load: size the arrays once instead of doubling them as rows come
-            (rows,) = connection.execute("SELECT count(*) FROM chunks").fetchone()
-            self._reserve(int(rows))
+            self._reserve(reading.count())
         loaded = 0
-        vector = "c.vector" if self.dense is not None else "NULL"
         while True:
-            rows = connection.execute(_ROWS.format(vector=vector), (last, _BATCH)).fetchall()
+            rows = reading.rows(last, _BATCH, self.dense is not None)
             if not rows:
                 break
             self._append(rows)
@@ -192,10 +257,8 @@ class Mirror:
         if loaded > _BATCH:
             _trim()  # the load's token strings are freed: give the heap back to the OS
 
-    def _retire(self, connection: sqlite3.Connection, since: int, last: int) -> None:
-        retired = connection.execute(
-            "SELECT key, removed FROM chunks WHERE removed > ? AND key <= ?", (since, last)
-        ).fetchall()
+    def _retire(self, reading: Reading, since: int, last: int) -> None:
+        retired = reading.retired(since, last)
         if not retired:
             return
         keys = np.array([row[0] for row in retired], dtype=np.int64)

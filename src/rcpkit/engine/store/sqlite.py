@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter, compile_sqlite
 from rcpkit.engine.store._columns import Mask
-from rcpkit.engine.store._mirror import Mirror
+from rcpkit.engine.store._mirror import Mirror, SQLiteSource
 from rcpkit.engine.store._pg_lexical import query_tokens
 from rcpkit.engine.store._postings import top_k
 from rcpkit.engine.store.analysis import surface_words
@@ -109,7 +109,7 @@ class SQLiteStore:
         self._writer.executescript(_SCHEMA)
         self._writer.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         # What queries read: postings, filter columns, vectors; follows the file (_mirror).
-        self._mirror = Mirror(lambda: self._reader)
+        self._mirror = Mirror(SQLiteSource(lambda: self._reader))
 
     def _check_schema(self) -> None:
         (version,) = self._writer.execute("PRAGMA user_version").fetchone()
