@@ -233,7 +233,14 @@ class Mirror:
             version, floor = reading.marks()
             current = self._snapshot
             if version != current.version or floor != current.floor:
-                self._follow(reading, current, version, floor)
+                try:
+                    self._follow(reading, current, version, floor)
+                except BaseException:
+                    # Rows of a follow cut short are appended past the published
+                    # snapshot: start again from nothing rather than follow from them.
+                    self._reset()
+                    self._publish(-1, 0)
+                    raise
             return self._snapshot
 
     def _follow(self, reading: Reading, current: Snapshot, version: int, floor: int) -> None:
