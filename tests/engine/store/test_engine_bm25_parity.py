@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pytest
@@ -98,3 +98,83 @@ def test_a_title_hit_weighs_twice_a_body_hit_in_both_stores(stores: tuple[Store,
     top = embedded.lexical(terms, 5)
     assert top
     assert_same_ranking(top, shared.lexical(terms, 5), "postgres snapshot")
+
+
+def _tenants_and_retirements(stores: Sequence[Store]) -> list[int]:
+    """Two tenants' corpora, then upserts and deletes in each: the versions committed."""
+    documents = corpus(seed=3)
+    versions = []
+    for tenant in ("", "acme"):
+        chosen = documents if tenant else documents[:30]
+        for start in range(0, len(chosen), 15):
+            batch = WriteBatch(documents=chosen[start : start + 15], tenant=tenant or None)
+            committed = {store.commit(batch).version for store in stores}
+            assert len(committed) == 1
+            versions.append(committed.pop())
+    replaced = corpus(seed=5)[:10]  # d0..d9 again, other words: the old copies retire
+    for tenant in ("", "acme"):
+        for store in stores:
+            store.commit(WriteBatch(documents=replaced, tenant=tenant or None))
+            store.lexical(["query"], 1)  # a read between commits: the mirror follows them
+            store.commit(WriteBatch(delete=[f"d{i}" for i in range(20, 26)], tenant=tenant or None))
+            store.lexical(["query"], 1)
+    return versions
+
+
+def test_bm25_per_tenant_with_retired_rows_equals_in_both_stores_and_in_sql(
+    tmp_path,
+    postgres_url: str,  # type: ignore[no-untyped-def]
+) -> None:
+    """The PostgreSQL store's mirror, its SQL statement and the embedded store agree per
+    tenant, at the latest version (retired rows excluded) and at a pinned older one."""
+    from rcpkit.engine.store.postgres import PostgresStore
+
+    embedded, shared = SQLiteStore(tmp_path / "index.sqlite3"), PostgresStore(postgres_url)
+    try:
+        assert shared.lexical(analyze("query"), 5) == []  # the mirror loads an empty database
+        pinned = _tenants_and_retirements([embedded, shared])[2]
+        tree = parse_filter(
+            {"field": "year", "op": "gte", "value": 2002}, {"year": "int"}, OPERATORS
+        )
+        for query in queries(13)[:25]:
+            terms = analyze(query)
+            for tenant in (None, "acme", "nobody"):
+                for version in (None, pinned):
+                    for where in (None, tree):
+                        expected = embedded.lexical(terms, 10, where, version, tenant)
+                        found = shared.lexical(terms, 10, where, version, tenant)
+                        in_sql = shared.lexical_sql(terms, 10, where, version, tenant)
+                        assert_same_ranking(expected, found, query)
+                        assert_same_ranking(expected, in_sql, query)
+        live = {key for key, _ in shared.lexical(analyze(" ".join(WORDS)), 10_000)}
+        retired = shared.fetch(sorted(live))
+        assert all(row.doc_id not in {f"d{i}" for i in range(20, 26)} for row in retired.values())
+    finally:
+        embedded.close()
+        shared.close()
+
+
+def test_a_server_ranks_another_servers_commits_at_its_next_read(postgres_url: str) -> None:
+    """Two stores on one database (two servers): each one's BM25 follows the other's writes,
+    deletes included, and a version pinned before them keeps its ranking."""
+    from rcpkit.engine.store.postgres import PostgresStore
+
+    one, other = PostgresStore(postgres_url), PostgresStore(postgres_url)
+    try:
+        documents = corpus(seed=9)
+        pinned = one.commit(WriteBatch(documents=documents[:30])).version
+        terms = analyze("postgres snapshot cursor")
+        before = one.lexical(terms, 10)
+        assert before
+        assert_same_ranking(before, other.lexical(terms, 10), "before")
+        other.commit(WriteBatch(documents=documents[30:]))
+        gone = {one.fetch([key])[key].doc_id for key, _ in before[:3]}
+        other.commit(WriteBatch(delete=sorted(gone)))
+        after = one.lexical(terms, 10)
+        assert_same_ranking(one.lexical_sql(terms, 10), after, "after")
+        assert after != before
+        assert not gone & {row.doc_id for row in one.fetch([k for k, _ in after]).values()}
+        assert_same_ranking(before, one.lexical(terms, 10, version=pinned), "pinned")
+    finally:
+        one.close()
+        other.close()

@@ -5,7 +5,10 @@ filter metadata (``jsonb``, GIN), vectors (``vector(d)``, HNSW), BM25 postings
 and statistics, SPLADE postings, versions, settings (the cursor secret) and
 idempotency results. So any process can serve any retained version (§7.7.1)
 and accept any process's cursor (§10), and every read sees every process's
-committed writes: nothing is cached in the process.
+committed writes. The one thing held in the process is BM25's read side
+(``_pg_mirror``): a cache of committed, versioned rows that follows the
+database before any read of a version it has not seen, so it never decides an
+answer the database would not give.
 
 Commits are one transaction each and serialise on ``SELECT … FOR UPDATE`` of
 the single ``versions`` row: version numbers strictly increase, and an upsert
@@ -22,6 +25,7 @@ import weakref
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -29,6 +33,7 @@ import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter, compile_postgres
 from rcpkit.engine.store import deadline, migrations
+from rcpkit.engine.store._mirror import Mirror
 from rcpkit.engine.store._pg_dense import (
     HnswSettings,
     PostgresDenseSearch,
@@ -46,12 +51,14 @@ from rcpkit.engine.store._pg_lexical import (
     query_tokens,
     term_counts,
 )
+from rcpkit.engine.store._pg_mirror import PostgresSource
 from rcpkit.engine.store._pg_rows import (
     Pending,
     add_counts,
     copy_rows,
     draw_keys,
 )
+from rcpkit.engine.store._postings import top_k
 from rcpkit.engine.store.analysis import surface_words
 from rcpkit.engine.store.base import (
     DOCUMENT_COLUMNS,
@@ -122,6 +129,8 @@ class PostgresStore:
                 "run `rcpkit db migrate --store URL`"
             )
         self._pool = open_pool(url, pool_size, prepared_statements)
+        # BM25's read side: committed rows in memory, following the database (_pg_mirror).
+        self._mirror = Mirror(PostgresSource(self._pool))
         # A store dropped without close() (an engine a caller forgot) closes its pool.
         weakref.finalize(self, self._pool.close)
 
@@ -508,7 +517,36 @@ class PostgresStore:
         version: int | None = None,
         tenant: str | None = None,
     ) -> list[tuple[int, float]]:
-        """BM25 exactly as the embedded store's FTS5 ranks (see ``_pg_lexical``)."""
+        """BM25 exactly as the embedded store ranks, by the same pruning top-k (``_pg_mirror``).
+
+        The version read is resolved in the database (this thread's snapshot, if
+        pinned); a mirror behind it follows the database first. A version below the
+        mirror's floor may have lost rows to its compaction: SQL answers that one.
+        """
+        tokens = query_tokens(terms)
+        if not tokens or limit <= 0:
+            return []
+        at = self.version if version is None else version
+        snapshot = self._mirror.snapshot
+        if snapshot.version < at:
+            snapshot = self._mirror.sync()
+        if at < snapshot.floor or snapshot.version < at:
+            return self.lexical_sql(tokens, limit, filter, at, tenant)
+        view = snapshot.view(tenant, at)
+        if filter is not None:
+            view = replace(view, allowed=snapshot.columns.mask(filter, snapshot.size))
+        return top_k(snapshot.postings, tokens, limit, view)
+
+    @unavailable()
+    def lexical_sql(
+        self,
+        terms: Sequence[str],
+        limit: int,
+        filter: Filter | None = None,
+        version: int | None = None,
+        tenant: str | None = None,
+    ) -> list[tuple[int, float]]:
+        """The same BM25 computed in one SQL statement (``_pg_lexical``), scoring every posting."""
         tokens = query_tokens(terms)
         if not tokens or limit <= 0:
             return []
