@@ -509,3 +509,23 @@ def test_hnsw_settings_shape_the_index_and_reindex_applies_changed_ones(
     assert _index_options(postgres_url) == ["ef_construction=40", "m=12"]
     with pytest.raises(ValueError, match="hnsw_ef_construction"):
         HnswSettings(m=16, ef_construction=20)
+
+
+def test_stored_vectors_read_back_exactly_in_every_read_of_them(postgres_url: str) -> None:
+    """vectors_of, vectors and sample decode pgvector's binary form bit for bit."""
+    store = PostgresStore(postgres_url)
+    try:
+        matrix = vectors(30, 16, seed=4)
+        dense = store.open_dense(16)
+        result = store.commit(
+            WriteBatch(documents=[chunk_of(f"d{i}", v, i) for i, v in enumerate(matrix)])
+        )
+        keys = [key for key, _ in result.added]
+        found = dense.vectors_of(keys)
+        assert all(np.array_equal(found[key], matrix[i]) for i, key in enumerate(keys))
+        _, stored, *_ = store.vectors()
+        assert stored.dtype == np.float32 and np.array_equal(stored, matrix)
+        sample = dense.sample(30)
+        assert {row.tobytes() for row in sample} == {row.tobytes() for row in matrix}
+    finally:
+        store.close()

@@ -40,6 +40,7 @@ __all__ = [
     "ensure_vector_index",
     "rebuild_vector_index",
     "vector_literal",
+    "vectors_read",
 ]
 
 Matrix = npt.NDArray[np.float32]
@@ -72,6 +73,19 @@ class HnswSettings:
 def vector_literal(vector: Matrix) -> str:
     """pgvector's text form; ``repr`` of each float32 (as a double) reads back exactly."""
     return "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
+
+
+# pgvector's binary form (``vector_send``): dimension and a reserved word (int16 each),
+# then the floats, all big-endian. Parsed with numpy, not as the text of a real[] array.
+VECTOR_BYTES = "vector_send(embedding)"
+
+
+def vectors_read(blobs: Sequence[bytes]) -> Matrix:
+    """The float32 rows of ``vector_send`` values (all of one dimension)."""
+    if not blobs:
+        return np.zeros((0, 0), dtype=np.float32)
+    flat = np.frombuffer(b"".join(bytes(blob)[4:] for blob in blobs), dtype=">f4")
+    return flat.reshape(len(blobs), -1).astype(np.float32)
 
 
 def ensure_vector_index(connection: Any, dimension: int, settings: HnswSettings) -> None:
@@ -240,9 +254,10 @@ class PostgresDenseSearch:
             return {}
         with self._store.reading() as connection:
             rows = connection.execute(
-                "SELECT key, embedding::real[] FROM chunks WHERE key = ANY(%s)", (list(keys),)
+                f"SELECT key, {VECTOR_BYTES} FROM chunks WHERE key = ANY(%s)", (list(keys),)
             ).fetchall()
-        return {int(key): np.asarray(vector, dtype=np.float32) for key, vector in rows}
+        matrix = vectors_read([row[1] for row in rows])
+        return {int(row[0]): matrix[i] for i, row in enumerate(rows)}
 
     def apply(self, result: CommitResult, tenant: str | None) -> None:
         """Nothing to do: the vectors were written with the commit, in the database."""
@@ -257,13 +272,11 @@ class PostgresDenseSearch:
     def sample(self, limit: int) -> Matrix:
         with self._store.connection() as connection:
             rows = connection.execute(
-                "SELECT embedding::real[] FROM chunks WHERE removed IS NULL"
+                f"SELECT {VECTOR_BYTES} FROM chunks WHERE removed IS NULL"
                 " ORDER BY md5(key::text) LIMIT %s",
                 (limit,),
             ).fetchall()
-        if not rows:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.asarray([row[0] for row in rows], dtype=np.float32)
+        return vectors_read([row[0] for row in rows])
 
 
 def _visible(

@@ -35,10 +35,12 @@ from rcpkit.engine.filters import Filter, compile_postgres
 from rcpkit.engine.store import deadline, migrations
 from rcpkit.engine.store._mirror import Mirror
 from rcpkit.engine.store._pg_dense import (
+    VECTOR_BYTES,
     HnswSettings,
     PostgresDenseSearch,
     ensure_vector_index,
     vector_literal,
+    vectors_read,
 )
 from rcpkit.engine.store._pg_errors import deadline_exceeded, psycopg, unavailable, unstorable
 from rcpkit.engine.store._pg_lexical import (
@@ -658,7 +660,7 @@ class PostgresStore:
         """Every stored vector, the versions bounding its visibility (0: live), its tenant."""
         with self.connection() as connection:
             rows = connection.execute(
-                "SELECT key, embedding::real[], added, coalesce(removed, 0), tenant"
+                f"SELECT key, {VECTOR_BYTES}, added, coalesce(removed, 0), tenant"
                 " FROM chunks ORDER BY key"
             ).fetchall()
         keys = np.array([row[0] for row in rows], dtype=np.int64)
@@ -667,8 +669,7 @@ class PostgresStore:
         tenants = [str(row[4]) for row in rows]
         if not rows:
             return keys, np.zeros((0, 0), dtype=np.float32), added, removed, tenants
-        matrix = np.asarray([row[1] for row in rows], dtype=np.float32)
-        return keys, matrix, added, removed, tenants
+        return keys, vectors_read([row[1] for row in rows]), added, removed, tenants
 
     @unavailable()
     def filter_values(self, keys: Sequence[int], name: str) -> dict[int, Any]:
