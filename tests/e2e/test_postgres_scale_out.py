@@ -19,11 +19,12 @@ from process_support import read_until, stop
 class Server:
     """A spawned HTTP server on the shared store; every read of its stderr is bounded."""
 
-    def __init__(self, store: str, index: Path) -> None:
+    def __init__(self, store: str, index: Path, *extra: str) -> None:
         command = [
             sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0",
             "--store", store, "--index", str(index), "--embedder", "hashing:64",
             "--allow-unauthenticated-writes",  # the test writes through both servers, loopback only
+            *extra,
         ]  # fmt: skip
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.url = self._announced(rb"serving RCP over HTTP on (\S+)").decode()
@@ -152,3 +153,29 @@ def test_concurrent_upserts_of_the_same_ids_through_both_servers_leave_one_live_
     assert sorted(chunks) == [(doc_id, 1) for doc_id in ids]
     hits = one.call("retrieve", {"query": "round", "k": 20, "mode": "sparse"})["hits"]
     assert sorted(hit["id"] for hit in hits) == [f"{doc_id}#0" for doc_id in ids]
+
+
+def test_two_servers_answer_graph_calls_from_one_graph(postgres_url: str, tmp_path: Path) -> None:
+    """Issue 20: GraphRAG graphs live in the database, not under each server's --index."""
+    migrate = [sys.executable, "-m", "rcpkit", "db", "migrate", "--store", postgres_url]
+    subprocess.run(migrate, check=True, capture_output=True, timeout=60)
+    started: list[Server] = []
+    try:
+        started.append(Server(postgres_url, tmp_path / "a", "--graph", "regex"))
+        started.append(Server(postgres_url, tmp_path / "b", "--graph", "regex"))
+        one, other = started
+        one.call("index/add", {**documents(
+            ("polar-2", "Olav Bjaaland grew up in Morgedal. He made the expedition skis."),
+            ("polar-3", "Morgedal lies in Telemark, where Sondre Norheim shaped skiing."),
+        ), "chunk": False})  # fmt: skip
+        near = {"op": "neighbors", "seedIds": ["morgedal"], "hops": 1}
+        assert "telemark" in {node["id"] for node in other.call("graph", near)["nodes"]}
+        other.call("index/delete", {"ids": ["polar-3"]})
+        nodes = {node["id"] for node in one.call("graph", near)["nodes"]}
+        assert "olav bjaaland" in nodes and "telemark" not in nodes
+        local = {"op": "local", "query": "Olav Bjaaland Morgedal", "k": 3}
+        assert one.call("graph", local)["hits"] == other.call("graph", local)["hits"]
+    finally:
+        for server in started:
+            server.stop()
+    assert not list(tmp_path.rglob("*.sqlite3*"))  # no graph file under either --index

@@ -529,3 +529,30 @@ def test_stored_vectors_read_back_exactly_in_every_read_of_them(postgres_url: st
         assert {row.tobytes() for row in sample} == {row.tobytes() for row in matrix}
     finally:
         store.close()
+
+
+async def test_two_servers_on_one_database_see_one_graph(postgres_url: str, tmp_path: Path) -> None:
+    """Issue 20: the graph is in the database, so what one server indexes or deletes is in
+    the other's graph; neither keeps a graph file of its own."""
+    one = make_engine(tmp_path / "one", store=postgres_url, graph="regex")
+    other = make_engine(tmp_path / "other", store=postgres_url, graph="regex")
+    try:
+        async with serving(one) as first, serving(other) as second:
+            writer, reader = Calls(first), Calls(second)
+            texts = [
+                ("polar-2", "Olav Bjaaland grew up in Morgedal. He made the expedition skis."),
+                ("polar-3", "Morgedal lies in Telemark, where Sondre Norheim shaped skiing."),
+            ]
+            documents = [{"id": i, "text": t} for i, t in texts]
+            await writer.result("index/add", {"documents": documents, "chunk": False})
+            near = {"op": "neighbors", "seedIds": ["morgedal"], "hops": 1}
+            nodes = {node["id"] for node in (await reader.result("graph", near))["nodes"]}
+            assert {"telemark", "olav bjaaland"} <= nodes
+            await reader.result("index/delete", {"ids": ["polar-3"]})
+            nodes = {node["id"] for node in (await writer.result("graph", near))["nodes"]}
+            assert "olav bjaaland" in nodes and "telemark" not in nodes
+        assert not list((tmp_path / "one").rglob("*.sqlite3*"))
+        assert not list((tmp_path / "other").rglob("*.sqlite3*"))
+    finally:
+        one.close()
+        other.close()

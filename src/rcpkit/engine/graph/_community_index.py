@@ -11,9 +11,10 @@ import numpy.typing as npt
 
 from rcpkit.engine.graph._communities import community_method, hierarchy
 from rcpkit.engine.graph._config import GraphConfig
+from rcpkit.engine.graph._pg_store import AnyGraphStore
 from rcpkit.engine.graph._results import CommunityInfo
 from rcpkit.engine.graph._snapshot import Snapshot
-from rcpkit.engine.graph._store import CommunityRow, GraphStore
+from rcpkit.engine.graph._store import CommunityRow
 from rcpkit.engine.graph._summaries import internal_strength, summarize
 from rcpkit.engine.graph._text import terms
 
@@ -26,7 +27,7 @@ _MEMBER_NAMES = 50  # member ids (most central first) that count as a community'
 
 
 def sentence_texts(
-    store: GraphStore, pairs: Sequence[tuple[int, int]]
+    store: AnyGraphStore, pairs: Sequence[tuple[int, int]]
 ) -> dict[tuple[int, int], str]:
     """Texts of `(chunk key, sentence index)` pairs that exist."""
     found: dict[tuple[int, int], str] = {}
@@ -50,7 +51,7 @@ def _groups(membership: IntArray) -> list[IntArray]:
 
 
 def build_communities(
-    snapshot: Snapshot, store: GraphStore, config: GraphConfig
+    snapshot: Snapshot, store: AnyGraphStore, config: GraphConfig
 ) -> list[CommunityRow]:
     """Partition the snapshot's graph into levels and summarise every community."""
     _, partition = community_method(config.community_method)
@@ -119,13 +120,13 @@ class CommunityIndex:
         return [i for i, info in enumerate(self.infos) if info.level == level]
 
 
-def load_communities(store: GraphStore, snapshot: Snapshot) -> CommunityIndex:
+def load_communities(store: AnyGraphStore, snapshot: Snapshot) -> CommunityIndex:
     """Read the stored communities, mapping member eids to the snapshot's nodes."""
     with store.reading():
         return _load(store, snapshot)
 
 
-def _load(store: GraphStore, snapshot: Snapshot) -> CommunityIndex:
+def _load(store: AnyGraphStore, snapshot: Snapshot) -> CommunityIndex:
     position = {int(eid): node for node, eid in enumerate(snapshot.eids)}
     members: dict[str, list[int]] = {}
     for community, eid in store.read(

@@ -24,6 +24,7 @@ from rcpkit.engine.graph._config import GraphConfig
 from rcpkit.engine.graph._drift import covered_by, followups, fresh_hits
 from rcpkit.engine.graph._global import global_search
 from rcpkit.engine.graph._local import local_search, walk_from
+from rcpkit.engine.graph._pg_store import PostgresGraphStore
 from rcpkit.engine.graph._results import (
     CommunityPage,
     DriftResult,
@@ -52,11 +53,17 @@ class KnowledgeGraph:
     """An entity graph over chunks, stored in the SQLite file at `path`."""
 
     def __init__(
-        self, path: Path | str, extractor: Extractor, config: GraphConfig | None = None
+        self,
+        path: Path | str | PostgresGraphStore,
+        extractor: Extractor,
+        config: GraphConfig | None = None,
     ) -> None:
         self.config = config or GraphConfig()
         self.extractor = extractor
-        self.store = GraphStore(path, extractor.identity)
+        # A file of its own, or the graph's tables in the shared database (_pg_store).
+        self.store: GraphStore | PostgresGraphStore = (
+            path if isinstance(path, PostgresGraphStore) else GraphStore(path, extractor.identity)
+        )
         self._snapshot_lock = threading.Lock()
         self._communities_lock = threading.RLock()  # held while partitioning, not by local
         self._snapshot: Snapshot | None = None

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.graph._config import GraphConfig
-from rcpkit.engine.graph._store import GraphStore
+from rcpkit.engine.graph._pg_store import AnyGraphStore
 from rcpkit.engine.graph._types import PHRASE_LABEL
 from rcpkit.engine.graph._weights import CooccurrenceArrays, edge_weights
 
@@ -94,13 +94,13 @@ class Snapshot:
         return self.chunk_keys[self.entity_chunks.row(node)[0]]
 
 
-def load_snapshot(store: GraphStore, config: GraphConfig) -> Snapshot:
+def load_snapshot(store: AnyGraphStore, config: GraphConfig) -> Snapshot:
     """Read the whole graph of the store's current version into arrays."""
     with store.reading():
         return _load(store, config)
 
 
-def _load(store: GraphStore, config: GraphConfig) -> Snapshot:
+def _load(store: AnyGraphStore, config: GraphConfig) -> Snapshot:
     version = store.version
     entities = sorted(store.read("SELECT key, eid, name, label, mentions FROM entities"))
     keys = tuple(row[0] for row in entities)

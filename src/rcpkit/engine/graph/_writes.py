@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Final
+from typing import Any, Final, Protocol
 
 from rcpkit.engine.graph._cooccurrence import PairCounts, chunk_pairs, merge_pairs
 from rcpkit.engine.graph._types import PHRASE_LABEL, Extraction
 
-__all__ = ["delete_chunks", "insert_chunks"]
+__all__ = ["Connection", "delete_chunks", "insert_chunks"]
+
+
+class Connection(Protocol):
+    """What the writes need of a connection: sqlite3's, or the PostgreSQL graph's dialect."""
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> Any: ...
+
+    def executemany(self, sql: str, parameters: Any, /) -> Any: ...
+
 
 _IN_BATCH: Final = 500  # bound on `IN (?, …)` parameters per statement
 
@@ -21,7 +29,7 @@ def _batches(values: Sequence[int]) -> Iterable[Sequence[int]]:
 
 
 def insert_chunks(
-    connection: sqlite3.Connection,
+    connection: Connection,
     chunks: Sequence[tuple[int, str, str]],
     extractions: Sequence[Extraction],
 ) -> None:
@@ -62,7 +70,7 @@ def insert_chunks(
     _refresh_entities(connection, sorted(eid_of.values()))
 
 
-def delete_chunks(connection: sqlite3.Connection, keys: Sequence[int]) -> int:
+def delete_chunks(connection: Connection, keys: Sequence[int]) -> int:
     """Remove chunks, their mentions and the edge counts they contributed; count removed."""
     keys = sorted(set(keys))
     by_chunk: dict[int, list[tuple[int, int]]] = defaultdict(list)
@@ -88,7 +96,7 @@ def delete_chunks(connection: sqlite3.Connection, keys: Sequence[int]) -> int:
     return removed
 
 
-def _eids(connection: sqlite3.Connection, keys: Sequence[str]) -> dict[str, int]:
+def _eids(connection: Connection, keys: Sequence[str]) -> dict[str, int]:
     found: dict[str, int] = {}
     for start in range(0, len(keys), _IN_BATCH):
         batch = keys[start : start + _IN_BATCH]
@@ -101,7 +109,7 @@ def _eids(connection: sqlite3.Connection, keys: Sequence[str]) -> dict[str, int]
     return found
 
 
-def _add_edges(connection: sqlite3.Connection, pairs: PairCounts, sign: int) -> None:
+def _add_edges(connection: Connection, pairs: PairCounts, sign: int) -> None:
     connection.executemany(
         "INSERT INTO edges (src, dst, sentences, chunks) VALUES (?, ?, ?, ?) ON CONFLICT"
         " (src, dst) DO UPDATE SET sentences = sentences + excluded.sentences,"
@@ -110,7 +118,7 @@ def _add_edges(connection: sqlite3.Connection, pairs: PairCounts, sign: int) -> 
     )
 
 
-def _refresh_entities(connection: sqlite3.Connection, eids: Sequence[int]) -> None:
+def _refresh_entities(connection: Connection, eids: Sequence[int]) -> None:
     """Recount mentions; rename and relabel by majority; drop entities left with none."""
     surfaces: dict[int, Counter[str]] = defaultdict(Counter)
     labels: dict[int, Counter[str]] = defaultdict(Counter)

@@ -21,7 +21,9 @@ from rcpkit.engine.graph import (
     RegexExtractor,
     SpacyExtractor,
 )
+from rcpkit.engine.graph._pg_store import PostgresGraphStore
 from rcpkit.engine.store.base import Store
+from rcpkit.engine.store.postgres import PostgresStore
 from rcpkit.protocol.content import Edge, Provenance
 
 __all__ = ["EXTRACTORS", "Graphs", "provenance_of"]
@@ -42,9 +44,20 @@ class Graphs:
         name = hashlib.sha256((tenant or "").encode()).hexdigest()[:16]
         with self._lock:
             if name not in self._graphs:
-                path = self._folder / f"{name}.sqlite3"
-                self._graphs[name] = KnowledgeGraph(path, self._extractor)
+                self._graphs[name] = KnowledgeGraph(self._storage(name), self._extractor)
             return self._graphs[name]
+
+    def _storage(self, name: str) -> Path | str | PostgresGraphStore:
+        """Where a tenant's graph lives: the shared database when the store is one (issue 20).
+
+        A read-only server (a standby) cannot create a graph the primary has not: it
+        reads an empty one until then.
+        """
+        if not isinstance(self._store, PostgresStore):
+            return self._folder / f"{name}.sqlite3"
+        if self._store.read_only and not PostgresGraphStore.exists(self._store, name):
+            return ":memory:"
+        return PostgresGraphStore(self._store, name, self._extractor.identity)
 
     def apply(self, tenant: str | None, added: Sequence[int], removed: Sequence[int]) -> None:
         """Bring the tenant's graph in step with one commit."""
