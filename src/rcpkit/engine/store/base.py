@@ -24,6 +24,7 @@ import numpy.typing as npt
 from rcpkit.engine.filters import Filter
 
 __all__ = [
+    "CHUNK_FIELDS",
     "DOCUMENT_COLUMNS",
     "DOCUMENT_FIELDS",
     "ChunkRow",
@@ -34,6 +35,7 @@ __all__ = [
     "NewChunk",
     "Store",
     "WriteBatch",
+    "chunk_row",
     "document_row",
     "document_values",
 ]
@@ -153,6 +155,24 @@ class ChunkRow:
     @property
     def chunk_id(self) -> str:
         return f"{self.doc_id}#{self.index}"
+
+
+# What a fetch selects of a chunk (``c``) and its document (``d``), in `chunk_row`'s order.
+CHUNK_FIELDS = (
+    'c.key, c.doc_id, c.idx, c.start, c."end", c.text, c.page, c.context,'
+    " d.modality, d.title, d.uri, d.source, d.meta, d.origin"
+)
+
+
+def chunk_row(row: Sequence[Any]) -> ChunkRow:
+    """A :data:`CHUNK_FIELDS` row as a ``ChunkRow`` (``meta``: a dict, or its JSON text)."""
+    key, doc_id, index, start, end, text, page, context, *document = row
+    modality, title, uri, source, meta, origin = document
+    meta = json.loads(meta) if isinstance(meta, str) else meta
+    return ChunkRow(
+        int(key), doc_id, index, start, end, text, page, context,
+        modality, title, uri, source, meta, origin,
+    )  # fmt: skip
 
 
 @dataclass(slots=True)

@@ -63,6 +63,7 @@ from rcpkit.engine.store._pg_rows import (
 from rcpkit.engine.store._postings import top_k
 from rcpkit.engine.store.analysis import surface_words
 from rcpkit.engine.store.base import (
+    CHUNK_FIELDS,
     DOCUMENT_COLUMNS,
     DOCUMENT_FIELDS,
     ChunkRow,
@@ -71,6 +72,7 @@ from rcpkit.engine.store.base import (
     Idempotency,
     Keys,
     WriteBatch,
+    chunk_row,
     document_row,
     document_values,
 )
@@ -629,31 +631,11 @@ class PostgresStore:
             return {}
         with self.reading() as connection:
             rows = connection.execute(
-                'SELECT c.key, c.doc_id, c.idx, c.start, c."end", c.text, c.page, c.context,'
-                " d.modality, d.title, d.uri, d.source, d.meta, d.origin"
-                " FROM chunks c JOIN documents d ON d.doc_key = c.doc_key WHERE c.key = ANY(%s)",
+                f"SELECT {CHUNK_FIELDS} FROM chunks c JOIN documents d ON d.doc_key = c.doc_key"
+                " WHERE c.key = ANY(%s)",
                 (list(keys),),
             ).fetchall()
-        found: dict[int, ChunkRow] = {}
-        for key, doc_id, index, start, end, text, page, context, *document in rows:
-            modality, title, uri, source, meta, origin = document
-            found[int(key)] = ChunkRow(
-                int(key),
-                doc_id,
-                index,
-                start,
-                end,
-                text,
-                page,
-                context,
-                modality,
-                title,
-                uri,
-                source,
-                meta,
-                origin,
-            )
-        return found
+        return {int(row[0]): chunk_row(row) for row in rows}
 
     @unavailable()
     def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys, list[str]]:
