@@ -38,6 +38,7 @@ from rcpkit.engine.store._pg_lexical import query_tokens
 from rcpkit.engine.store._postings import top_k
 from rcpkit.engine.store.analysis import surface_words
 from rcpkit.engine.store.base import (
+    CHUNK_FIELDS,
     DOCUMENT_COLUMNS,
     DOCUMENT_FIELDS,
     ChunkRow,
@@ -47,6 +48,7 @@ from rcpkit.engine.store.base import (
     Keys,
     NewChunk,
     WriteBatch,
+    chunk_row,
     document_row,
     document_values,
 )
@@ -468,30 +470,11 @@ class SQLiteStore:
         for group in _groups(list(keys)):
             marks = ",".join("?" * len(group))
             rows = self._reader.execute(
-                'SELECT c.key, c.doc_id, c.idx, c.start, c."end", c.text, c.page, c.context,'
-                " d.modality, d.title, d.uri, d.source, d.meta, d.origin"
-                " FROM chunks c JOIN documents d ON d.doc_key = c.doc_key"
+                f"SELECT {CHUNK_FIELDS} FROM chunks c JOIN documents d ON d.doc_key = c.doc_key"
                 f" WHERE c.key IN ({marks})",
                 group,
             )
-            for key, doc_id, index, start, end, text, page, context, *document in rows:
-                modality, title, uri, source, meta, origin = document
-                found[key] = ChunkRow(
-                    key,
-                    doc_id,
-                    index,
-                    start,
-                    end,
-                    text,
-                    page,
-                    context,
-                    modality,
-                    title,
-                    uri,
-                    source,
-                    json.loads(meta),
-                    origin,
-                )
+            found.update((int(row[0]), chunk_row(row)) for row in rows)
         return found
 
     def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys, list[str]]:
