@@ -198,6 +198,8 @@ class PostgresGraphStore:
             return removed
 
     def put_entity_vectors(self, rows: Sequence[tuple[int, bytes]], dimension: int) -> None:
+        if self._store.read_only:  # a standby: the cache is not kept (vectors are recomputed)
+            return
         with self.transaction() as connection:
             _check_dimension(connection, dimension)
             connection.executemany(
@@ -205,6 +207,8 @@ class PostgresGraphStore:
             )
 
     def put_community_vectors(self, rows: Sequence[tuple[str, bytes]], dimension: int) -> None:
+        if self._store.read_only:
+            return
         with self.transaction() as connection:
             _check_dimension(connection, dimension)
             connection.executemany(
