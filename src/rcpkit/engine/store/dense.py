@@ -92,6 +92,7 @@ class DenseIndex:
         self._lock = threading.Lock()
         self._codes: dict[str, int] = {"": 0}
         self._recent: deque[Matrix] = deque(maxlen=max(1, self.policy.ann_calibration_queries))
+        self._recent_lock = threading.Lock()
         single_threaded_blas()
         self.clear()
 
@@ -295,9 +296,12 @@ class DenseIndex:
     ) -> list[tuple[int, float]] | None:
         graph = self._graph.ready
         if graph is None:  # not built, not calibrated, or exact won: exact answers
-            self._recent.append(query)
-            if len(self._recent) >= self._recent.maxlen:  # type: ignore[operator]
-                self._graph.calibrate_soon(self._rows, np.stack(self._recent), self._exact_latest)
+            with self._recent_lock:  # request threads append concurrently
+                self._recent.append(query)
+                full = len(self._recent) == self._recent.maxlen
+                recent = np.stack(self._recent) if full else None
+            if recent is not None:
+                self._graph.calibrate_soon(self._rows, recent, self._exact_latest)
             return None
         want = min(state.size, k * self.policy.oversample)
         matches = graph.search(query, want, threads=1)
