@@ -11,14 +11,20 @@ Rows: lexical top-10 p50/p95 and overlap@10 against tantivy and bm25s; dense
 exact against faiss flat; the HNSW recall/latency curve of usearch and faiss
 (rcpkit's own ANN path is usearch's); filtered dense recall and latency at
 0.1/1/10/50 % against the unfiltered search; hybrid against its slower arm;
-resident memory and the open-to-first-query time of a fresh process; and the
-growth factor between the smallest and the largest size.
+resident memory and the open-to-first-query time of a fresh process; rcpkit's
+ANN calibration (the ef it chose, or exact, and why); 64 HTTP clients against
+a real ``rcpkit serve --http`` next to the single-request CPU cost; and the
+growth factor of every row between the smallest and the largest size.
+
+``RCPKIT_BENCH_DIR=<folder>`` keeps the indexes there (a re-run re-opens them).
 
 The peers come with the ``bench`` extra (``pip install 'rcpkit[bench]'``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import statistics
 import subprocess
 import sys
@@ -38,6 +44,7 @@ from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.ingest.indexer import index_documents
 from rcpkit.engine.retrieve.pipeline import retrieve
+from rcpkit.engine.store._ann import calibrate
 from rcpkit.engine.store._usearch import import_usearch_index
 from rcpkit.engine.store.analysis import analyze, analyze_many
 from rcpkit.protocol import messages as m
@@ -97,11 +104,13 @@ def _peers() -> tuple[Any, Any, Any, Any]:
 def run_peers(sizes: list[int], queries: int) -> None:
     _peers()
     results: dict[int, dict[str, float]] = {}
-    with tempfile.TemporaryDirectory(prefix="rcpkit-bench-") as folder:
+    kept = os.environ.get("RCPKIT_BENCH_DIR")
+    with tempfile.TemporaryDirectory(prefix="rcpkit-bench-") as scratch:
+        folder = Path(kept) if kept else Path(scratch)
         for size in sizes:
-            results[size] = _one_size(Path(folder) / f"z{size}", size, queries)
-    if len(sizes) > 1:
-        _growth(results, min(sizes), max(sizes))
+            results[size] = _one_size(folder / f"z{size}", size, queries)
+            if len(results) > 1:  # after every size: a run cut short still has its growth
+                _growth(results, min(results), max(results))
 
 
 def build(folder: Path, size: int) -> Engine:
@@ -121,19 +130,16 @@ def _one_size(folder: Path, size: int, queries: int) -> dict[str, float]:
     engine = build(folder, size)
     indexed = time.perf_counter() - started
     dense = engine.dense.index  # type: ignore[attr-defined]
-    if size >= dense.policy.ann_min_size:  # measure the ANN path, not the exact fallback
-        waited = _call(dense.wait_for_ann, 4 * 3600)[0] / 1000
-        record(
-            Figure(
-                "engine",
-                f"ANN graph ready after indexing, {size:,} chunks",
-                waited,
-                "s",
-                higher_is_better=False,
-                note="background thread; saved",
-            )
-        )
     questions = [" ".join(text.split()[:6]) for text in _texts(queries, seed=3)]
+    # Held-out queries for the calibration: the measured ones (seed 3) are never its input.
+    tuning = [" ".join(text.split()[:6]) for text in _texts(64, seed=6)]
+    tuning_vectors = engine.embedder().embed(tuning, "query").astype(np.float32)
+    if size >= dense.policy.ann_min_size:  # let rcpkit build and calibrate its graph
+        waited = _call(dense.wait_for_graph, 4 * 3600)[0] / 1000
+        for vector in tuning_vectors:  # unfiltered queries: the calibration's input
+            dense.search(vector, 10)
+        calibrated = _call(dense.wait_for_ann, 3600)[0] / 1000
+        _calibration_figure(dense.ann_calibration, f"{size:,} chunks", waited, calibrated)
     keys, matrix, _, removed, _ = engine.store.vectors()
     keys, matrix = keys[removed == 0], np.ascontiguousarray(matrix[removed == 0])
     texts = _texts(size, seed=2)
@@ -152,11 +158,54 @@ def _one_size(folder: Path, size: int, queries: int) -> dict[str, float]:
     out.update(_dense(engine, faiss, keys, matrix, questions, label))
     out.update(_hybrid(engine, questions, label))
     out.update(_process(folder, size, matrix, label))
+    out.update(_http_load(folder, questions, label))
     # Last: building two HNSW graphs is the slowest step by far on two cores.
     vectors = engine.embedder().embed(questions[:50], "query").astype(np.float32)
-    _ann_curve(usearch, faiss, keys, matrix, vectors, label, dense.ann_graph)
+    graph = dense.ann_graph or _saved_graph(usearch, dense, matrix.shape[1])
+    out.update(
+        _ann_curve(usearch, faiss, keys, matrix, vectors, label, graph, engine, tuning_vectors)
+    )
     engine.close()
     return out
+
+
+def _saved_graph(usearch: Any, dense: Any, dimension: int) -> Any:
+    """rcpkit's saved graph when its calibration chose exact (and so let it go), else None."""
+    path = dense._graph.path
+    if path is None or not path.exists():
+        return None
+    settings = dense._graph.settings
+    graph = usearch.Index(
+        ndim=dimension,
+        metric="ip",
+        dtype="f32",
+        connectivity=settings.connectivity,
+        expansion_add=settings.expansion_add,
+    )
+    graph.load(str(path))
+    return graph
+
+
+def _calibration_figure(calibration: Any, label: str, waited: float, took: float) -> None:
+    if calibration is None:
+        record(Figure("engine", f"rcpkit ANN calibration, {label}", 0.0, "recall",
+                      note=f"no calibration after {took:.0f} s"))  # fmt: skip
+        return
+    steps = "; ".join(f"ef {ef}: {r:.3f} at {ms:.2f} ms" for ef, r, ms in calibration.curve)
+    chose = f"ef {calibration.ef}" if calibration.use_ann else "exact search"
+    record(
+        Figure(
+            "engine",
+            f"rcpkit ANN calibration, {label}: chose {chose}",
+            calibration.ann_ms,
+            "ms",
+            "rcpkit exact path, same queries and rounds",
+            calibration.exact_ms,
+            higher_is_better=False,
+            note=f"recall@10 (worse query set) {steps}; graph built in {waited:.0f} s, "
+            f"calibrated {took:.0f} s later",
+        )
+    )
 
 
 # --- lexical -----------------------------------------------------------------------
@@ -252,7 +301,7 @@ def _lexical(
             "both score BM25 over one field, rcpkit FTS5's formula)",
         )
     )
-    return {"lexical p50": p50, "lexical p95": p95, "tantivy p50": t50}
+    return {"lexical p50": p50, "lexical p95": p95, "tantivy p50": t50, "bm25s p50": b50}
 
 
 # --- dense -------------------------------------------------------------------------
@@ -290,8 +339,11 @@ def _dense(
             note=f"p95 {p95:.2f} ms",
         )
     )
-    _filtered(engine, keys, matrix, vectors, label, p50)
-    return {"dense p50": p50}
+    out = _filtered(engine, keys, matrix, vectors, label, p50)
+    return {"dense exact p50": p50, "faiss flat p50": f50, **out}
+
+
+_EF_CURVE = (64, 256, 1024, 4096)
 
 
 def _ann_curve(
@@ -301,10 +353,16 @@ def _ann_curve(
     matrix: npt.NDArray[Any],
     vectors: npt.NDArray[Any],
     label: str,
-    graph: Any = None,
-) -> None:
-    """Recall@10 and latency of HNSW per search expansion (rcpkit's ANN path is usearch's)."""
-    sample = vectors
+    graph: Any,
+    engine: Engine,
+    tuning: npt.NDArray[Any],
+) -> dict[str, float]:
+    """Recall@10 and latency of HNSW per ef (usearch, faiss) and of rcpkit's dense search.
+
+    rcpkit answers with whatever its calibration chose (the graph at the calibrated
+    ef, or exact search); the peers' p50 at the smallest ef reaching the target is
+    the comparison at the same recall.
+    """
     exact = [matrix @ v for v in vectors]
     started = time.perf_counter()
     if graph is None:  # below the ANN threshold rcpkit has no graph: build usearch's own
@@ -320,17 +378,27 @@ def _ann_curve(
     hnsw.add(matrix)
     faiss.omp_set_num_threads(1)
     built_faiss = time.perf_counter() - started
-    for ef in (64, 256, 1024):
+    dense = engine.dense.index  # type: ignore[attr-defined]
+    ours_recall, ours_time = [], []
+    for vector, truth in zip(vectors, exact, strict=True):
+        took, found = _call(dense.search, vector, 10)
+        ours_time.append(took)
+        ours_recall.append(_recall([key for key, _ in found], keys, truth))
+    mine = (statistics.mean(ours_recall), statistics.median(ours_time))
+    curves: dict[str, list[tuple[int, float, float]]] = {"usearch": [], "faiss": []}
+    for ef in _EF_CURVE:
         graph.expansion_search = ef
         hnsw.hnsw.efSearch = ef
         recall_u, recall_f, time_u, time_f = [], [], [], []
-        for vector, truth in zip(sample, exact, strict=False):
+        for vector, truth in zip(vectors, exact, strict=True):
             took, found = _call(graph.search, vector, 10)
             time_u.append(took)
             recall_u.append(_recall(np.asarray(found.keys).tolist(), keys, truth))
             took, (_, got) = _call(hnsw.search, vector[None, :], 10)
             time_f.append(took)
             recall_f.append(_recall(keys[got[0]].tolist(), keys, truth))
+        curves["usearch"].append((ef, statistics.mean(recall_u), statistics.median(time_u)))
+        curves["faiss"].append((ef, statistics.mean(recall_f), statistics.median(time_f)))
         record(
             Figure(
                 "engine",
@@ -344,6 +412,33 @@ def _ann_curve(
                 f"(usearch), {built_faiss:.0f} s (faiss), 2 threads",
             )
         )
+    target = dense.policy.ann_target_recall
+    best: list[tuple[float, str]] = []  # (p50 at the target, library)
+    for name, steps in curves.items():
+        reaching = [ms for _, recall, ms in steps if recall >= target]
+        if reaching:
+            best.append((min(reaching), name))
+    peer = min(best) if best else None
+    record(
+        Figure(
+            "engine",
+            f"dense at recall@10 >= {target}, {label}: rcpkit (recall {mine[0]:.3f})",
+            mine[1],
+            "ms",
+            f"fastest HNSW reaching it ({peer[1]})" if peer else "no HNSW ef reached it",
+            peer[0] if peer else None,
+            higher_is_better=False,
+            target=2.0,
+            note="peers' smallest ef reaching the target; rcpkit as calibrated",
+        )
+    )
+    if dense.ann_calibration is None:  # below the threshold: what the calibration would pick
+        found = calibrate(
+            graph, keys, matrix, tuning[:32], lambda q: dense.search(q, 10), dense._graph.settings
+        )
+        graph.expansion_search = max(found.ef, 1)
+        _calibration_figure(found, f"{label} (on the bench's usearch graph)", built_usearch, 0)
+    return {"dense as served p50": mine[1]}
 
 
 def _filtered(
@@ -353,7 +448,8 @@ def _filtered(
     vectors: npt.NDArray[Any],
     label: str,
     unfiltered: float,
-) -> None:
+) -> dict[str, float]:
+    out: dict[str, float] = {}
     for name, raw in _SELECTIVITIES:
         tree = parse_filter(raw, {"bucket": "int"}, OPERATORS)
         mask = np.isin(keys, engine.store.filtered_keys(tree))
@@ -378,6 +474,8 @@ def _filtered(
                 note=f"recall@10 {statistics.mean(recalls):.3f} (tie-aware)",
             )
         )
+        out[f"filtered {name} p50"] = p50
+    return out
 
 
 # --- hybrid, memory, open ------------------------------------------------------------
@@ -406,7 +504,11 @@ def _hybrid(engine: Engine, questions: list[str], label: str) -> dict[str, float
             note=f"dense {p50['dense']:.2f} ms, sparse {p50['sparse']:.2f} ms",
         )
     )
-    return {"hybrid p50": p50["hybrid"]}
+    return {
+        "hybrid p50": p50["hybrid"],
+        "retrieve dense p50": p50["dense"],
+        "retrieve sparse p50": p50["sparse"],
+    }
 
 
 _PROCESS = """
@@ -474,6 +576,8 @@ def _process(
 
 def _growth(results: dict[int, dict[str, float]], small: int, large: int) -> None:
     for name in results[small]:
+        if name not in results[large] or not results[small][name] > 0:
+            continue
         factor = results[large][name] / results[small][name]
         exponent = np.log(factor) / np.log(large / small)
         record(
@@ -483,6 +587,110 @@ def _growth(results: dict[int, dict[str, float]], small: int, large: int) -> Non
                 factor,
                 "x",
                 higher_is_better=False,
-                note=f"n^{exponent:.2f}",
+                note=f"n^{exponent:.2f}; to 1,000,000 at that rate: "
+                f"{results[large][name] * (1_000_000 / large) ** exponent:,.4g}",
             )
         )
+
+
+# --- HTTP load -----------------------------------------------------------------------
+
+_LOAD_CLIENTS = 64
+_LOAD_SECONDS = 20.0
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (all its threads)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _http_load(folder: Path, questions: list[str], label: str) -> dict[str, float]:
+    """A real ``rcpkit serve --http`` on the index: one client, then 64, hybrid retrieve.
+
+    The server is pinned to one core (the clients to the other), so the ceiling of
+    its throughput is 1 / (CPU per request): the row states both, and the gap is
+    what concurrency costs (queueing, GIL hand-offs, the HTTP layer).
+    """
+    from rcpkit.bench.http import _Child, _raise_file_limit
+
+    _raise_file_limit()
+    command = [sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0"]
+    command += ["--index", str(folder), "--embedder", "hashing:384", "--read-only"]
+    child = _Child.spawn(command)
+    try:
+        single, loaded = asyncio.run(_drive(child, questions))
+    finally:
+        child.stop()
+    (cpu_single, p50_single), (rate, p50, p95, cpu_loaded, errors) = single, loaded
+    ceiling = 1000 / cpu_single
+    record(
+        Figure(
+            "engine",
+            f"HTTP retrieve hybrid, {_LOAD_CLIENTS} clients, {label}",
+            rate,
+            "requests/s",
+            "one core's ceiling at the single-request CPU cost",
+            ceiling,
+            note=f"single request: {cpu_single:.1f} ms CPU, p50 {p50_single:.1f} ms; under "
+            f"load: {cpu_loaded:.1f} ms CPU/request, p50 {p50:.0f} ms, p95 {p95:.0f} ms, "
+            f"{errors} errors; the server used {rate * cpu_loaded / 10:.0f} % of its one core "
+            f"(the rest went to the machine's other work), {_LOAD_SECONDS:.0f} s",
+        )
+    )
+    return {"HTTP 64-client requests/s": rate, "HTTP single-request CPU ms": cpu_single}
+
+
+async def _drive(
+    child: Any, questions: list[str]
+) -> tuple[tuple[float, float], tuple[float, float, float, float, int]]:
+    from rcpkit.bench.loopback import Connection, rpc_body
+
+    pid = child.process.pid
+
+    def body(number: int) -> bytes:
+        params = {"query": questions[number % len(questions)], "k": 10, "mode": "hybrid"}
+        return rpc_body(number, "retrieve", params)
+
+    async def call(connection: Connection, number: int) -> bool:
+        answer = await connection.post("retrieve", body(number))
+        return answer.status == 200 and "result" in answer.json()
+
+    first = await Connection(child.url).open()
+    for number in range(5):  # open the engine, warm the caches
+        assert await call(first, number), "the server did not answer retrieve"
+    samples = []
+    before = _cpu_seconds(pid)
+    for number in range(50):
+        started = time.perf_counter()
+        await call(first, number)
+        samples.append((time.perf_counter() - started) * 1000)
+    cpu_single = (_cpu_seconds(pid) - before) * 1000 / 50
+    await first.close()
+    latencies: list[float] = []
+    errors = 0
+
+    async def client(number: int, until: float) -> None:
+        nonlocal errors
+        connection = await Connection(child.url).open()
+        calls = 0
+        try:
+            while time.perf_counter() < until:
+                started = time.perf_counter()
+                ok = await call(connection, number * 1000 + calls)
+                calls += 1
+                if ok:
+                    latencies.append((time.perf_counter() - started) * 1000)
+                else:
+                    errors += 1
+        finally:
+            await connection.close()
+
+    before, started = _cpu_seconds(pid), time.perf_counter()
+    until = started + _LOAD_SECONDS
+    await asyncio.gather(*(client(n, until) for n in range(_LOAD_CLIENTS)))
+    elapsed = time.perf_counter() - started
+    cpu_loaded = (_cpu_seconds(pid) - before) * 1000 / max(1, len(latencies))
+    p50, p95 = _percentiles(latencies)
+    single = (cpu_single, statistics.median(samples))
+    return single, (len(latencies) / elapsed, p50, p95, cpu_loaded, errors)

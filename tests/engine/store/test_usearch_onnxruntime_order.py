@@ -17,11 +17,15 @@ from rcpkit.engine.store.dense import DenseIndex, DensePolicy
 
 rows = np.random.default_rng(1).standard_normal((1200, 32)).astype(np.float32)
 rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-index = DenseIndex(32, DensePolicy(ann_min_size=1000, ann_min_selectivity=0.2))
+policy = DensePolicy(ann_min_size=1000, ann_max_cost=1e9, ann_calibration_queries=8)
+index = DenseIndex(32, policy)
 keys = np.arange(1, 1201, dtype=np.int64)
 zeros = np.zeros(1200, dtype=np.int64)
 index.replace(keys, rows, np.ones(1200, dtype=np.int64), zeros, [""] * 1200)
-assert index.wait_for_ann(60), "the HNSW graph was not built"
+assert index.wait_for_graph(60), "the HNSW graph was not built"
+for row in rows[:8]:  # the queries the graph's calibration measures on
+    index.search(row, 5)
+assert index.wait_for_ann(60), "the HNSW graph was not calibrated"
 assert len(index.search(rows[0], 5)) == 5
 
 from rcpkit.engine.models import load_minilm

@@ -4,9 +4,12 @@ The exact path scores the allowed rows only: every row when most are allowed
 (the disallowed scores are then set to -inf, cheaper than copying rows), the
 gathered subset when a filter keeps few. So a filter never costs recall and
 costs at most the unfiltered search. The ANN path is used only when the
-collection is large and the query is unfiltered or the filter keeps most of
-it; it over-fetches, drops disallowed rows by position and falls back to exact
-when too few survive.
+collection is large, the query carries no filter (§8: a filtered search keeps
+recall 1.0 at every selectivity, so it is always exact), and the graph's
+calibration (``_ann.py``) measured that it reaches the target recall@10 faster
+than the exact path on the queries this index received; it over-fetches,
+drops rows the caller may not see (other tenants, other versions) by position
+and falls back to exact when too few survive.
 
 Concurrency: readers take one immutable :class:`_State` reference (swapped
 atomically by the writer) and read nothing else, so a search never mixes two
@@ -16,6 +19,7 @@ versions of the arrays.
 from __future__ import annotations
 
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,12 +46,15 @@ _GATHER_BELOW = 0.25  # a filter keeping fewer rows than this share scores a gat
 class DensePolicy:
     # Below this, exact search is fast enough and perfect.
     ann_min_size: int = 250_000
-    ann_min_selectivity: float = 0.2  # a filter keeping less than this goes exact
+    # An unfiltered search whose caller sees less than this share (tenant, version) goes exact.
+    ann_min_selectivity: float = 0.5
     oversample: int = 4
-    # HNSW parameters (see BENCHMARKS.md for the recall/latency curve they were chosen on).
+    # HNSW build parameters; the search expansion is calibrated (see _ann.py).
     ann_connectivity: int = 32
     ann_expansion_add: int = 128
-    ann_expansion_search: int = 256
+    ann_target_recall: float = 0.95  # recall@10 the graph must reach against exact search
+    ann_max_cost: float = 1.0  # ...at a p50 below this share of the exact p50, else exact
+    ann_calibration_queries: int = 32  # recent queries the calibration measures on
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +91,8 @@ class DenseIndex:
         self._graph_path, self._identity = graph_path, identity
         self._lock = threading.Lock()
         self._codes: dict[str, int] = {"": 0}
+        self._recent: deque[Matrix] = deque(maxlen=max(1, self.policy.ann_calibration_queries))
+        self._recent_lock = threading.Lock()
         single_threaded_blas()
         self.clear()
 
@@ -98,7 +107,8 @@ class DenseIndex:
             settings = GraphSettings(
                 self.policy.ann_connectivity,
                 self.policy.ann_expansion_add,
-                self.policy.ann_expansion_search,
+                self.policy.ann_target_recall,
+                self.policy.ann_max_cost,
             )
             self._graph = AnnGraph(
                 self.dimension, settings, self._graph_path, self._identity, self._lock
@@ -160,13 +170,23 @@ class DenseIndex:
 
     @property
     def ann_graph(self) -> object | None:
-        """The usearch graph once built or loaded (None before)."""
-        graph: object | None = self._graph.ready
+        """The usearch graph once built or loaded, calibrated or not (None before)."""
+        graph: object | None = self._graph.built
         return graph
 
+    @property
+    def ann_calibration(self) -> object | None:
+        """The graph's :class:`~rcpkit.engine.store._ann.Calibration` (None before)."""
+        calibration: object | None = self._graph.calibration
+        return calibration
+
     def wait_for_ann(self, timeout: float) -> bool:
-        """Wait (bounded) for a graph being built; True when ANN search is available."""
+        """Wait (bounded) for a graph being built and calibrated; True when ANN answers."""
         return self._graph.wait(timeout)
+
+    def wait_for_graph(self, timeout: float) -> bool:
+        """Wait (bounded) for a graph being built; True once one is held."""
+        return self._graph.wait_built(timeout)
 
     def retire(self, keys: Keys, versions: Keys) -> None:
         """Rows retired at ``versions`` (still visible to readers pinned before)."""
@@ -258,14 +278,16 @@ class DenseIndex:
         count = state.size if visible is None else int(np.count_nonzero(visible))
         if count == 0:
             return []
+        query = np.ascontiguousarray(query, dtype=np.float32)
         if (
-            state.size >= self.policy.ann_min_size
+            allowed is None  # §8 filters keep recall 1.0: always exact
+            and state.size >= self.policy.ann_min_size
             and count / state.size >= self.policy.ann_min_selectivity
         ):
             found = self._search_ann(state, query, k, visible, count)
             if found is not None:
                 return found
-        return _exact(state, np.ascontiguousarray(query, dtype=np.float32), k, visible, count)
+        return _exact(state, query, k, visible, count)
 
     # --- ANN (usearch) ---
 
@@ -273,8 +295,14 @@ class DenseIndex:
         self, state: _State, query: Matrix, k: int, visible: Mask | None, count: int
     ) -> list[tuple[int, float]] | None:
         graph = self._graph.ready
-        if graph is None:
-            return None  # not built yet: the exact path answers meanwhile
+        if graph is None:  # not built, not calibrated, or exact won: exact answers
+            with self._recent_lock:  # request threads append concurrently
+                self._recent.append(query)
+                full = len(self._recent) == self._recent.maxlen
+                recent = np.stack(self._recent) if full else None
+            if recent is not None:
+                self._graph.calibrate_soon(self._rows, recent, self._exact_latest)
+            return None
         want = min(state.size, k * self.policy.oversample)
         matches = graph.search(query, want, threads=1)
         keys = np.asarray(matches.keys, dtype=np.int64)
@@ -288,6 +316,11 @@ class DenseIndex:
         keys, scores = keys[kept], scores[kept]
         order = np.lexsort((keys, -scores))[:k]
         return [(int(keys[i]), float(scores[i])) for i in order]
+
+    def _exact_latest(self, query: Matrix) -> list[tuple[int, float]]:
+        """The exact path of an unfiltered search (what the calibration weighs ANN against)."""
+        state = self._state
+        return _exact(state, query, 10, None, state.size)
 
 
 def _has_usearch() -> bool:
