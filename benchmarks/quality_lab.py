@@ -15,7 +15,9 @@ judges do (the title as the first line of ``text``, ``meta.title`` set, no
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
+import os
 import pickle
 import sqlite3
 import sys
@@ -252,6 +254,9 @@ def main() -> None:
     parser.add_argument("dataset", type=Path)
     parser.add_argument("--format", default="judged", choices=["judged", "judged-title", "titled"])
     parser.add_argument("--final", action="store_true", help="also print the held-out half")
+    parser.add_argument(
+        "--meta-title", action="store_true", help="meta.title as the BM25 title (judged layout)"
+    )
     args = parser.parse_args()
     dataset = load_dataset(args.dataset)
     data = build(dataset, args.format)
@@ -259,11 +264,16 @@ def main() -> None:
     qids = data["query_ids"]
     halves = {"dev": [q for q in qids if split_of(q) == "dev"],
               "heldout": [q for q in qids if split_of(q) == "heldout"], "all": qids}  # fmt: skip
-    lex = Lexical(data)
     data["title_terms"] = [tokens(" ".join(t)) for t in data["title_terms"]]
     data["body_terms"] = [tokens(" ".join(t)) for t in data["body_terms"]]
-    lex = Lexical(data)
     doc_terms = [t + b for t, b in zip(data["title_terms"], data["body_terms"], strict=True)]
+    if args.meta_title:
+        # What the indexer makes of meta.title when a document has no `title`: its
+        # analysed terms in the title column of every chunk of the document.
+        titles = {d.id: d.title for d in dataset.corpus}
+        analysed = {i: tokens(" ".join(analyze(t))) for i, t in titles.items() if t}
+        data["title_terms"] = [analysed.get(d, []) for d in data["doc_of"]]
+    lex = Lexical(data, float(os.environ.get("TITLE_WEIGHT", "2")))
     # Sanity: the numpy BM25 ranks like FTS5.
     for q, fts in list(data["fts"].items())[:5]:
         mine = top(
@@ -279,9 +289,15 @@ def main() -> None:
     dense_first = {q: top(cos[i], 100, positive=False) for i, q in enumerate(qids)}
     base = bm25_baseline(dataset, 100)
 
+    dump: dict[str, dict[str, float]] = {}
+
     def report(name: str, make: Callable[[str], dict[int, float] | dict[str, float]],
                docs: bool = False) -> None:  # fmt: skip
         run = {q: (make(q) if docs else to_docs(make(q), doc_of)) for q in qids}  # type: ignore[arg-type]
+        if os.environ.get("DUMP"):
+            ev = pytrec_eval.RelevanceEvaluator(dataset.qrels, {"ndcg_cut.10"})
+            per = ev.evaluate(run)
+            dump[name] = {q: per[q]["ndcg_cut_10"] if q in per else 0.0 for q in qids}
         parts = [f"{h} {evaluate(run, dataset.qrels, halves[h]):.4f}"
                  for h in (("dev", "heldout", "all") if args.final else ("dev",))]  # fmt: skip
         print(f"{name:<48} " + "  ".join(parts), flush=True)
@@ -294,8 +310,12 @@ def main() -> None:
             {"s": lex_first[q], "d": dense_first[q]}, {}, k))  # fmt: skip
     cache_first = {q: rrf({"s": lex_first[q], "d": dense_first[q]}, {}) for q in qids}
 
-    def feedback_of(q: str, fb: int) -> list[int]:
-        first = cache_first[q]
+    def feedback_of(q: str, fb: int, fusion: str = "rrf", alpha: float = 0.5) -> list[int]:
+        first = (
+            cache_first[q]
+            if fusion == "rrf"
+            else score_fusion({"s": lex_first[q], "d": dense_first[q]}, fusion, alpha)
+        )
         out: list[int] = []
         seen_docs: set[str] = set()
         for key in sorted(first, key=lambda k: (-first[k], k)):
@@ -338,8 +358,19 @@ def main() -> None:
         doclevel: bool = False,
         prior: str = "rank",
         use_idf: bool = True,
+        min_terms: int = 0,
+        gap: float = 9.0,
+        dense_short: float = 0.0,
+        same_first: bool = True,
     ) -> dict[int, float]:
-        feedback = feedback_of(q, fb)
+        feedback = feedback_of(q, fb, fusion if same_first else "rrf", alpha)
+        if len(qterms[q]) < min_terms:
+            lexprf, beta = False, 0.0
+        if dense_short and len(qterms[q]) < min_terms:
+            w_dense = dense_short
+        d1 = dense_first[q]
+        if len(d1) > 1 and d1[0][1] - d1[1][1] > gap:
+            lexprf, beta = False, 0.0
         if (
             adaptive == "agree"
             and lex_first[q]
@@ -386,9 +417,6 @@ def main() -> None:
             return rrf(lists, weights_, rrf_k)
         return score_fusion(lists, fusion, alpha)
 
-    import itertools
-    import os
-
     grid = eval(os.environ.get("GRID", "{}"))
     names = list(grid)
     for values in itertools.product(*grid.values()):
@@ -397,6 +425,24 @@ def main() -> None:
             "pipe " + " ".join(f"{k}={v}" for k, v in params.items()),
             lambda q, params=params: pipeline(q, **params),
         )
+    if os.environ.get("DUMP"):
+        features = {
+            q: {
+                "terms": len(qterms[q]),
+                "dgap": dense_first[q][0][1] - dense_first[q][1][1],
+                "dtop": dense_first[q][0][1],
+                "lgap": (lex_first[q][0][1] - lex_first[q][1][1]) / lex_first[q][0][1]
+                if len(lex_first[q]) > 1
+                else 1.0,
+                "agree": doc_of[lex_first[q][0][0]] == doc_of[dense_first[q][0][0]]
+                if lex_first[q]
+                else False,
+                "split": split_of(q),
+            }
+            for q in qids
+        }
+        with open(os.environ["DUMP"], "wb") as handle:
+            pickle.dump({"ndcg": dump, "features": features}, handle)
 
 
 if __name__ == "__main__":

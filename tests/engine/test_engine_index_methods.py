@@ -174,3 +174,24 @@ async def test_an_oversized_add_is_payload_too_large_and_writes_nothing(tmp_path
         error = await Calls(peer).error("index/add", {"documents": [{"text": "a"}] * 3})
     assert (error["code"], error["data"]["field"]) == (-32013, "documents")
     assert engine.store.version == 0
+
+
+async def test_meta_title_is_the_lexical_title_of_a_document_added_without_title(
+    engine: Engine,
+) -> None:
+    # Issue 16: clients that load a collection with the title in meta.title (and the
+    # text's first line) get the weighted BM25 title field all the same.
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        documents = [
+            {"id": "meta", "text": "colony survey notes", "meta": {"title": "walrus"}},
+            {"id": "field", "text": "colony survey notes", "title": "narwhal"},
+            {"id": "odd", "text": "colony survey notes", "meta": {"title": 7}},
+        ]
+        await call.result("index/add", {"documents": documents})
+        walrus = await call.result("retrieve", {"query": "walrus", "mode": "sparse", "k": 5})
+        narwhal = await call.result("retrieve", {"query": "narwhal", "mode": "sparse", "k": 5})
+        both = await call.result("retrieve", {"query": "colony", "mode": "sparse", "k": 5})
+    assert [hit["meta"]["title"] for hit in walrus["hits"]] == ["walrus"]
+    assert len(narwhal["hits"]) == 1  # a `title` still wins over meta.title
+    assert len(both["hits"]) == 3  # a non-string meta.title indexes no title

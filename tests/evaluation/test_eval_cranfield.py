@@ -3,10 +3,10 @@
 The whole collection (1,398 abstracts, 225 judged queries) goes through
 ``rcpkit eval`` as a user runs it: the engine is spawned over stdio with the
 bundled MiniLM, loaded through index/add, queried over the wire. It fails if
-the default ``retrieve`` falls below 1.18× the in-run BM25 baseline's nDCG@10
-over all queries or 1.17× over the held-out half (``rcpkit.evaluation.split``;
-measured 1.23× on both with the feedback pass of issue 16, less ~0.05 for
-noise and machines), or recalls less of the judged documents in its top 100
+the default ``retrieve`` falls below 1.20× the in-run BM25 baseline's nDCG@10
+over all queries or 1.18× over the held-out half (``rcpkit.evaluation.split``;
+measured 1.248× and 1.223× with issue 16's convex fusion and feedback pass,
+less ~0.045 for noise and machines), or recalls less of the judged documents in its top 100
 than BM25 does.
 """
 
@@ -33,7 +33,7 @@ def test_the_default_retrieve_beats_the_bm25_baseline_on_cranfield(tmp_path: Pat
     done = subprocess.run(
         [sys.executable, "-m", "rcpkit", "eval", str(CRANFIELD), "--index", str(tmp_path / "idx"),
          "--stages", "default,lexical", "--no-progress", "--json", str(record),
-         "--min-ratio", "1.18"],
+         "--min-ratio", "1.20"],
         capture_output=True, text=True, timeout=880, check=False,
     )  # fmt: skip
     print(done.stdout)
@@ -43,6 +43,6 @@ def test_the_default_retrieve_beats_the_bm25_baseline_on_cranfield(tmp_path: Pat
     default = next(run for run in result["runs"] if run["key"] == "default")
     baseline = result["baseline"]["aggregate"]
     assert default["failedQueries"] == 0
-    assert default["ratioToBaseline"] >= 1.18
-    assert default["ratioByHalf"]["heldout"] >= 1.17
+    assert default["ratioToBaseline"] >= 1.20
+    assert default["ratioByHalf"]["heldout"] >= 1.18
     assert default["aggregate"]["R@100"] >= baseline["R@100"]

@@ -14,7 +14,8 @@ from eval_support import write_dataset
 from rcpkit import App, ErrorCode, RCPError, RequestContext
 from rcpkit.client import TransportClosed, connect_in_memory
 from rcpkit.evaluation import evaluate, load_dataset, render_table
-from rcpkit.evaluation.harness import Tick
+from rcpkit.evaluation.dataset import CorpusDocument
+from rcpkit.evaluation.harness import Tick, as_added
 from rcpkit.evaluation.report import to_json
 from rcpkit.handlers.engine import build_engine_app
 from rcpkit.protocol import messages as m
@@ -238,3 +239,17 @@ async def test_a_rerank_stage_keeps_the_funnel_top_n_at_least_k(tmp_path: Path) 
     assert result.rows[0].errors == 0
     assert "30" not in result.rows[0].label  # the server, not the harness, picks the head
     assert asked and all(top_n is None or top_n >= k for k, top_n in asked)
+
+
+def test_the_meta_title_layout_loads_a_document_as_outside_judges_do() -> None:
+    document = CorpusDocument("d1", "Wing flutter", "a body", {"year": 1960})
+    assert as_added(document) == {"id": "d1", "title": "Wing flutter", "text": "a body",
+                                  "meta": {"year": 1960}}  # fmt: skip
+    assert as_added(document, "meta-title") == {
+        "id": "d1",
+        "text": "Wing flutter\na body",
+        "meta": {"year": 1960, "title": "Wing flutter"},
+    }
+    untitled = CorpusDocument("d2", "", "just text", {})
+    assert as_added(untitled, "meta-title") == {"id": "d2", "title": None, "text": "just text",
+                                                "meta": None}  # fmt: skip

@@ -135,6 +135,7 @@ async def _evaluate(args: argparse.Namespace, dataset: Dataset, command: list[st
                 concurrency=args.concurrency,
                 bars=None if args.no_progress else _bar,
                 log=None if args.no_progress else _log,
+                layout=args.layout,
             )
         finally:
             await client.close()

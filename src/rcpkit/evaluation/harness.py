@@ -20,7 +20,7 @@ from typing import Any
 
 from rcpkit.client import Client, TransportClosed
 from rcpkit.evaluation.baseline import BM25_BASELINE, bm25_baseline
-from rcpkit.evaluation.dataset import Dataset
+from rcpkit.evaluation.dataset import CorpusDocument, Dataset
 from rcpkit.evaluation.metrics import PRIMARY, Scores, ranked_run, score_run
 from rcpkit.evaluation.report import Evaluation, Row
 from rcpkit.evaluation.stages import Stage, available_stages, select_stages
@@ -28,11 +28,13 @@ from rcpkit.protocol.content import Hit
 from rcpkit.protocol.errors import RCPError
 
 __all__ = [
+    "LAYOUTS",
     "Bars",
     "Loaded",
     "Pinning",
     "StageResult",
     "Tick",
+    "as_added",
     "document_ids",
     "evaluate",
     "load_corpus",
@@ -84,8 +86,11 @@ async def evaluate(
     concurrency: int = 4,
     bars: Bars | None = None,
     log: Callable[[str], None] | None = None,
+    layout: str = "titled",
 ) -> Evaluation:
     """Load (when asked and writable), run the chosen stages and the BM25 baseline.
+
+    ``layout`` is how a document is loaded (`load_corpus`).
 
     ``bars(total, label)`` opens a progress bar whose tick advances it; ``log``
     gets one line per finished stage.
@@ -97,7 +102,7 @@ async def evaluate(
     loaded: Loaded | None = None
     if load and _writable(client):
         with bars(sum(not d.empty for d in dataset.corpus), "index/add") as tick:
-            loaded = await load_corpus(client, dataset, tick=tick)
+            loaded = await load_corpus(client, dataset, tick=tick, layout=layout)
     pinning = await _pinning(client, dataset, loaded, depth, seed)
     results: list[StageResult] = []
     for stage in chosen:
@@ -178,8 +183,31 @@ def _no_bar(total: int, label: str) -> Iterator[Tick | None]:
     yield None
 
 
+LAYOUTS = ("titled", "meta-title")
+
+
+def as_added(document: CorpusDocument, layout: str = "titled") -> dict[str, Any]:
+    """The ``index/add`` document for a corpus entry, in one of the ``LAYOUTS``.
+
+    ``titled``: the title in ``title``. ``meta-title``: the way many clients load a
+    collection, the title as the first line of ``text`` and in ``meta.title``, no
+    ``title`` (issue 16's outside judges load theirs so).
+    """
+    if layout == "titled" or not document.title:
+        meta = document.meta or None
+        return {"id": document.id, "title": document.title or None, "text": document.text,
+                "meta": meta}  # fmt: skip
+    text = f"{document.title}\n{document.text}" if document.text else document.title
+    return {"id": document.id, "text": text, "meta": {**document.meta, "title": document.title}}
+
+
 async def load_corpus(
-    client: Client, dataset: Dataset, *, batch: int = 64, tick: Tick | None = None
+    client: Client,
+    dataset: Dataset,
+    *,
+    batch: int = 64,
+    tick: Tick | None = None,
+    layout: str = "titled",
 ) -> Loaded:
     """Add every non-empty document of the corpus, ``batch`` per ``index/add``."""
     started = time.perf_counter()
@@ -188,10 +216,7 @@ async def load_corpus(
     for start in range(0, len(documents), batch):
         part = documents[start : start + batch]
         result = await client.index_add(
-            [
-                {"id": d.id, "title": d.title or None, "text": d.text, "meta": d.meta or None}
-                for d in part
-            ],
+            [as_added(d, layout) for d in part],
             timeout=600.0,
         )
         version = result.index_version or version

@@ -29,6 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--index does not name an existing index",
     )
     parser.add_argument(
+        "--layout",
+        choices=["titled", "meta-title"],
+        default="titled",
+        help="how --load adds a document: titled = the title in `title`; meta-title = the "
+        "title as the first line of `text` and in `meta.title`, no `title`",
+    )
+    parser.add_argument(
         "--stages", default=None, help="comma-separated stage keys (default: all the server has)"
     )
     parser.add_argument("--queries", type=int, default=None, metavar="N", help="first N queries")

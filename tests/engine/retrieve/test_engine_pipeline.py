@@ -139,7 +139,6 @@ async def test_a_cursor_reused_with_an_omitted_option_spelled_as_its_default_is_
     spelled = {
         **omitted,
         "mode": "hybrid",
-        "fusion": {"method": "rrf", "rrfK": 60},
         "includeText": True,
         "strict": True,
         "rerank": False,
@@ -153,6 +152,12 @@ async def test_a_cursor_reused_with_an_omitted_option_spelled_as_its_default_is_
         "retrieve", {**omitted, "mode": "sparse", "cursor": first["nextCursor"]}
     )
     assert different["code"] == -32602  # a real change of params is still refused
+    # The default fusion spelled out is another pipeline: no feedback pass (issue 16).
+    default_fusion = {"method": "convex", "alpha": 0.8, "rrfK": 60}
+    explicit = await call.error(
+        "retrieve", {**omitted, "fusion": default_fusion, "cursor": first["nextCursor"]}
+    )
+    assert explicit["code"] == -32602
 
 
 async def test_forged_mismatched_and_expired_cursors_are_refused(tmp_path: Path) -> None:

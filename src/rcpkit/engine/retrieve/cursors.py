@@ -71,9 +71,12 @@ def params_digest(params: m.RetrieveParams, tenant: str | None) -> str:
     """What a cursor binds: the caller's tenant and every retrieve param but the cursor.
 
     The params are bound as the engine runs them, so an omitted option and the
-    value it defaults to (``mode`` absent and ``"hybrid"``) are the same query.
+    value it defaults to (``mode`` absent and ``"hybrid"``) are the same query. An
+    omitted ``fusion`` is not the same as one spelled out: only the former takes the
+    feedback pass (rcpkit.engine.retrieve.prf), so the two rank differently.
     """
     raw = msgspec.to_builtins(effective_params(params))
+    raw["_feedback"] = params.fusion is None
     for volatile in ("cursor", "indexVersion"):
         raw.pop(volatile, None)
     payload = json.dumps([tenant, raw], sort_keys=True, ensure_ascii=False)

@@ -21,7 +21,9 @@ chosen on a held-out half), nDCG@10, Cranfield / docstrings:
   Cranfield (0.381 against 0.401), noise on docstrings.
 
 Held out (BENCHMARKS.md), the pass gains on Cranfield (0.434 → 0.450) and
-loses on the docstring known-item collection (0.616 → 0.597).
+loses on the docstring known-item collection (0.616 → 0.597). Since the
+default fusion became convex α 0.8 (rcpkit.engine.retrieve.recall), both
+passes fuse that way: dev 0.409 / 0.652, held out 0.452 / 0.621.
 
 The cost is one BM25 query and a fetch of the feedback chunks; no model
 runs again. Only a plain hybrid request takes it: an explicit ``mode``,

@@ -1,4 +1,4 @@
-"""Recall and fusion: the dense and lexical arms at one index version, fused by rank or score."""
+"""Recall and fusion: the dense and lexical arms at one index version, fused by score or rank."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS, Filter, parse_filter
-from rcpkit.engine.fusion import FusionOptions, fuse
+from rcpkit.engine.fusion import RRF_K, FusionOptions, fuse
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.store.analysis import analyze_query
@@ -18,17 +18,27 @@ from rcpkit.protocol import messages as m
 
 # What an omitted `mode` / `fusion` means here; cursors bind these effective values.
 DEFAULT_MODE = "hybrid"
-DEFAULT_FUSION = m.Fusion(method="rrf", rrf_k=60, alpha=0.5)
+# An omitted `fusion` is §16.3's convex combination, which the spec prefers when every
+# fused list has a declared score floor (both arms here do: cosine >= -1, BM25 >= 0).
+# α 0.8 was chosen on the development halves of two collections (Cranfield, the
+# NumPy/SciPy docstrings; benchmarks/quality_lab.py, BENCHMARKS.md "Retrieval quality"):
+# the α whose worse dev ratio to BM25 was highest. With the cosine's floor at -1 the
+# dense arm's normalised scores span a narrow band near 1, so a high α balances the arms.
+DEFAULT_FUSION = m.Fusion(method="convex", rrf_k=RRF_K, alpha=0.8)
+# A `fusion` the client sends without `method` is RRF, §16.3's default strategy, and
+# without `alpha` α is §16.3's default 0.5: an explicit request means what the spec says.
+_SPEC_FUSION = m.Fusion(method="rrf", rrf_k=RRF_K, alpha=0.5)
 
 
 def effective_fusion(fusion: m.Fusion | None) -> m.Fusion:
     """``fusion`` with every omitted knob at the value recall uses."""
-    given = fusion or m.Fusion()
+    if fusion is None:
+        return DEFAULT_FUSION
     return m.Fusion(
-        method=given.method or DEFAULT_FUSION.method,
-        weights=given.weights,
-        rrf_k=given.rrf_k or DEFAULT_FUSION.rrf_k,
-        alpha=DEFAULT_FUSION.alpha if given.alpha is None else given.alpha,
+        method=fusion.method or _SPEC_FUSION.method,
+        weights=fusion.weights,
+        rrf_k=fusion.rrf_k or _SPEC_FUSION.rrf_k,
+        alpha=_SPEC_FUSION.alpha if fusion.alpha is None else fusion.alpha,
     )
 
 
