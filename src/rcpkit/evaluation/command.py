@@ -60,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
             return _compare(args)
         if args.dataset is None:
             raise ValueError("name a dataset folder (or --compare A B)")
+        if args.federated:
+            return _federated(args)
         for option in ("queries", "depth", "concurrency"):
             value = getattr(args, option)
             if value is not None and value < 1:
@@ -179,6 +181,32 @@ def _server(args: argparse.Namespace, command: list[str]) -> Iterator[tuple[Any,
             ),
             fresh,
         )
+
+
+def _federated(args: argparse.Namespace) -> int:
+    import shlex
+
+    from rcpkit.evaluation.federated import evaluate_federated, render_federated
+
+    dataset = load_dataset(args.dataset, args.qrels).half(args.split).subset(args.queries)
+    foreign = shlex.split(args.foreign) if args.foreign else None
+    methods = [key.strip() for key in args.fusions.split(",") if key.strip()]
+    log = None if args.no_progress else _log
+    with contextlib.ExitStack() as stack:
+        work = args.work or Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        evaluation = asyncio.run(
+            evaluate_federated(
+                dataset,
+                work,
+                foreign=foreign,
+                unrelated=args.unrelated,
+                methods=methods,
+                concurrency=args.concurrency,
+                log=log,
+            )
+        )
+    print(render_federated(evaluation))
+    return 0
 
 
 def _stage_keys(stages: str | None) -> list[str] | None:

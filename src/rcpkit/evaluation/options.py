@@ -71,3 +71,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--measure", default=PRIMARY, choices=MEASURES, help="for --compare")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    federated = parser.add_argument_group("federated benchmark (rcpkit.evaluation.federated)")
+    federated.add_argument(
+        "--federated",
+        action="store_true",
+        help="two shards + an unrelated engine (+ --foreign) behind rcpkit gateway, "
+        "against one engine holding the whole collection",
+    )
+    federated.add_argument(
+        "--foreign", default=None, metavar="CMD", help="another RCP server's stdio command"
+    )
+    federated.add_argument(
+        "--unrelated",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the unrelated collection (default: the generated docstrings collection)",
+    )
+    federated.add_argument(
+        "--work",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where the engines' indexes live (kept and reused; default: a temporary folder)",
+    )
+    federated.add_argument(
+        "--fusions", default="rrf,calibrated", metavar="A,B", help="gateway fusion methods"
+    )

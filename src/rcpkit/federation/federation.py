@@ -26,6 +26,7 @@ import msgspec
 from rcpkit.client.api import build_params
 from rcpkit.client.errors import OptionUnsupported
 from rcpkit.client.wire import parse_result, to_wire
+from rcpkit.federation.calibration import SessionCalibration
 from rcpkit.federation.connect import Connector, connect_engine
 from rcpkit.federation.cursors import CursorSigner, FusedPage, fingerprint
 from rcpkit.federation.discovery import discover
@@ -82,6 +83,8 @@ class Federation:
         self.engine_timeout = engine_timeout
         self.query_timeout = query_timeout
         self.fusion = fusion or FusionConfig()
+        # Calibrated fusion's per-engine score samples, kept over the session (§16.3).
+        self.calibration = SessionCalibration()
         self.overfetch = max(1, overfetch)
         self.default_depth = default_depth
         # Never forward to ourselves or to whoever spawned us (§16.2).
@@ -251,7 +254,7 @@ class Federation:
             overrides={engine: {"indexVersion": v} for engine, v in page.pins.items()},
         )
         lists = [self._engine_hits(engine, result) for engine, result in collected.answers.items()]
-        fused = fuse_hits(lists, depth, fusion)
+        fused = fuse_hits(lists, depth, fusion, self.calibration)
         hits = fused.hits[page.offset :]
         if params.min_score is not None:
             hits = [hit for hit in hits if hit.score >= params.min_score]
@@ -300,7 +303,7 @@ class Federation:
             EngineHits(engine, result.hits or [], self._weight(engine), None)
             for engine, result in results.items()
         ]
-        fused = fuse_hits(lists, params.k, self.fusion)
+        fused = fuse_hits(lists, params.k, self.fusion, self.calibration)
         result = assemble(collected, lists, fused.hits, [*fused.notes], fused.method)
         result.graph.update(merge_graph(results))
         return result

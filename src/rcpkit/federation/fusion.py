@@ -1,8 +1,11 @@
 """Fusion across engines (§16.3): strategies and identity keys, each looked up by name.
 
-Strategies: ``rrf`` (default), ``weighted`` (per-engine min-max) and
-``convex`` (the interval's minimum is each engine's advertised ``scoreFloor``;
-falls back to RRF when any engine lacks one). The rank and min-max
+Strategies: ``calibrated`` (score-aware: every hit's ``confidence``, or the
+gateway's per-engine estimate, made monotone along the engine's ranking and
+summed by weight; :mod:`rcpkit.federation.calibration`), ``rrf``,
+``weighted`` (per-engine min-max) and ``convex`` (the interval's minimum is
+each engine's advertised ``scoreFloor``; falls back to RRF when any engine
+lacks one). The rank and min-max
 arithmetic is the engine's own (:mod:`rcpkit.engine.fusion`), applied here
 with engines as the arms. Ties break by fused score, then summed weight,
 then the smaller stringified id, so the order never depends on which engine
@@ -20,6 +23,7 @@ from typing import Any
 import msgspec
 
 from rcpkit.engine.fusion import FUSION, RRF_K, FusionOptions, Ranked
+from rcpkit.federation.calibration import SessionCalibration
 from rcpkit.protocol.content import Hit
 from rcpkit.protocol.messages import Usage
 
@@ -79,6 +83,8 @@ Strategy = Callable[[Mapping[str, Ranked], Mapping[str, float], "_Inputs"], dict
 class _Inputs:
     rrf_k: int
     floors: Mapping[str, float | None]
+    # calibrated: each engine's calibrated relevance, aligned with its ranked list
+    calibrated: Mapping[str, Sequence[float]] = field(default_factory=dict)
 
 
 def _rrf(lists: Mapping[str, Ranked], weights: Mapping[str, float], o: _Inputs) -> dict[int, float]:
@@ -113,7 +119,28 @@ def _convex(
     return scores
 
 
-FUSION_STRATEGIES: dict[str, Strategy] = {"rrf": _rrf, "weighted": _weighted, "convex": _convex}
+def _calibrated(
+    lists: Mapping[str, Ranked], weights: Mapping[str, float], o: _Inputs
+) -> dict[int, float]:
+    # §6.1: across servers, the normalised confidence (or the gateway's estimate of it),
+    # never the raw score. A tiny rank term orders a pooled (tied) run by the engine's
+    # own ranks, as RRF would.
+    scores: dict[int, float] = {}
+    for engine, ranked in lists.items():
+        weight = weights.get(engine, 1.0)
+        values = o.calibrated[engine]
+        for rank, ((key, _), value) in enumerate(zip(ranked, values, strict=True), 1):
+            bonus = 1e-6 / (o.rrf_k + rank)
+            scores[key] = scores.get(key, 0.0) + weight * (value + bonus)
+    return scores
+
+
+FUSION_STRATEGIES: dict[str, Strategy] = {
+    "calibrated": _calibrated,
+    "rrf": _rrf,
+    "weighted": _weighted,
+    "convex": _convex,
+}
 
 
 def _by_id(hit: Hit) -> str:
@@ -147,8 +174,16 @@ class _Candidate:
     sources: list[tuple[str, int, Hit]] = field(default_factory=list)
 
 
-def fuse_hits(lists: Sequence[EngineHits], k: int | None, config: FusionConfig) -> Fused:
-    """One ranked list from many, each hit tagged with ``meta.engine`` and the fusion numbers."""
+def fuse_hits(
+    lists: Sequence[EngineHits],
+    k: int | None,
+    config: FusionConfig,
+    calibration: SessionCalibration | None = None,
+) -> Fused:
+    """One ranked list from many, each hit tagged with ``meta.engine`` and the fusion numbers.
+
+    ``calibration``: the session's per-engine score samples (``calibrated`` only; without
+    one, each call estimates from its own responses)."""
     method, notes = config.method, []
     if method == "convex" and any(item.score_floor is None for item in lists):
         missing = sorted(item.engine for item in lists if item.score_floor is None)
@@ -158,9 +193,18 @@ def fuse_hits(lists: Sequence[EngineHits], k: int | None, config: FusionConfig) 
     keys: dict[str, int] = {}
     candidates: list[_Candidate] = []
     ranked: dict[str, list[tuple[int, float]]] = {}
+    calibrated: dict[str, list[float]] = {}
+    if method == "calibrated":
+        calibration = calibration or SessionCalibration()
     for item in lists:
         seen: set[int] = set()
         arm = ranked.setdefault(item.engine, [])
+        values = (
+            calibration.calibrate(item.engine, item.hits)
+            if method == "calibrated" and calibration is not None
+            else None
+        )
+        kept = calibrated.setdefault(item.engine, [])
         for rank, hit in enumerate(item.hits, 1):
             key = keys.setdefault(identity(hit), len(keys))
             if key in seen:
@@ -170,11 +214,14 @@ def fuse_hits(lists: Sequence[EngineHits], k: int | None, config: FusionConfig) 
                 candidates.append(_Candidate())
             candidates[key].sources.append((item.engine, rank, hit))
             arm.append((key, hit.score))
+            if values is not None:
+                kept.append(values[rank - 1])
     weights = {item.engine: config.weights.get(item.engine, item.weight) for item in lists}
     floors = {item.engine: item.score_floor for item in lists}
-    scores = FUSION_STRATEGIES[method](ranked, weights, _Inputs(config.rrf_k, floors))
+    inputs = _Inputs(config.rrf_k, floors, calibrated)
+    scores = FUSION_STRATEGIES[method](ranked, weights, inputs)
     fused = [
-        _fused_hit(candidates[key], score, weights)
+        _fused_hit(candidates[key], score, weights, method == "calibrated")
         for key, score in scores.items()
         if candidates[key].sources
     ]
@@ -184,7 +231,7 @@ def fuse_hits(lists: Sequence[EngineHits], k: int | None, config: FusionConfig) 
 
 
 def _fused_hit(
-    candidate: _Candidate, score: float, weights: Mapping[str, float]
+    candidate: _Candidate, score: float, weights: Mapping[str, float], calibrated: bool
 ) -> tuple[float, float, Hit]:
     sources = candidate.sources
     engine, rank, richest = max(sources, key=lambda source: (_richness(source[2]), -source[1]))
@@ -197,6 +244,13 @@ def _fused_hit(
     if len(sources) > 1:
         meta["engines"] = [source[0] for source in sources]
     weight = sum(weights.get(source[0], 1.0) for source in sources)
+    if calibrated and richest.confidence is None:
+        # §7.7.2: the gateway's estimate is the confidence the caller can threshold on.
+        confidence = min(1.0, max(0.0, score / weight if weight > 0 else 0.0))
+        fused_hit = msgspec.structs.replace(
+            richest, score=score, meta=meta, confidence=round(confidence, 6)
+        )
+        return score, weight, fused_hit
     return score, weight, msgspec.structs.replace(richest, score=score, meta=meta)
 
 

@@ -17,7 +17,7 @@ from rcpkit.transport.http.options import add_http_arguments
 
 __all__ = ["DEDUPS", "FUSIONS", "add_arguments"]
 
-FUSIONS = ("convex", "rrf", "weighted")
+FUSIONS = ("calibrated", "convex", "rrf", "weighted")
 DEDUPS = ("content", "id", "uri")
 
 
@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     gateway.add_argument(
         "--hide-endpoints", action="store_true", help="catalog/list omits engine endpoints"
     )
-    gateway.add_argument("--fusion", choices=FUSIONS, default="rrf")
+    gateway.add_argument("--fusion", choices=FUSIONS, default="calibrated")
     gateway.add_argument(
         "--rrf-k", type=int, default=None, help="RRF's k (default: the engine's RRF constant)"
     )
