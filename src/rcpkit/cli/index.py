@@ -67,6 +67,11 @@ class _Progress:
         self._board.update("chunks", chunks)
         self._board.update("files", files, current)
 
+    def recognized(self, files: int, total: int) -> None:
+        if files == 1:
+            self._board.counter("ocr", total, "file")
+        self._board.update("ocr", files)
+
 
 def run(args: argparse.Namespace) -> int:
     from rcpkit.cli.engine import open_from_args

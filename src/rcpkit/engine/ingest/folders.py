@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.ingest._source import FileSource
 from rcpkit.engine.ingest._types import ChunkSpan, Skipped, SourceDocument
-from rcpkit.engine.ingest._walk import find_sources, load_source
+from rcpkit.engine.ingest._walk import find_sources
 from rcpkit.engine.ingest.indexer import (
     commit_batch,
     document_batch,
@@ -32,6 +32,7 @@ from rcpkit.engine.ingest.indexer import (
     embedding_inputs,
     learned_sparse,
 )
+from rcpkit.engine.ingest.ocr_pool import OcrPool
 from rcpkit.engine.ingest.roots import ROOT_SETTING, choose_root, file_of_uri, within
 from rcpkit.engine.ingest_options import IngestOptions
 from rcpkit.engine.store.base import NewChunk, WriteBatch
@@ -54,6 +55,10 @@ class RunProgress(Protocol):
 
     def embedded(self, files: int, chunks: int, current: str | None) -> None:
         """``files`` and ``chunks`` are done so far; ``current`` (if given) is being embedded."""
+        ...
+
+    def recognized(self, files: int, total: int) -> None:
+        """``files`` of the ``total`` OCR-bound files came back from the OCR workers."""
         ...
 
 
@@ -97,11 +102,14 @@ def index_folders(
     progress: RunProgress | None = None,
     reroot: bool = False,
     follow_links: bool = False,
+    ocr_workers: int | None = None,
 ) -> FolderRun:
     """Index ``paths`` (files or folders) into ``engine`` as one commit; see the module.
 
     ``reroot`` forgets the recorded source root (the corpus moved): the paths given
     make the new one, and every ingested document this run does not produce is pruned.
+    ``ocr_workers`` sizes the OCR process pool (`ocr_pool`; ``None`` = min(cpu, 2),
+    0 = OCR inline on the producer thread).
     """
     resolved = [Path(path).resolve() for path in paths]
     recorded = engine.store.setting(ROOT_SETTING)
@@ -119,7 +127,9 @@ def index_folders(
     run.files = len(sources)
     if progress is not None:
         progress.started(len(sources))
-    rows = _embed_all(engine, sources, run, contextual, progress)
+    on_done = getattr(progress, "recognized", None)  # older RunProgress lack it
+    with OcrPool(sources, ocr_workers, on_done) as pool:
+        rows = _embed_all(engine, sources, run, contextual, progress, pool)
     seen = {row.doc_id for row, _ in rows.documents} | rows.seen
     batch = WriteBatch(documents=rows.documents)
     if prune:
@@ -145,6 +155,7 @@ def _embed_all(
     run: FolderRun,
     contextual: bool,
     progress: RunProgress | None,
+    pool: OcrPool,
 ) -> _Rows:
     """Consume the producer's parsed documents, embedding ``EMBED_BATCH`` chunks at a time."""
     embedder = engine.embedder()
@@ -152,7 +163,7 @@ def _embed_all(
     pending: list[_Parsed] = []
     waiting: list[str] = []  # files parsed whose chunks are not embedded yet
     done = 0
-    for item in _produce(engine, sources, embedder.count_tokens, contextual):
+    for item in _produce(engine, sources, embedder.count_tokens, contextual, pool):
         if isinstance(item, Skipped):
             run.skipped.append(item)
         elif isinstance(item, str):
@@ -212,7 +223,11 @@ def _flush(
 
 
 def _produce(
-    engine: Engine, sources: list[FileSource], count_tokens: Any, contextual: bool
+    engine: Engine,
+    sources: list[FileSource],
+    count_tokens: Any,
+    contextual: bool,
+    pool: OcrPool,
 ) -> Iterator[_Parsed | Skipped | str | Path]:
     """Load and chunk on a thread, yielding documents (unchanged ones as their id) in order."""
     out: queue.Queue[object] = queue.Queue(_QUEUE_DEPTH)
@@ -226,7 +241,8 @@ def _produce(
             # its documents, so their citations name where the files are now.
             uris = {doc_id: uri for doc_id, uri, _ in engine.store.live_documents()}
             for source in sources:
-                for item in _parse(engine, source, count_tokens, contextual, (seen, uris)):
+                loaded = pool.load(source)
+                for item in _parse(engine, loaded, source, count_tokens, contextual, (seen, uris)):
                     if stop.is_set():
                         return
                     out.put(item)
@@ -253,13 +269,14 @@ def _produce(
 
 def _parse(
     engine: Engine,
+    loaded: Iterator[SourceDocument | Skipped],
     source: FileSource,
     count_tokens: Any,
     contextual: bool,
     known: tuple[set[str], dict[str, str | None]],
 ) -> Iterator[_Parsed | Skipped | str]:
     seen, uris = known
-    for item in load_source(source):
+    for item in loaded:
         if isinstance(item, Skipped):
             yield item
             continue

@@ -1,0 +1,126 @@
+"""OCR off the hot path: image and PDF files loaded in worker processes (issue 19).
+
+``rcpkit index`` parses files on a producer thread while the calling thread embeds
+(see ``folders``). OCR costs seconds a page, so the files that may need it (images,
+and PDFs, whose scanned pages are OCR'd) are loaded by a bounded pool of worker
+processes instead, submitted in walk order a few ahead of the parse loop: the
+producer takes each result when it reaches that file, and meanwhile the embedder
+works on what came before. Each worker runs onnxruntime on one thread, so
+``workers`` processes use ``workers`` cores (default ``min(cpu, 2)``).
+
+Without the ``ocr`` extra no pool starts: those files load in the producer as any
+other, and an image is skipped with the reason (`_ocr.OCR_MISSING`).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from rcpkit.engine.ingest import _ocr
+from rcpkit.engine.ingest._source import FileSource
+from rcpkit.engine.ingest._types import Skipped, SourceDocument
+from rcpkit.engine.ingest._walk import load_source
+
+__all__ = ["OCR_BOUND", "OcrPool", "default_workers"]
+
+OCR_BOUND = frozenset({*_ocr.IMAGE_EXTENSIONS, ".pdf"})
+_AHEAD = 2  # files submitted per worker ahead of the one the producer waits for
+
+Loaded = list[SourceDocument | Skipped]
+OnDone = Callable[[int, int], None]
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 2))
+
+
+def _start_worker() -> None:
+    _ocr.set_threads(1)
+
+
+def _load(source: FileSource) -> Loaded:
+    return list(load_source(source))
+
+
+class OcrPool:
+    """Loads the OCR-bound ``sources`` in worker processes, in order, ahead of use.
+
+    ``load(source)`` yields what `load_source` would, from the pool for an
+    OCR-bound file and inline otherwise; ``on_done(done, total)`` is called as each
+    pooled file comes back. Use as a context manager: leaving it stops the workers.
+    """
+
+    def __init__(
+        self,
+        sources: Sequence[FileSource],
+        workers: int | None = None,
+        on_done: OnDone | None = None,
+    ) -> None:
+        count = default_workers() if workers is None else workers
+        pooled = [s for s in sources if s.ext in OCR_BOUND] if count > 0 else []
+        self._queue = pooled if pooled and _ocr.ocr_available() else []
+        self._next = 0
+        self._futures: dict[Path, Future[Loaded]] = {}
+        self._done = 0
+        self._on_done = on_done
+        self._window = count * _AHEAD
+        self._executor: ProcessPoolExecutor | None = None
+        if self._queue:
+            # spawn, not fork: the parent runs threads (the producer, model loaders).
+            self._executor = ProcessPoolExecutor(
+                max_workers=count,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start_worker,
+            )
+            self._fill()
+
+    @property
+    def total(self) -> int:
+        """Files the pool loads (0 when no pool runs)."""
+        return len(self._queue)
+
+    def __enter__(self) -> OcrPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None
+
+    def load(self, source: FileSource) -> Iterator[SourceDocument | Skipped]:
+        future = self._futures.pop(source.path, None)
+        if future is None:
+            yield from load_source(source)
+            return
+        try:
+            items = future.result()
+        except BrokenProcessPool:
+            # A worker died (out of memory, a native crash): this file is skipped,
+            # the rest of the run goes on inline.
+            self._executor = None
+            self._futures.clear()
+            self._queue = self._queue[: self._next]
+            items = [Skipped(source.path, "OCR worker died (out of memory or a crash)")]
+        self._done += 1
+        if self._on_done is not None:
+            self._on_done(self._done, self.total)
+        self._fill()
+        yield from items
+
+    def _fill(self) -> None:
+        while (
+            self._executor is not None
+            and self._next < len(self._queue)
+            and len(self._futures) < self._window
+        ):
+            source = self._queue[self._next]
+            self._futures[source.path] = self._executor.submit(_load, source)
+            self._next += 1
