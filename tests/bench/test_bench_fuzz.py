@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -61,3 +63,25 @@ def test_hostile_frames_over_http_get_json_answers_and_never_an_internal_error(
     with announced_http(http_server_command(*engine)) as (url, _):
         audit = fuzz_http(url, 300, seed=103, connections=2)
     assert audit.clean, (audit.summary(), audit.examples)
+
+
+def test_no_generated_request_id_is_sent_in_two_frames() -> None:
+    # The full-scale run of 2026-12-02 reported 7 ids "answered twice": a flipped
+    # byte had turned a frame's id into another frame's, so the server rightly
+    # answered each frame once. The ledger counts answers per id; ids must be unique.
+    sent: Counter[bytes] = Counter()
+    for seed in (11, 12):
+        generator = FrameGenerator(seed, huge_bytes=1 << 10)
+        for _ in range(4_000):
+            for line in generator.next().lines:
+                try:
+                    decoded = json.loads(line.decode("utf-8", "surrogatepass").lstrip("\ufeff"))
+                except (ValueError, RecursionError):  # deep-nesting frames
+                    continue
+                for member in decoded if isinstance(decoded, list) else [decoded]:
+                    if not isinstance(member, dict) or "method" not in member:
+                        continue
+                    id = member.get("id")
+                    if isinstance(id, str | int | float) and not isinstance(id, bool):
+                        sent[json.dumps([seed, id]).encode()] += 1
+    assert [id for id, count in sent.items() if count > 1] == []
