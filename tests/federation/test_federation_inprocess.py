@@ -57,6 +57,18 @@ async def test_engines_lacking_retrieve_are_skipped_without_noise() -> None:
         assert "rerank" not in federation.guaranteed_capabilities
 
 
+async def test_an_engine_meeting_its_own_deadline_is_noted_with_the_timeout_it_was_given() -> None:
+    # Seen in the full suite under load: a demoted engine answered -32014 itself (it
+    # honours the deadline it is sent) before the gateway's own timer fired, and the
+    # note no longer said which timeout it had been given.
+    late = RCPError(-32014, "deadline exceeded")
+    engines = {"fast": Engine("F", DOCS_A), "late": Engine("L", DOCS_B, error=late)}
+    async with _federation(engines, engine_timeout=0.4) as federation:
+        result = await federation.retrieve("rank", k=3)
+    assert result.failures[0].engine == "late" and result.failures[0].code == -32014
+    assert "0.4 s" in result.failures[0].message
+
+
 async def test_a_slow_engine_is_dropped_at_its_deadline_and_the_result_is_degraded() -> None:
     engines = {"fast": Engine("F", DOCS_A), "slow": Engine("S", DOCS_B, delay=5.0)}
     async with _federation(engines, engine_timeout=0.3) as federation:

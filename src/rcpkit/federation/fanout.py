@@ -156,6 +156,10 @@ async def _ask(pool: EnginePool, state: EngineState, plan: Plan) -> Any:
         raise
     except RCPError as error:
         pool.observe(state, plan.method, time.monotonic() - called, int(error.code))
+        if error.code == ErrorCode.TIMEOUT and budget is not None:
+            # The engine met the deadline it was sent before our own timer fired
+            # (§13.1): the note still says what it was given (a demoted engine: less).
+            raise RCPError(error.code, f"{error.message} (its timeout {budget:.3g} s)") from None
         raise
     except Exception as error:  # a bug of ours must not take the other engines down
         log.exception("federated %s to %s failed", plan.method, state.id)
