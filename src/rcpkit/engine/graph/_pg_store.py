@@ -20,7 +20,6 @@ Retention is the store's: the graph holds only live chunks' entities.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -29,7 +28,16 @@ from typing import Any
 from rcpkit.engine.graph._schema import SCHEMA_VERSION
 from rcpkit.engine.graph._store import CommunityRow, GraphStore
 from rcpkit.engine.graph._types import Extraction
-from rcpkit.engine.graph._writes import delete_chunks, insert_chunks
+from rcpkit.engine.graph._writes import (
+    bump_version,
+    delete_chunks,
+    get_setting,
+    insert_chunks,
+    put_community_vectors,
+    put_entity_vectors,
+    replace_communities,
+    set_setting,
+)
 
 __all__ = ["AnyGraphStore", "PostgresGraphStore"]
 
@@ -127,9 +135,9 @@ class PostgresGraphStore:
         return bool(found)
 
     def _bind(self, connection: _Dialect, name: str, value: str, what: str) -> None:
-        recorded = _get(connection, name)
+        recorded = get_setting(connection, name)
         if recorded is None:
-            _set(connection, name, value)
+            set_setting(connection, name, value)
         elif recorded != value:
             raise ValueError(f"graph {self.path} was built with {what} {recorded}, not {value}")
 
@@ -188,77 +196,37 @@ class PostgresGraphStore:
             kept = [(c, e) for c, e in zip(chunks, extractions, strict=True) if c[0] in live]
             if kept:
                 insert_chunks(connection, [c for c, _ in kept], [e for _, e in kept])
-            return _bump(connection) if kept else int(_get(connection, "graph.version") or 0)
+            return (
+                bump_version(connection)
+                if kept
+                else int(get_setting(connection, "graph.version") or 0)
+            )
 
     def delete_chunks(self, keys: Sequence[int]) -> int:
         with self.transaction() as connection:
             removed = delete_chunks(connection, keys)
             if removed:
-                _bump(connection)
+                bump_version(connection)
             return removed
 
     def put_entity_vectors(self, rows: Sequence[tuple[int, bytes]], dimension: int) -> None:
         if self._store.read_only:  # a standby: the cache is not kept (vectors are recomputed)
             return
         with self.transaction() as connection:
-            _check_dimension(connection, dimension)
-            connection.executemany(
-                "UPDATE entities SET vector = ? WHERE eid = ?", [(blob, eid) for eid, blob in rows]
-            )
+            put_entity_vectors(connection, rows, dimension)
 
     def put_community_vectors(self, rows: Sequence[tuple[str, bytes]], dimension: int) -> None:
         if self._store.read_only:
             return
         with self.transaction() as connection:
-            _check_dimension(connection, dimension)
-            connection.executemany(
-                "UPDATE communities SET vector = ? WHERE id = ?",
-                [(blob, cid) for cid, blob in rows],
-            )
+            put_community_vectors(connection, rows, dimension)
 
     def save_communities(self, rows: Sequence[CommunityRow], version: int) -> None:
         with self.transaction() as connection:
-            connection.execute("DELETE FROM communities")
-            connection.execute("DELETE FROM community_members")
-            connection.executemany(
-                "INSERT INTO communities (id, level, rank, parent, title, summary, size, sentences)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.dumps(r[7])) for r in rows],
-            )
-            connection.executemany(
-                "INSERT INTO community_members (community, eid, centrality) VALUES (?, ?, ?)",
-                [(row[0], eid, centrality) for row in rows for eid, centrality in row[8]],
-            )
-            _set(connection, "communities.version", str(version))
+            replace_communities(connection, rows, version)
 
     def close(self) -> None:
         """Nothing to close: connections are the store's."""
-
-
-def _get(connection: _Dialect, name: str) -> str | None:
-    row = connection.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def _set(connection: _Dialect, name: str, value: str) -> None:
-    connection.execute(
-        "INSERT INTO settings (name, value) VALUES (?, ?)"
-        " ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-        (name, value),
-    )
-
-
-def _check_dimension(connection: _Dialect, dimension: int) -> None:
-    if _get(connection, "vectors.dimension") != str(dimension):
-        connection.execute("UPDATE entities SET vector = NULL")
-        connection.execute("UPDATE communities SET vector = NULL")
-        _set(connection, "vectors.dimension", str(dimension))
-
-
-def _bump(connection: _Dialect) -> int:
-    version = int(_get(connection, "graph.version") or 0) + 1
-    _set(connection, "graph.version", str(version))
-    return version
 
 
 AnyGraphStore = GraphStore | PostgresGraphStore  # a graph file, or its tables in the database

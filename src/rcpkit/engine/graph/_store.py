@@ -6,7 +6,6 @@ in-memory snapshot (see _snapshot), so the file is read once per version.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -16,15 +15,18 @@ from typing import Any
 
 from rcpkit.engine.graph._schema import SCHEMA, SCHEMA_VERSION
 from rcpkit.engine.graph._types import Extraction
-from rcpkit.engine.graph._writes import delete_chunks, insert_chunks
+from rcpkit.engine.graph._writes import (
+    CommunityRow,
+    bump_version,
+    delete_chunks,
+    insert_chunks,
+    put_community_vectors,
+    put_entity_vectors,
+    replace_communities,
+    set_setting,
+)
 
 __all__ = ["CommunityRow", "GraphStore"]
-
-# (id, level, rank, parent, title, summary, size,
-#  sentences [(chunk key, sentence index, text)], members [(eid, centrality)])
-CommunityRow = tuple[
-    str, int, int, str | None, str, str, int, list[tuple[int, int, str]], list[tuple[int, float]]
-]
 
 
 class GraphStore:
@@ -48,7 +50,7 @@ class GraphStore:
         recorded = self.setting(name)
         if recorded is None:
             with self.transaction() as connection:
-                _set(connection, name, value)
+                set_setting(connection, name, value)
         elif recorded != value:
             raise ValueError(f"graph {self.path} was built with {what} {recorded}, not {value}")
 
@@ -104,75 +106,31 @@ class GraphStore:
         """Upsert chunks with their extractions atomically; the new graph version."""
         with self.transaction() as connection:
             insert_chunks(connection, chunks, extractions)
-            return _bump(connection)
+            return bump_version(connection)
 
     def delete_chunks(self, keys: Sequence[int]) -> int:
         """Delete chunks atomically; the number that existed (0 leaves the version alone)."""
         with self.transaction() as connection:
             removed = delete_chunks(connection, keys)
             if removed:
-                _bump(connection)
+                bump_version(connection)
             return removed
 
     def put_entity_vectors(self, rows: Sequence[tuple[int, bytes]], dimension: int) -> None:
         """Cache name vectors; a different dimension than before drops every cached vector."""
         with self.transaction() as connection:
-            _check_dimension(connection, dimension)
-            connection.executemany(
-                "UPDATE entities SET vector = ? WHERE eid = ?", [(blob, eid) for eid, blob in rows]
-            )
+            put_entity_vectors(connection, rows, dimension)
 
     def put_community_vectors(self, rows: Sequence[tuple[str, bytes]], dimension: int) -> None:
         """Cache summary vectors, under the same dimension rule as entity vectors."""
         with self.transaction() as connection:
-            _check_dimension(connection, dimension)
-            connection.executemany(
-                "UPDATE communities SET vector = ? WHERE id = ?",
-                [(blob, cid) for cid, blob in rows],
-            )
+            put_community_vectors(connection, rows, dimension)
 
     def save_communities(self, rows: Sequence[CommunityRow], version: int) -> None:
         """Replace every community with `rows`, computed from graph `version`."""
         with self.transaction() as connection:
-            connection.execute("DELETE FROM communities")
-            connection.execute("DELETE FROM community_members")
-            connection.executemany(
-                "INSERT INTO communities (id, level, rank, parent, title, summary, size, sentences)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.dumps(r[7])) for r in rows],
-            )
-            connection.executemany(
-                "INSERT INTO community_members (community, eid, centrality) VALUES (?, ?, ?)",
-                [(row[0], eid, centrality) for row in rows for eid, centrality in row[8]],
-            )
-            _set(connection, "communities.version", str(version))
+            replace_communities(connection, rows, version)
 
     def close(self) -> None:
         with self._lock:
             self._connection.close()
-
-
-def _get(connection: sqlite3.Connection, name: str) -> str | None:
-    row = connection.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def _set(connection: sqlite3.Connection, name: str, value: str) -> None:
-    connection.execute(
-        "INSERT INTO settings (name, value) VALUES (?, ?)"
-        " ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-        (name, value),
-    )
-
-
-def _check_dimension(connection: sqlite3.Connection, dimension: int) -> None:
-    if _get(connection, "vectors.dimension") != str(dimension):
-        connection.execute("UPDATE entities SET vector = NULL")
-        connection.execute("UPDATE communities SET vector = NULL")
-        _set(connection, "vectors.dimension", str(dimension))
-
-
-def _bump(connection: sqlite3.Connection) -> int:
-    version = int(_get(connection, "graph.version") or 0) + 1
-    _set(connection, "graph.version", str(version))
-    return version

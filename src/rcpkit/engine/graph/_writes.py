@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any, Final, Protocol
@@ -9,7 +10,24 @@ from typing import Any, Final, Protocol
 from rcpkit.engine.graph._cooccurrence import PairCounts, chunk_pairs, merge_pairs
 from rcpkit.engine.graph._types import PHRASE_LABEL, Extraction
 
-__all__ = ["Connection", "delete_chunks", "insert_chunks"]
+__all__ = [
+    "CommunityRow",
+    "Connection",
+    "bump_version",
+    "delete_chunks",
+    "get_setting",
+    "insert_chunks",
+    "put_community_vectors",
+    "put_entity_vectors",
+    "replace_communities",
+    "set_setting",
+]
+
+# (id, level, rank, parent, title, summary, size,
+#  sentences [(chunk key, sentence index, text)], members [(eid, centrality)])
+CommunityRow = tuple[
+    str, int, int, str | None, str, str, int, list[tuple[int, int, str]], list[tuple[int, float]]
+]
 
 
 class Connection(Protocol):
@@ -148,3 +166,68 @@ def _refresh_entities(connection: Connection, eids: Sequence[int]) -> None:
 def _majority(counts: Counter[str], prefer_typed: bool = True) -> str:
     # A named-entity type beats PHRASE; then the most frequent; then the smallest, for determinism.
     return min(counts, key=lambda v: (prefer_typed and v == PHRASE_LABEL, -counts[v], v))
+
+
+# --- settings, vector caches and communities: the same SQL in both graph stores ---
+
+
+def get_setting(connection: Connection, name: str) -> str | None:
+    row = connection.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_setting(connection: Connection, name: str, value: str) -> None:
+    connection.execute(
+        "INSERT INTO settings (name, value) VALUES (?, ?)"
+        " ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        (name, value),
+    )
+
+
+def bump_version(connection: Connection) -> int:
+    """The next graph version, recorded."""
+    version = int(get_setting(connection, "graph.version") or 0) + 1
+    set_setting(connection, "graph.version", str(version))
+    return version
+
+
+def _check_dimension(connection: Connection, dimension: int) -> None:
+    # A different dimension than before drops every cached vector.
+    if get_setting(connection, "vectors.dimension") != str(dimension):
+        connection.execute("UPDATE entities SET vector = NULL")
+        connection.execute("UPDATE communities SET vector = NULL")
+        set_setting(connection, "vectors.dimension", str(dimension))
+
+
+def put_entity_vectors(
+    connection: Connection, rows: Sequence[tuple[int, bytes]], dimension: int
+) -> None:
+    _check_dimension(connection, dimension)
+    connection.executemany(
+        "UPDATE entities SET vector = ? WHERE eid = ?", [(blob, eid) for eid, blob in rows]
+    )
+
+
+def put_community_vectors(
+    connection: Connection, rows: Sequence[tuple[str, bytes]], dimension: int
+) -> None:
+    _check_dimension(connection, dimension)
+    connection.executemany(
+        "UPDATE communities SET vector = ? WHERE id = ?", [(blob, cid) for cid, blob in rows]
+    )
+
+
+def replace_communities(connection: Connection, rows: Sequence[CommunityRow], version: int) -> None:
+    """Every community replaced by ``rows``, computed from graph ``version``."""
+    connection.execute("DELETE FROM communities")
+    connection.execute("DELETE FROM community_members")
+    connection.executemany(
+        "INSERT INTO communities (id, level, rank, parent, title, summary, size, sentences)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.dumps(r[7])) for r in rows],
+    )
+    connection.executemany(
+        "INSERT INTO community_members (community, eid, centrality) VALUES (?, ?, ?)",
+        [(row[0], eid, centrality) for row in rows for eid, centrality in row[8]],
+    )
+    set_setting(connection, "communities.version", str(version))
