@@ -49,15 +49,21 @@ class Suites:
         self.calls: list[tuple[str, Scale]] = []
         self.stores: list[str | None] = []
         self.sizes: list[list[int] | None] = []
+        self.hnsw_up_to: list[int | None] = []
         self.unavailable = unavailable
 
     def __call__(
-        self, name: str, store: str | None = None, sizes: list[int] | None = None
+        self,
+        name: str,
+        store: str | None = None,
+        sizes: list[int] | None = None,
+        hnsw_up_to: int | None = None,
     ) -> object:
         def run(scale: Scale) -> list[Figure]:
             self.calls.append((name, scale))
             self.stores.append(store)
             self.sizes.append(sizes)
+            self.hnsw_up_to.append(hnsw_up_to)
             if name == self.unavailable:
                 raise BenchUnavailable("needs a tool")
             return [Figure(name, f"{name} figure", 2.0, "req/s", "base", 1.0)]
@@ -141,6 +147,22 @@ def test_sizes_reach_the_engine_suite_and_are_named_in_the_provenance_line(
     assert main(["bench", "engine", "--sizes", "100k,1m,2500"]) == 0
     assert suites.sizes == [[100_000, 1_000_000, 2_500]]
     assert "`rcpkit bench engine --sizes 100k,1m,2500`" in capsys.readouterr().out
+
+
+def test_hnsw_up_to_reaches_the_engine_suite_and_is_named_in_the_provenance_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suites = Suites()
+    monkeypatch.setattr(command, "_suite", suites)
+    assert main(["bench", "engine", "--sizes", "100k,1m", "--hnsw-up-to", "300k"]) == 0
+    assert suites.hnsw_up_to == [300_000]
+    assert "`rcpkit bench engine --sizes 100k,1m --hnsw-up-to 300k`" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("size", ["100k,1m", "lots"])
+def test_hnsw_up_to_takes_one_corpus_size(size: str) -> None:
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["bench", "engine", "--sizes", "1m", "--hnsw-up-to", size])
 
 
 @pytest.mark.parametrize("sizes", ["lots", "10", "1x"])

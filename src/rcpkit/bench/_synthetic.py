@@ -40,9 +40,13 @@ def _documents(texts: list[str], first: int = 0) -> list[SourceDocument]:
     ]
 
 
-def _engine(folder: Path, embedder: str, **settings: Any) -> Engine:
+def _engine(
+    folder: Path, embedder: str, config_file: Path | None = None, **settings: Any
+) -> Engine:
     fields = {"bucket": "int"}
-    config = load_config(None, index=folder, embedder=embedder, filter_fields=fields, **settings)
+    config = load_config(
+        config_file, index=folder, embedder=embedder, filter_fields=fields, **settings
+    )
     return open_engine(config)
 
 

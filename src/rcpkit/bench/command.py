@@ -35,7 +35,10 @@ __all__ = ["SUITES", "add_arguments", "run"]
 
 
 def _suite(
-    name: str, store: str | None = None, sizes: list[int] | None = None
+    name: str,
+    store: str | None = None,
+    sizes: list[int] | None = None,
+    hnsw_up_to: int | None = None,
 ) -> Callable[[Scale], list[Figure]]:
     # Imported on demand: the engine suite needs numpy, the HTTP suite uvicorn.
     if name == "protocol":
@@ -45,7 +48,7 @@ def _suite(
     if name == "engine":
         from rcpkit.bench.engine import run as engine
 
-        return partial(engine, store=store, sizes=sizes)
+        return partial(engine, store=store, sizes=sizes, hnsw_up_to=hnsw_up_to)
     if name == "fuzz":
         from rcpkit.bench.fuzz import run as fuzz
 
@@ -77,6 +80,8 @@ def _command(args: argparse.Namespace, scale: Scale) -> str:
         words += ["--store", "postgres" if args.store == "postgres" else "URL"]
     if args.sizes:
         words += ["--sizes", ",".join(_spelled(size) for size in args.sizes)]
+    if args.hnsw_up_to:
+        words += ["--hnsw-up-to", _spelled(args.hnsw_up_to)]
     if args.markdown:
         words.append("--markdown")
     for path in args.update_readme:
@@ -100,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     for name in SUITES if args.suite == "all" else (args.suite,):
         print(f"rcpkit bench: running {name} ({scale}) …", file=sys.stderr, flush=True)
         try:
-            figures += _suite(name, args.store, args.sizes)(scale)
+            figures += _suite(name, args.store, args.sizes, args.hnsw_up_to)(scale)
         except BenchUnavailable as error:
             print(f"rcpkit bench: {name} skipped: {error}", file=sys.stderr)
             skipped.append(name)

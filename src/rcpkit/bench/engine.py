@@ -294,13 +294,16 @@ _SCALES: dict[Scale, tuple[list[int], int, int]] = {
 
 
 def run(
-    scale: Scale = "full", store: str | None = None, sizes: list[int] | None = None
+    scale: Scale = "full",
+    store: str | None = None,
+    sizes: list[int] | None = None,
+    hnsw_up_to: int | None = None,
 ) -> list[Figure]:
     if sizes:  # issue 15: the index calls against the peer libraries, per corpus size
         from rcpkit.bench.engine_peers import run_peers
 
         with collecting() as figures:
-            run_peers(sizes, _SCALES[scale][2])
+            run_peers(sizes, _SCALES[scale][2], hnsw_up_to)
         return figures
     sizes, indexed, queries = _SCALES[scale]
     with tempfile.TemporaryDirectory(prefix="rcpkit-bench-") as folder, collecting() as figures:

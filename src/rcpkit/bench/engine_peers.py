@@ -101,21 +101,27 @@ def _peers() -> tuple[Any, Any, Any, Any]:
     return tantivy, bm25s, faiss, usearch_index
 
 
-def run_peers(sizes: list[int], queries: int) -> None:
+def run_peers(sizes: list[int], queries: int, hnsw_up_to: int | None = None) -> None:
+    """Every row at every size; HNSW graphs only at sizes up to ``hnsw_up_to`` (None: all)."""
     _peers()
     results: dict[int, dict[str, float]] = {}
     kept = os.environ.get("RCPKIT_BENCH_DIR")
     with tempfile.TemporaryDirectory(prefix="rcpkit-bench-") as scratch:
         folder = Path(kept) if kept else Path(scratch)
         for size in sizes:
-            results[size] = _one_size(folder / f"z{size}", size, queries)
+            graphs = hnsw_up_to is None or size <= hnsw_up_to
+            results[size] = _one_size(folder / f"z{size}", size, queries, graphs)
             if len(results) > 1:  # after every size: a run cut short still has its growth
                 _growth(results, min(results), max(results))
 
 
-def build(folder: Path, size: int) -> Engine:
-    """The rcpkit index of ``size`` chunks (re-opened when ``folder`` already holds it)."""
-    engine = _engine(folder, "hashing:384")
+def build(folder: Path, size: int, graphs: bool = True) -> Engine:
+    """The rcpkit index of ``size`` chunks (re-opened when ``folder`` already holds it).
+
+    ``graphs=False`` raises the engine's ANN threshold past ``size``: it serves exact
+    search and never builds an HNSW graph in the background.
+    """
+    engine = _engine(folder, "hashing:384", config_file=_exact_only(folder, size, graphs))
     if engine.store.count()[1] == size:
         return engine
     texts = _texts(size, seed=2)
@@ -124,10 +130,20 @@ def build(folder: Path, size: int) -> Engine:
     return engine
 
 
-def _one_size(folder: Path, size: int, queries: int) -> dict[str, float]:
+def _exact_only(folder: Path, size: int, graphs: bool) -> Path | None:
+    """A config file raising the ANN threshold past ``size`` (every process of the run reads it)."""
+    if graphs:
+        return None
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder.with_name(folder.name + ".exact.toml")
+    path.write_text(f"[engine]\ndense_policy = {{ ann_min_size = {size + 1} }}\n")
+    return path
+
+
+def _one_size(folder: Path, size: int, queries: int, graphs: bool) -> dict[str, float]:
     tantivy, bm25s, faiss, usearch = _peers()
     started = time.perf_counter()
-    engine = build(folder, size)
+    engine = build(folder, size, graphs)
     indexed = time.perf_counter() - started
     dense = engine.dense.index  # type: ignore[attr-defined]
     questions = [" ".join(text.split()[:6]) for text in _texts(queries, seed=3)]
@@ -157,8 +173,14 @@ def _one_size(folder: Path, size: int, queries: int) -> dict[str, float]:
     out.update(_lexical(engine, tantivy, bm25s, texts, keys, questions, label, folder))
     out.update(_dense(engine, faiss, keys, matrix, questions, label))
     out.update(_hybrid(engine, questions, label))
-    out.update(_process(folder, size, matrix, label))
-    out.update(_http_load(folder, questions, label))
+    config = _exact_only(folder, size, graphs)
+    out.update(_process(folder, size, matrix, label, config))
+    out.update(_http_load(folder, questions, label, config))
+    if not graphs:
+        record(Figure("engine", f"HNSW curve, {label}", 0, "", note="not measured "
+                      "(--hnsw-up-to): no graph built; rcpkit served exact search"))  # fmt: skip
+        engine.close()
+        return out
     # Last: building two HNSW graphs is the slowest step by far on two cores.
     vectors = engine.embedder().embed(questions[:50], "query").astype(np.float32)
     graph = dense.ann_graph or _saved_graph(usearch, dense, matrix.shape[1])
@@ -524,7 +546,8 @@ from rcpkit.server.context import RequestContext
 import numpy
 before = rss()
 started = time.perf_counter()
-engine = _engine(pathlib.Path(sys.argv[1]), 'hashing:384')
+config = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else None
+engine = _engine(pathlib.Path(sys.argv[1]), 'hashing:384', config_file=config)
 retrieve(engine, m.RetrieveParams(query='w1 w2 w30', k=10),
          RequestContext(0, 'r', {}, deadline=None))
 opened = time.perf_counter() - started
@@ -539,12 +562,12 @@ def _process(
     size: int,
     matrix: npt.NDArray[Any],
     label: str,
+    config: Path | None = None,
 ) -> dict[str, float]:
     import json
 
-    done = subprocess.run(
-        [sys.executable, "-c", _PROCESS, str(folder)], capture_output=True, text=True, check=True
-    )
+    command = [sys.executable, "-c", _PROCESS, str(folder)] + ([str(config)] if config else [])
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
     resident, opened, postings = json.loads(done.stdout.strip().splitlines()[-1])
     vectors = matrix.nbytes / 2**20
     raw = vectors + postings
@@ -605,7 +628,9 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _http_load(folder: Path, questions: list[str], label: str) -> dict[str, float]:
+def _http_load(
+    folder: Path, questions: list[str], label: str, config: Path | None = None
+) -> dict[str, float]:
     """A real ``rcpkit serve --http`` on the index: one client, then 64, hybrid retrieve.
 
     The server is pinned to one core (the clients to the other), so the ceiling of
@@ -617,6 +642,7 @@ def _http_load(folder: Path, questions: list[str], label: str) -> dict[str, floa
     _raise_file_limit()
     command = [sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0"]
     command += ["--index", str(folder), "--embedder", "hashing:384", "--read-only"]
+    command += ["--config", str(config)] if config else []
     child = _Child.spawn(command)
     try:
         single, loaded = asyncio.run(_drive(child, questions))

@@ -45,6 +45,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="engine suite: instead of its usual rows, compare the engine's index calls with "
         "tantivy, bm25s, faiss and usearch at these corpus sizes (needs the 'bench' extra)",
     )
+    parser.add_argument(
+        "--hnsw-up-to",
+        type=_size,
+        default=None,
+        metavar="300k",
+        help="engine --sizes: build HNSW graphs (rcpkit's own and the peers' curve) only at "
+        "sizes up to this; larger sizes serve and compare exact search (graphs take hours there)",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the rows as JSON")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument(
@@ -56,6 +64,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="rewrite the block between <!-- bench:begin --> and <!-- bench:end --> "
         "in FILE with the Markdown table (repeatable)",
     )
+
+
+def _size(text: str) -> int:
+    """``300k`` -> 300000 (one size)."""
+    sizes = _sizes(text)
+    if len(sizes) != 1:
+        raise argparse.ArgumentTypeError(f"one corpus size, not {text!r}")
+    return sizes[0]
 
 
 def _sizes(text: str) -> list[int]:
