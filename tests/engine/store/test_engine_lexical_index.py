@@ -116,6 +116,16 @@ def test_the_pruned_top_k_equals_fts5_bm25_at_every_depth(store: SQLiteStore) ->
             assert_same(fts5_ranking(store, query, limit), store.lexical(query, limit))
 
 
+def test_long_queries_of_head_terms_keep_the_exact_top_k(store: SQLiteStore) -> None:
+    # Feedback expansions (prf.py): 8-20 terms drawn by frequency, so most are head
+    # terms looked up weak-term by weak-term with the cut tightened after each.
+    rng = random.Random(11)
+    for _ in range(60):
+        query = rng.choices(WORDS, WEIGHTS, k=rng.randint(8, 20)) + rng.choices(WORDS, k=2)
+        for limit in (1, 10, 50):
+            assert_same(fts5_ranking(store, query, limit), store.lexical(query, limit))
+
+
 def test_statistics_are_those_of_the_tenant_at_the_version_read(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "index.sqlite3")
     rng = random.Random(4)
