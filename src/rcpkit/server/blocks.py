@@ -18,7 +18,7 @@ not a block: it is not checked here.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -32,8 +32,17 @@ from rcpkit.protocol.methods import METHODS
 __all__ = ["check_blocks", "content_fields", "registry_content_fields"]
 
 
-def check_blocks(method: str, params: Any, capabilities: Capabilities) -> None:
-    """Refuse (-32005/-32602) any block of ``params`` this server cannot take."""
+def check_blocks(
+    method: str,
+    params: Any,
+    capabilities: Capabilities,
+    unavailable: Mapping[str, str] | None = None,
+) -> None:
+    """Refuse (-32005/-32602) any block of ``params`` this server cannot take.
+
+    ``unavailable`` maps a modality the server could offer but does not (a missing
+    extra) to the reason, which the -32005 message then gives.
+    """
     fields = content_fields(type(params))
     if not fields:
         return
@@ -42,8 +51,11 @@ def check_blocks(method: str, params: Any, capabilities: Capabilities) -> None:
         for path, block in _blocks(getattr(params, name), wire):
             kind = block.type
             if kind not in allowed and not (kind == "text" and "code" in allowed):
+                why = (unavailable or {}).get(kind)
                 raise RCPError.option_unsupported(
-                    "modality", f"`{path}` is a {kind} block; modalities {sorted(allowed)}"
+                    "modality",
+                    f"`{path}` is a {kind} block; modalities {sorted(allowed)}"
+                    + (f" ({why})" if why else ""),
                 )
             if block.uri is not None:
                 raise RCPError.invalid_params(
@@ -111,11 +123,16 @@ def _blocks(value: Any, path: str) -> Iterator[tuple[str, Content]]:
 
 
 def _modalities(method: str, capabilities: Capabilities) -> Sequence[str] | None:
-    # §4.8: modalities are advertised per capability; only these three carry them.
+    # §4.8: modalities are advertised per capability ("e.g. embed.modalities,
+    # retrieve.modalities"); rerank and index carry them too, for their Content fields.
     if method == "embed" and capabilities.embed is not None:
         return capabilities.embed.modalities
     if method == "embed/multi" and capabilities.multi_vector is not None:
         return capabilities.multi_vector.modalities
     if method == "retrieve" and capabilities.retrieve is not None:
         return capabilities.retrieve.modalities
+    if method == "rerank" and capabilities.rerank is not None:
+        return capabilities.rerank.modalities
+    if method == "index/add" and capabilities.index is not None:
+        return capabilities.index.modalities
     return None

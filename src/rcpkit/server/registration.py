@@ -7,7 +7,7 @@ tiers can offer ``serve_stdio`` on top of the runner without an import circle.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -40,6 +40,11 @@ class Served(Protocol):
     @property
     def capabilities(self) -> Capabilities:
         """What is advertised, derived from the registrations (fixed once serving, §13.2)."""
+        ...
+
+    @property
+    def unavailable_modalities(self) -> Mapping[str, str]:
+        """Modalities not offered for a reason worth naming (a missing extra), §4.8."""
         ...
 
     def registration(self, method: str) -> Registration | None: ...
