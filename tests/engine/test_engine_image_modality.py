@@ -85,8 +85,9 @@ async def test_an_image_document_is_indexed_with_pages_regions_and_modality(
         {"page": 1, "block": 0, "mimeType": "image/png", "width": 760, "height": 200}
     ]
     assert len(meta["regions"]) == 2
+    offset = top["citation"]["start"]
     for page, start, end, x0, y0, x1, y1 in meta["regions"]:
-        assert page == 1 and top["text"][start - top["citation"]["start"] :].strip()
+        assert page == 1 and top["text"][start - offset : end - offset].strip()
         assert 0 <= x0 < x1 <= 760 and 0 <= y0 < y1 <= 200
     # The modality is a filter field: only the image document, whatever the query.
     assert {hit["chunk"]["docId"] for hit in images_only["hits"]} == {"scan"}
@@ -209,9 +210,7 @@ async def test_undecodable_data_is_invalid_params_and_the_batch_writes_nothing(
 @needs_ocr
 async def test_a_png_declared_as_jpeg_is_invalid_params(engine: Engine) -> None:
     async with serving(engine) as peer:
-        error = await Calls(peer).error(
-            "embed", {"inputs": [block(render(SCAN), "image/jpeg")]}
-        )
+        error = await Calls(peer).error("embed", {"inputs": [block(render(SCAN), "image/jpeg")]})
     assert (error["code"], error["data"]["field"]) == (-32602, "inputs[0].data")
     assert "PNG" in error["message"]
 
@@ -223,7 +222,8 @@ async def test_an_unsupported_mime_type_is_option_unsupported(engine: Engine) ->
         call = Calls(peer)
         error = await call.error("retrieve", {"query": block(gif, "image/gif")})
         svg = await call.error(
-            "index/add", {"documents": [{"id": "x", "content": [block(b"<svg/>", "image/svg+xml")]}]}
+            "index/add",
+            {"documents": [{"id": "x", "content": [block(b"<svg/>", "image/svg+xml")]}]},
         )
     assert (error["code"], error["data"]["option"]) == (-32005, "mimeType")
     assert "image/gif" in error["message"]

@@ -76,7 +76,10 @@ def test_the_registry_names_every_content_field_we_know_of() -> None:
 async def test_a_uri_block_is_invalid_params_naming_it(method: str, field: str) -> None:
     async with running(_every_method_app()) as peer:
         reply = await peer.request(1, method, _shaped(method, field, TEXT_URI))
-    assert (reply["error"]["code"], reply["error"]["data"]["field"]) == (-32602, _path(method, field))
+    assert (reply["error"]["code"], reply["error"]["data"]["field"]) == (
+        -32602,
+        _path(method, field),
+    )
 
 
 @pytest.mark.parametrize(("method", "field"), FIELDS)

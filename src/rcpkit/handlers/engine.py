@@ -241,7 +241,7 @@ def _content_body(
     each image's page, block, mimeType and size. ``meta.textOf = "ocr"``.
     """
     assert document.content is not None
-    parts = [document.text] if document.text.strip() else []
+    parts: list[str | ImagePage] = [document.text] if document.text.strip() else []
     parts += image_document_parts(document.content, path, ctx)
     pieces: list[str] = []
     pages: list[PageSpan] = []

@@ -146,7 +146,9 @@ def _read(block: Content, path: str, ctx: EngineRequest) -> ImageText:
     try:
         raw = base64.b64decode(block.data, validate=True)
     except (binascii.Error, ValueError):
-        raise RCPError.invalid_params(f"{path}.data", f"`{path}.data` is not valid base64") from None
+        raise RCPError.invalid_params(
+            f"{path}.data", f"`{path}.data` is not valid base64"
+        ) from None
     ctx.check_cancelled()
     try:
         found = read_image(raw, block.mime_type)

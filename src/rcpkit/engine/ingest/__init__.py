@@ -23,8 +23,8 @@ before embedding (contextual retrieval). `whitespace_token_counter` is a fast,
 deterministic counter for tests; real callers pass the embedder's ``count_tokens``.
 
 `with_language(document)` tags a code document with its ``lang`` (the grammar of
-its extension, unless ``meta.lang`` is given), as the code loader does; `rcpkit.engine.ingest.images`
-reads an image that arrives in a request through OCR.
+its extension, unless ``meta.lang`` is given), as the code loader does.
+`rcpkit.engine.ingest.images` reads an image that arrives in a request through OCR.
 """
 
 from rcpkit.engine.ingest._chunking import chunk_document

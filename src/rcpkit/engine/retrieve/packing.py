@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 import numpy as np
 
@@ -69,7 +70,7 @@ def build_hits(
                 score=candidate.score,
                 confidence=round(engine.calibration.confidence(cosine), 6),
                 text=None if params.include_text is False else checked.text,
-                modality=row.modality if row.modality in ("code", "image") else "text",
+                modality="code" if row.modality == "code" else _image_or_text(row.modality),
                 unit="chunk" if unit == "passage" else unit,
                 meta=hit_meta(row),
                 vector=_vector(vector, params),
@@ -86,6 +87,11 @@ def build_hits(
         )
     ctx.check_cancelled()
     return hits
+
+
+def _image_or_text(modality: str) -> Literal["image", "text"]:
+    # Images of index/add documents are stored as their OCR text, modality "image".
+    return "image" if modality == "image" else "text"
 
 
 def _vector(vector: np.ndarray | None, params: m.RetrieveParams) -> list[float] | str | None:
