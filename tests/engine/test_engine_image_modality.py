@@ -286,3 +286,41 @@ async def test_without_the_ocr_extra_image_blocks_are_option_unsupported_naming_
     for error in errors:
         assert (error["code"], error["data"]["option"]) == (-32005, "modality")
         assert "'ocr' extra" in error["message"]
+
+
+@needs_ocr
+async def test_ocr_runs_off_the_event_loop_and_stops_when_cancelled(engine: Engine) -> None:
+    pages = [block(render(SCAN)) for _ in range(6)]
+    documents = [
+        {"id": "fine", "text": "Heat transfer in turbines cooled by film injection."},
+        {"id": "slow", "content": pages},
+    ]
+    async with serving(engine) as peer:
+        add = {"documents": documents}
+        peer.send({"jsonrpc": "2.0", "id": 1, "method": "index/add", "params": add})
+        peer.send({"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {}})
+        first = await peer.recv(timeout=30)
+        peer.send({"jsonrpc": "2.0", "method": "notifications/cancel", "params": {"id": 1}})
+        cancelled = await peer.recv(timeout=30)
+        call = Calls(peer)
+        later = [{"id": "later", "content": [block(render(OTHER))]}]
+        await call.result("index/add", {"documents": later})
+        found = await call.result("retrieve", {"query": "turbines film injection", "k": 5})
+    # The loop answered the ping while the six pages were being read.
+    assert first["id"] == 2 and "result" in first
+    assert cancelled["id"] == 1 and cancelled["error"]["code"] == -32006
+    # Nothing of the cancelled batch was written, not even its text-only document.
+    assert {hit["chunk"]["docId"] for hit in found["hits"]} == {"later"}
+
+
+@needs_ocr
+async def test_ocr_of_a_request_stops_at_its_deadline(engine: Engine) -> None:
+    pages = [block(render(SCAN)) for _ in range(6)]
+    documents = [{"id": "slow", "content": pages}]
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        late = await call.error("index/add", {"documents": documents, "_meta": {"deadlineMs": 50}})
+        query = await call.error("retrieve", {"query": pages, "_meta": {"deadlineMs": 50}})
+        found = await call.result("retrieve", {"query": "boundary layer", "k": 5})
+    assert late["code"] == -32014 and query["code"] == -32014
+    assert found["hits"] == []
