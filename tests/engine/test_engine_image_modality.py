@@ -324,3 +324,95 @@ async def test_ocr_of_a_request_stops_at_its_deadline(engine: Engine) -> None:
         found = await call.result("retrieve", {"query": "boundary layer", "k": 5})
     assert late["code"] == -32014 and query["code"] == -32014
     assert found["hits"] == []
+
+
+@needs_ocr
+async def test_a_uri_image_is_fetched_only_under_the_prefixes_the_operator_allowed(
+    tmp_path: Path,
+) -> None:
+    scans, other = tmp_path / "scans", tmp_path / "other"
+    scans.mkdir()
+    other.mkdir()
+    (scans / "page.png").write_bytes(render(SCAN))
+    (other / "page.png").write_bytes(render(OTHER))
+    (scans / "escape.png").symlink_to(other / "page.png")
+    prefix = scans.as_uri() + "/"
+    engine = make_engine(tmp_path / "index", fetch_uris=[prefix])
+
+    def image(uri: str) -> dict[str, Any]:
+        return {"type": "image", "mimeType": "image/png", "uri": uri}
+
+    try:
+        async with running(build_engine_app(engine), initialize=False) as peer:
+            init = await peer.request("init", "initialize", {"protocolVersion": 1})
+            call = Calls(peer)
+            added = await call.result(
+                "index/add", {"documents": [{"id": "s", "content": [image(prefix + "page.png")]}]}
+            )
+            found = await call.result("retrieve", {"query": "supersonic transition", "k": 1})
+            refused = {
+                name: await call.error(
+                    "index/add", {"documents": [{"id": name, "content": [image(uri)]}]}
+                )
+                for name, uri in {
+                    "outside": (other / "page.png").as_uri(),
+                    "climbs": prefix + "../other/page.png",
+                    "symlink": prefix + "escape.png",
+                    "missing": prefix + "absent.png",
+                }.items()
+            }
+    finally:
+        engine.close()
+    assert init["result"]["_meta"]["fetchableUris"] == [prefix]
+    assert added["ids"] == ["s"] and found["hits"][0]["chunk"]["docId"] == "s"
+    for name, error in refused.items():
+        assert (error["code"], error["data"]["field"]) == (-32602, "documents[0].content[0]"), name
+    assert "leaves the folders" in refused["symlink"]["message"]
+    assert "could not be fetched" in refused["missing"]["message"]
+
+
+@needs_ocr
+async def test_an_http_image_is_fetched_under_an_allowed_prefix_and_no_redirect_followed(
+    tmp_path: Path,
+) -> None:
+    import http.server
+    import threading
+
+    page = render(SCAN)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/scans/page.png":
+                self.send_response(200)
+                self.send_header("Content-Type", "image/png")
+                self.send_header("Content-Length", str(len(page)))
+                self.end_headers()
+                self.wfile.write(page)
+            else:  # a redirect out of the allowed prefix
+                self.send_response(302)
+                self.send_header("Location", "/private/page.png")
+                self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_address[1]}/scans/"
+    engine = make_engine(tmp_path / "index", fetch_uris=[base])
+    try:
+        async with serving(engine) as peer:
+            call = Calls(peer)
+            uri = {"type": "image", "mimeType": "image/png", "uri": base + "page.png"}
+            embedded = await call.result("embed", {"inputs": [uri]})
+            moved = {**uri, "uri": base + "moved.png"}
+            redirected = await call.error("embed", {"inputs": [moved]})
+    finally:
+        engine.close()
+        server.shutdown()
+        server.server_close()
+    assert len(embedded["vectors"]) == 1
+    assert any("OCR text" in note for note in embedded["usage"]["notes"])
+    assert (redirected["code"], redirected["data"]["field"]) == (-32602, "inputs[0]")
+    assert "HTTP 302" in redirected["message"]

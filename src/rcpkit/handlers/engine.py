@@ -62,6 +62,8 @@ def build_engine_app(engine: Engine) -> App:
     accepted = modalities()
     if "image" not in accepted:
         app.server.unavailable("image", OCR_MISSING)
+    fetchable = tuple(config.fetch_uris)  # the operator's opt-in to fetching image uris
+    app.server.fetches(fetchable)
     app.advertise("session", dedup=True, ttl_seconds=config.session_ttl_seconds)
     # Issue 16: MaxSim over MiniLM token vectors lowers nDCG@10 (Cranfield 0.41 → 0.33)
     # and costs seconds cold, so it is advertised only when asked for; a configured
@@ -92,7 +94,9 @@ def build_engine_app(engine: Engine) -> App:
     )
     def retrieve_handler(params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
         if _has_image(params.query):  # §4.8: an image query is its OCR text (noted)
-            params = msgspec.structs.replace(params, query=query_text(params.query, "query", ctx))
+            params = msgspec.structs.replace(
+                params, query=query_text(params.query, "query", ctx, fetchable)
+            )
         return retrieve(engine, params, ctx)
 
     @app.embed(
@@ -106,7 +110,7 @@ def build_engine_app(engine: Engine) -> App:
     def embed(params: m.EmbedParams, ctx: RequestContext) -> m.EmbedResult:
         field = "inputs" if params.inputs is not None else "texts"
         texts = [
-            ocr_text(item, f"{field}[{index}]", ctx, required=True)
+            ocr_text(item, f"{field}[{index}]", ctx, required=True, fetchable=fetchable)
             for index, item in enumerate(params.items)
         ]
         vectors = engine.embedder(ctx.check_cancelled).embed(texts, params.kind or "document")
@@ -123,7 +127,7 @@ def build_engine_app(engine: Engine) -> App:
     if engine.sparse_slot is not None:
         _register_sparse(app, engine)
     if rerank_methods:
-        _register_rerank(app, engine, rerank_methods, accepted)
+        _register_rerank(app, engine, rerank_methods, accepted, fetchable)
     _register_multi_vector(app, engine)
 
     _register_memory(app, engine)
@@ -161,7 +165,7 @@ def build_engine_app(engine: Engine) -> App:
         # Every document is read (images OCR'd) before anything is written: one that
         # fails fails the call and leaves the index as it was.
         documents = [
-            _source(position, document, engine, ctx)
+            _source(position, document, engine, ctx, fetchable)
             for position, document in enumerate(params.documents)
         ]
         report = index_documents(
@@ -195,13 +199,17 @@ def _added(report: IndexReport) -> m.IndexAddResult:
 
 
 def _source(
-    position: int, document: m.Document, engine: Engine, ctx: RequestContext
+    position: int,
+    document: m.Document,
+    engine: Engine,
+    ctx: RequestContext,
+    fetchable: tuple[str, ...],
 ) -> SourceDocument:
     path = f"documents[{position}]"
     meta = dict(document.meta or {})
     text, pages = document.text, None
     if document.content:
-        text, pages, extra = _content_body(document, f"{path}.content", ctx)
+        text, pages, extra = _content_body(document, f"{path}.content", ctx, fetchable)
         meta.update(extra)
     if not text.strip():
         where, why = (
@@ -231,7 +239,7 @@ _PART_SEPARATOR = "\n\n"  # a paragraph boundary between the document's parts
 
 
 def _content_body(
-    document: m.Document, path: str, ctx: RequestContext
+    document: m.Document, path: str, ctx: RequestContext, fetchable: tuple[str, ...]
 ) -> tuple[str, list[PageSpan] | None, dict[str, Any]]:
     """The text of ``text`` then each ``content`` block, one page per image (§4.8).
 
@@ -242,7 +250,7 @@ def _content_body(
     """
     assert document.content is not None
     parts: list[str | ImagePage] = [document.text] if document.text.strip() else []
-    parts += image_document_parts(document.content, path, ctx)
+    parts += image_document_parts(document.content, path, ctx, fetchable)
     pieces: list[str] = []
     pages: list[PageSpan] = []
     regions: list[list[float]] = []
@@ -303,7 +311,9 @@ def _register_sparse(app: App, engine: Engine) -> None:
         )
 
 
-def _register_rerank(app: App, engine: Engine, methods: list[str], accepted: list[Any]) -> None:
+def _register_rerank(
+    app: App, engine: Engine, methods: list[str], accepted: list[Any], fetchable: tuple[str, ...]
+) -> None:
     config = engine.config
 
     @app.rerank(
@@ -313,11 +323,11 @@ def _register_rerank(app: App, engine: Engine, methods: list[str], accepted: lis
         modalities=accepted,
     )
     def rerank(params: m.RerankParams, ctx: RequestContext) -> m.RerankResult:
-        query = query_text(params.query, "query", ctx)
+        query = query_text(params.query, "query", ctx, fetchable)
         field = "passages" if params.passages is not None else "documents"
         # A passage image without legible text is scored as the empty passage it reads as.
         passages = [
-            ocr_text(item, f"{field}[{index}]", ctx, required=False)
+            ocr_text(item, f"{field}[{index}]", ctx, required=False, fetchable=fetchable)
             for index, item in enumerate(params.items)
         ]
         reranker = engine.reranker(params.method or methods[0], ctx.check_cancelled)

@@ -7,9 +7,9 @@ the day it is added. Two rules, in this order:
 - a block whose type is outside the modalities the method's capability
   advertises (``["text"]`` when unadvertised) is ``-32005`` with
   ``data.option = "modality"``;
-- a block carrying a ``uri`` is ``-32602`` naming the block: rcpkit fetches no
-  URI (§15.5 SSRF), and §4.8 forbids silently ignoring one. Fetching would be an
-  explicit operator opt-in that this runtime does not offer.
+- a block carrying a ``uri`` is ``-32602`` naming the block (§4.8 forbids
+  silently ignoring one), unless it is a non-text block under a URI prefix the
+  operator allowed fetching from (``Server.fetches``; none by default, §15.5 SSRF).
 
 A ``uri`` that is not a Content block (``index/add`` ``documents[].uri``, a
 hit's ``citation.uri``) is provenance metadata, not content to fetch, and is
@@ -29,7 +29,7 @@ from rcpkit.protocol.content import Content
 from rcpkit.protocol.errors import RCPError
 from rcpkit.protocol.methods import METHODS
 
-__all__ = ["check_blocks", "content_fields", "registry_content_fields"]
+__all__ = ["check_blocks", "content_fields", "fetches", "registry_content_fields"]
 
 
 def check_blocks(
@@ -37,11 +37,14 @@ def check_blocks(
     params: Any,
     capabilities: Capabilities,
     unavailable: Mapping[str, str] | None = None,
+    fetchable: Sequence[str] = (),
 ) -> None:
     """Refuse (-32005/-32602) any block of ``params`` this server cannot take.
 
     ``unavailable`` maps a modality the server could offer but does not (a missing
-    extra) to the reason, which the -32005 message then gives.
+    extra) to the reason, which the -32005 message then gives. ``fetchable`` are
+    the URI prefixes the operator allowed a non-text block's ``uri`` to be fetched
+    from (the handler fetches it and checks again); any other ``uri`` is -32602.
     """
     fields = content_fields(type(params))
     if not fields:
@@ -57,10 +60,19 @@ def check_blocks(
                     f"`{path}` is a {kind} block; modalities {sorted(allowed)}"
                     + (f" ({why})" if why else ""),
                 )
-            if block.uri is not None:
+            if block.uri is not None and not (kind != "text" and fetches(block.uri, fetchable)):
+                where = "outside the URIs this server fetches" if fetchable else ""
                 raise RCPError.invalid_params(
-                    path, f"`{path}` carries a uri; this server fetches no URI (§4.8)"
+                    path,
+                    f"`{path}` carries a uri {where or 'and this server fetches no URI'} (§4.8)",
                 )
+
+
+def fetches(uri: str, prefixes: Sequence[str]) -> bool:
+    """Whether ``uri`` lies under one of ``prefixes``, with no ``..`` segment to climb out."""
+    if not prefixes or "/../" in f"{uri}/" or "%2e" in uri.lower() or "\\" in uri:
+        return False
+    return any(uri.startswith(prefix) for prefix in prefixes)
 
 
 _FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}

@@ -29,12 +29,14 @@ def check_options(
     capabilities: Capabilities,
     notes: list[str],
     unavailable: Mapping[str, str] | None = None,
+    fetchable: Sequence[str] = (),
 ) -> Any:
     """Reject (-32005) or degrade unsupported options; clamp over-limit counts.
 
-    ``unavailable``: modality -> why it is not offered, named in a -32005 (§4.8).
+    ``unavailable``: modality -> why it is not offered, named in a -32005 (§4.8);
+    ``fetchable``: the URI prefixes a block's ``uri`` may name.
     """
-    check_blocks(method, params, capabilities, unavailable)  # §4.8: every Content field
+    check_blocks(method, params, capabilities, unavailable, fetchable)  # §4.8: every Content field
     checker = _CHECKERS.get(method)
     return params if checker is None else checker(params, capabilities, notes)
 

@@ -36,6 +36,7 @@ class Server:
         self._capabilities: caps.Capabilities | None = None
         self._info: dict[str, Any] | None = None
         self._unavailable: dict[str, str] = {}
+        self._fetchable: tuple[str, ...] = ()
 
     # --- registration ---
 
@@ -87,6 +88,19 @@ class Server:
     def unavailable_modalities(self) -> Mapping[str, str]:
         return MappingProxyType(self._unavailable)
 
+    def fetches(self, prefixes: Iterable[str]) -> None:
+        """Let a non-text block's ``uri`` under one of ``prefixes`` reach the handler (§4.8).
+
+        The operator's opt-in: the handler fetches it. ``initialize``/``info`` list
+        the prefixes in ``_meta.fetchableUris``; every other ``uri`` stays -32602.
+        """
+        self._check_open()
+        self._fetchable = tuple(prefixes)
+
+    @property
+    def fetchable_uris(self) -> tuple[str, ...]:
+        return self._fetchable
+
     def registration(self, method: str) -> Registration | None:
         """The handler for ``method`` if its capability is advertised."""
         registration = self._registrations.get(method)
@@ -114,6 +128,7 @@ class Server:
         copy._declared = dict(self._declared)
         copy._extensions = {key: dict(value) for key, value in self._extensions.items()}
         copy._unavailable = dict(self._unavailable)
+        copy._fetchable = self._fetchable
         return copy
 
     # --- derived capabilities (STYLE §6: never kept by hand in a second place) ---
@@ -137,6 +152,8 @@ class Server:
             }
             if self._unavailable:
                 self._info["_meta"]["unavailableModalities"] = dict(self._unavailable)
+            if self._fetchable:
+                self._info["_meta"]["fetchableUris"] = list(self._fetchable)
         return {"protocolVersion": version, **self._info}
 
     def _derive(self) -> caps.Capabilities:

@@ -95,8 +95,14 @@ class Session:
         _check_request(request)
         params = parse_params(spec.params, request.params)
         notes: list[str] = []
+        served = self.server
         params = check_options(
-            method, params, self.server.capabilities, notes, self.server.unavailable_modalities
+            method,
+            params,
+            served.capabilities,
+            notes,
+            served.unavailable_modalities,
+            served.fetchable_uris,
         )
         # §8: before the handler, so every server answers a bad filter the same way.
         tree = check_filter(method, params, self.server.capabilities)
