@@ -14,6 +14,7 @@ retrieve by.
 
 from __future__ import annotations
 
+import importlib.util
 import io
 from dataclasses import dataclass
 
@@ -70,8 +71,20 @@ class ImageText:
 
 
 def image_ocr_available() -> bool:
-    """Whether the ``ocr`` extra (RapidOCR, Pillow) is importable."""
-    return _ocr.ocr_available()
+    """Whether the ``ocr`` extra (RapidOCR, Pillow) is installed, without importing it.
+
+    Importing RapidOCR loads onnxruntime and OpenCV; doing that while a server
+    starts (its models loading on other threads) made a CLI that exits at once
+    abort in native code ("terminate called without an active exception"). The
+    model is imported at the first image instead.
+    """
+    for name in ("rapidocr_onnxruntime", "PIL"):
+        try:
+            if importlib.util.find_spec(name) is None:
+                return False
+        except (ImportError, ValueError):  # ValueError: sys.modules[name] is None
+            return False
+    return True
 
 
 def read_image(raw: bytes, mime_type: str) -> ImageText:
