@@ -58,7 +58,7 @@ DEFAULT_FILTER_FIELDS: dict[str, str] = {
     "ext": "keyword",
     "mtime": "date",
     "lang": "keyword",  # a code document's language ("python"), else whatever meta says
-    "modality": "keyword",  # "text" or "code", set by the indexer on every chunk
+    "modality": "keyword",  # "text", "code" or "image", set by the indexer on every chunk
     "tag": "keyword",
     "year": "int",
     "date": "date",
