@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from rcpkit.engine.ingest.images import image_ocr_available
+
 INIT = {"protocolVersion": 1, "client": {"name": "t", "version": "1"}}
 
 
@@ -92,21 +94,26 @@ def test_deep_nesting_inside_a_batch_member_is_answered_per_member(spawn: Any) -
 TEXT_URI = {"type": "text", "text": "rank fusion", "uri": "https://example.com/a.txt"}
 IMAGE = {"type": "image", "mimeType": "image/png", "data": "AAAA"}
 IMAGE_URI = {"type": "image", "mimeType": "image/png", "uri": "file:///etc/passwd"}
+OCR = image_ocr_available()
+NO_IMAGE = (-32005, "option", "modality")
+RERANK_IMAGE = (-32602, "field", "passages[0].data") if OCR else NO_IMAGE
 
 # (method, params, code, data key, data value): every Content-taking field (§4.8).
 CONTENT_PROBES = [
     ("retrieve", {"query": TEXT_URI}, -32602, "field", "query"),
     ("retrieve", {"query": [{"type": "text", "text": "x"}, TEXT_URI]}, -32602, "field", "query[1]"),
-    ("retrieve", {"query": IMAGE}, -32005, "option", "modality"),
+    # With the ocr extra image blocks are read (§4.8): "AAAA" is then no image (-32602).
+    ("retrieve", {"query": IMAGE}, *((-32602, "field", "query.data") if OCR else NO_IMAGE)),
     ("embed", {"inputs": ["a", TEXT_URI]}, -32602, "field", "inputs[1]"),
     ("embed", {"texts": [TEXT_URI]}, -32602, "field", "texts[0]"),
-    ("embed", {"inputs": [IMAGE_URI]}, -32005, "option", "modality"),
+    ("embed", {"inputs": [IMAGE_URI]}, *((-32602, "field", "inputs[0]") if OCR else NO_IMAGE)),
+    ("embed/multi", {"inputs": [IMAGE]}, -32005, "option", "modality"),  # not read there
     ("embed/multi", {"inputs": [TEXT_URI]}, -32602, "field", "inputs[0]"),
     ("embed/multi", {"texts": [TEXT_URI]}, -32602, "field", "texts[0]"),
     ("rerank", {"query": "q", "passages": ["a", TEXT_URI]}, -32602, "field", "passages[1]"),
     ("rerank", {"query": TEXT_URI, "passages": ["a"]}, -32602, "field", "query"),
     ("rerank", {"query": "q", "documents": [TEXT_URI]}, -32602, "field", "documents[0]"),
-    ("rerank", {"query": "q", "passages": [IMAGE]}, -32005, "option", "modality"),
+    ("rerank", {"query": "q", "passages": [IMAGE]}, *RERANK_IMAGE),
     ("query/transform", {"query": IMAGE, "method": "rewrite"}, -32005, "option", "modality"),
     ("query/transform", {"query": TEXT_URI, "method": "rewrite"}, -32602, "field", "query"),
     ("memory/recall", {"query": IMAGE}, -32005, "option", "modality"),

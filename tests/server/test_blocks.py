@@ -23,6 +23,7 @@ BASE: dict[str, dict[str, Any]] = {
     "query/transform": {"query": "q", "method": "rewrite"},
     "graph": {"op": "local"},
     "memory/recall": {"query": "q"},
+    "index/add": {},
 }
 
 FIELDS = [
@@ -41,11 +42,20 @@ def _every_method_app() -> App:
     app.query_transform(methods=["rewrite"])(lambda p: done)
     app.graph(ops=["local"])(lambda p: done)
     app.memory_recall(scopes=["global"])(lambda p: done)
+    app.index_add(writable=True)(lambda p: done)
     return app
 
 
 def _shaped(method: str, field: str, block: dict[str, Any]) -> dict[str, Any]:
+    if method == "index/add":  # §4.8: a document body as Content blocks
+        return {field: [{"id": "d", "content": [block]}]}
     return {**BASE[method], field: block if field == "query" else [block]}
+
+
+def _path(method: str, field: str) -> str:
+    if method == "index/add":
+        return "documents[0].content[0]"
+    return field if field == "query" else f"{field}[0]"
 
 
 def test_the_registry_names_every_content_field_we_know_of() -> None:
@@ -58,16 +68,18 @@ def test_the_registry_names_every_content_field_we_know_of() -> None:
         ("query/transform", "query"),
         ("memory/recall", "query"),
         ("graph", "query"),
+        ("index/add", "documents"),  # documents[].content; documents[].uri is provenance
     }
-    assert not any(method.startswith("index/") for method, _ in FIELDS)  # documents[].uri
 
 
 @pytest.mark.parametrize(("method", "field"), FIELDS)
 async def test_a_uri_block_is_invalid_params_naming_it(method: str, field: str) -> None:
     async with running(_every_method_app()) as peer:
         reply = await peer.request(1, method, _shaped(method, field, TEXT_URI))
-    expected = field if field == "query" else f"{field}[0]"
-    assert (reply["error"]["code"], reply["error"]["data"]["field"]) == (-32602, expected)
+    assert (reply["error"]["code"], reply["error"]["data"]["field"]) == (
+        -32602,
+        _path(method, field),
+    )
 
 
 @pytest.mark.parametrize(("method", "field"), FIELDS)

@@ -37,8 +37,49 @@ def check_call(method: str, params: dict[str, Any], capabilities: Capabilities) 
         return params
     if spec.capability not in capabilities:
         raise CapabilityMissing(method, spec.capability)
+    _check_blocks(method, params, capabilities)
     checker = _CHECKERS.get(method)
     return params if checker is None else checker(params, capabilities)
+
+
+# §4.8: the params fields that may hold Content blocks, and the capability whose
+# `modalities` governs them (None: text only). A federation relies on this to pass
+# an image block only to the engines that advertise `image`.
+_BLOCK_FIELDS: dict[str, tuple[str | None, tuple[str, ...]]] = {
+    "retrieve": ("retrieve", ("query",)),
+    "rerank": ("rerank", ("query", "passages", "documents")),
+    "embed": ("embed", ("inputs", "texts")),
+    "embed/multi": ("multiVector", ("inputs", "texts")),
+    "embed/sparse": (None, ("inputs", "texts")),
+    "index/add": ("index", ("documents",)),
+    "query/transform": (None, ("query",)),
+    "memory/recall": (None, ("query",)),
+    "graph": (None, ("query",)),
+}
+
+
+def _check_blocks(method: str, params: Mapping[str, Any], capabilities: Capabilities) -> None:
+    found = _BLOCK_FIELDS.get(method)
+    if found is None:
+        return
+    key, fields = found
+    advertised = _cap(capabilities, key).get("modalities") if key is not None else None
+    allowed = set(advertised) if isinstance(advertised, list) and advertised else {"text"}
+    for name in fields:
+        for kind in _block_types(params.get(name), documents=name == "documents"):
+            if kind not in allowed and not (kind == "text" and "code" in allowed):
+                raise OptionUnsupported(method, "modality", kind)
+
+
+def _block_types(value: object, *, documents: bool = False) -> Iterator[str]:
+    if isinstance(value, list):
+        for item in value:
+            yield from _block_types(item, documents=documents)
+    elif isinstance(value, Mapping):
+        if documents:
+            yield from _block_types(value.get("content"))
+        elif isinstance(value.get("type"), str):
+            yield value["type"]
 
 
 def _cap(capabilities: Capabilities, key: str) -> Mapping[str, Any]:

@@ -12,6 +12,7 @@ File: ``--config FILE``, else ``./rcpkit.toml`` when present, table ``[engine]``
     snapshot_retention = 64        # versions a pinned retrieve or a cursor can still read
     idempotency_retention_seconds = 86400  # §7.10 keys older than this are collected
     array_fields = ["teams"]       # fields holding arrays (`contains` is membership on them)
+    fetch_uris = ["file:///srv/scans/"]  # image blocks' `uri`s fetched from here only
     [engine.filter_fields]
     team = "keyword"
     teams = "keyword"
@@ -57,7 +58,7 @@ DEFAULT_FILTER_FIELDS: dict[str, str] = {
     "ext": "keyword",
     "mtime": "date",
     "lang": "keyword",  # a code document's language ("python"), else whatever meta says
-    "modality": "keyword",  # "text" or "code", set by the indexer on every chunk
+    "modality": "keyword",  # "text", "code" or "image", set by the indexer on every chunk
     "tag": "keyword",
     "year": "int",
     "date": "date",
@@ -95,6 +96,9 @@ class EngineConfig:
     max_rerank: int = 100  # rerank.maxCandidates
     # §15.2: URI prefixes of ingested files the operator vouches for; nothing else is trusted.
     trusted_sources: list[str] = field(default_factory=list)
+    # §4.8/§15.5: URI prefixes an image Content block's `uri` may be fetched from
+    # (file://, http://, https://); none by default, so every `uri` block is -32602.
+    fetch_uris: list[str] = field(default_factory=list)
     session_ttl_seconds: int = 3600  # §7.7.3 trajectory state lifetime
     quarantine_reports: int = 3  # distinct sessions reporting a document before it is withheld
     graph: str | None = None  # "spacy" (NER + noun phrases) or "regex"; None: no graph

@@ -79,6 +79,15 @@ def _strings(value: Any) -> list[str]:
     return list(value)
 
 
+def _uri_prefixes(value: Any) -> list[str]:
+    prefixes = _strings(value)
+    for prefix in prefixes:
+        scheme = prefix.split("://", 1)[0] if "://" in prefix else ""
+        if scheme not in ("file", "http", "https") or prefix.endswith("://"):
+            raise _Refused("an array of file://, http:// or https:// URI prefixes")
+    return prefixes
+
+
 def _model(name: str, files: tuple[str, ...]) -> Rule:
     allowed = f"{name!r}, 'hashing:<size>' or a folder holding {' and '.join(files)}"
 
@@ -155,6 +164,7 @@ ENGINE_RULES: Mapping[str, Rule] = {
     "cross_encoder": _text,
     "max_rerank": _whole(1),
     "trusted_sources": _strings,
+    "fetch_uris": _uri_prefixes,
     "session_ttl_seconds": _whole(0),
     "quarantine_reports": _whole(1),
     "graph": _choice("spacy", "regex"),

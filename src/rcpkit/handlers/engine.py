@@ -11,8 +11,7 @@ import msgspec
 import rcpkit
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS
-from rcpkit.engine.ingest import SourceDocument
-from rcpkit.engine.ingest._code import with_language
+from rcpkit.engine.ingest import PageSpan, SourceDocument, with_language
 from rcpkit.engine.ingest.indexer import (
     IndexReport,
     content_hash_of,
@@ -25,9 +24,17 @@ from rcpkit.engine.retrieve.recall import DEFAULT_MODE, SCORE_FLOORS
 from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.transform import TRANSFORM_METHODS
 from rcpkit.handlers.graph import graph_handler
+from rcpkit.handlers.images import (
+    OCR_MISSING,
+    ImagePage,
+    image_document_parts,
+    modalities,
+    ocr_text,
+    query_text,
+)
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.capabilities import FilterCapability
-from rcpkit.protocol.content import text_of
+from rcpkit.protocol.content import Content, text_of
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.server.app import App
 from rcpkit.server.context import RequestContext
@@ -50,6 +57,13 @@ def build_engine_app(engine: Engine) -> App:
     )
 
     app.advertise("pagination")
+    # §4.8: image blocks are read by OCR, offered only with the `ocr` extra installed;
+    # without it they stay -32005, the message naming the extra.
+    accepted = modalities()
+    if "image" not in accepted:
+        app.server.unavailable("image", OCR_MISSING)
+    fetchable = tuple(config.fetch_uris)  # the operator's opt-in to fetching image uris
+    app.server.fetches(fetchable)
     app.advertise("session", dedup=True, ttl_seconds=config.session_ttl_seconds)
     # Issue 16: MaxSim over MiniLM token vectors lowers nDCG@10 (Cranfield 0.41 → 0.33)
     # and costs seconds cold, so it is advertised only when asked for; a configured
@@ -72,13 +86,17 @@ def build_engine_app(engine: Engine) -> App:
         token_budget=True,
         confidence=True,
         recency=True,
-        modalities=["text", "code"],
+        modalities=accepted,
         # One floor for every mode: cosine (dense) and rerank scores >= -1, BM25/fused >= 0.
         score_scale="unbounded",
         score_floor=min(SCORE_FLOORS.values()),
         encodings=["json", "f32-base64"],
     )
     def retrieve_handler(params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
+        if _has_image(params.query):  # §4.8: an image query is its OCR text (noted)
+            params = msgspec.structs.replace(
+                params, query=query_text(params.query, "query", ctx, fetchable)
+            )
         return retrieve(engine, params, ctx)
 
     @app.embed(
@@ -86,24 +104,30 @@ def build_engine_app(engine: Engine) -> App:
         identity=engine.identity,
         batch_limit=config.embed_batch_limit,
         normalized=True,
-        modalities=["text", "code"],
+        modalities=accepted,
         encodings=["json", "f32-base64"],
     )
     def embed(params: m.EmbedParams, ctx: RequestContext) -> m.EmbedResult:
-        texts = [text_of(item) for item in params.items]
+        field = "inputs" if params.inputs is not None else "texts"
+        texts = [
+            ocr_text(item, f"{field}[{index}]", ctx, required=True, fetchable=fetchable)
+            for index, item in enumerate(params.items)
+        ]
         vectors = engine.embedder(ctx.check_cancelled).embed(texts, params.kind or "document")
+        usage = m.Usage(notes=list(ctx.notes)) if ctx.notes else None
         if params.encoding == "f32-base64":
             return m.EmbedResult(
                 vectors=[encode_f32_base64(row) for row in vectors],
                 encoding="f32-base64",
                 dimension=engine.dimension,
+                usage=usage,
             )
-        return m.EmbedResult(vectors=vectors.tolist())
+        return m.EmbedResult(vectors=vectors.tolist(), usage=usage)
 
     if engine.sparse_slot is not None:
         _register_sparse(app, engine)
     if rerank_methods:
-        _register_rerank(app, engine, rerank_methods)
+        _register_rerank(app, engine, rerank_methods, accepted, fetchable)
     _register_multi_vector(app, engine)
 
     _register_memory(app, engine)
@@ -121,7 +145,7 @@ def build_engine_app(engine: Engine) -> App:
         # §7.16: advisory data only; recorded durably, acted on by the quarantine policy.
         return m.FeedbackResult(accepted=engine.feedback.record(params, ctx.tenant))
 
-    @app.index_add(writable=writable, chunking=True, contextual=True)
+    @app.index_add(writable=writable, chunking=True, contextual=True, modalities=accepted)
     @_bounded
     def index_add(params: m.IndexAddParams, ctx: RequestContext) -> Any:
         if len(params.documents) > config.max_add_documents:
@@ -138,8 +162,10 @@ def build_engine_app(engine: Engine) -> App:
             remembered = engine.store.remembered(key)
             if remembered is not None:  # §7.10: a repeat of the key gets the original result
                 return msgspec.json.decode(remembered)
+        # Every document is read (images OCR'd) before anything is written: one that
+        # fails fails the call and leaves the index as it was.
         documents = [
-            _source(position, document, engine)
+            _source(position, document, engine, ctx, fetchable)
             for position, document in enumerate(params.documents)
         ]
         report = index_documents(
@@ -172,24 +198,98 @@ def _added(report: IndexReport) -> m.IndexAddResult:
     return m.IndexAddResult(ids=report.ids, chunks=report.chunks, index_version=str(report.version))
 
 
-def _source(position: int, document: m.Document, engine: Engine) -> SourceDocument:
-    if not document.text.strip():
-        raise RCPError.invalid_params(f"documents[{position}].text", "the document has no text")
+def _source(
+    position: int,
+    document: m.Document,
+    engine: Engine,
+    ctx: RequestContext,
+    fetchable: tuple[str, ...],
+) -> SourceDocument:
+    path = f"documents[{position}]"
     meta = dict(document.meta or {})
-    digest = content_hash_of(document.text, meta, document.title)
+    text, pages = document.text, None
+    if document.content:
+        text, pages, extra = _content_body(document, f"{path}.content", ctx, fetchable)
+        meta.update(extra)
+    if not text.strip():
+        where, why = (
+            (f"{path}.content", "the document has no text (OCR found none in its images)")
+            if pages
+            else (f"{path}.text", "the document has no text")
+        )
+        raise RCPError.invalid_params(where, why)
+    digest = content_hash_of(text, meta, document.title)
     # §7.10: without an id the server mints one; a content hash keeps retries visible.
     doc_id = document.id or f"doc:{digest[:16]}:{engine.store.version}:{position}"
+    modality: Any = "image" if pages else ("code" if document.modality == "code" else "text")
     source = SourceDocument(
         id=doc_id,
-        text=document.text,
+        text=text,
         title=document.title,
         uri=document.uri or "",
-        modality="code" if document.modality == "code" else "text",
+        modality=modality,
         meta=meta,
-        pages=None,
+        pages=pages,
         content_hash=digest,
     )
     return with_language(source) if source.modality == "code" else source
+
+
+_PART_SEPARATOR = "\n\n"  # a paragraph boundary between the document's parts
+
+
+def _content_body(
+    document: m.Document, path: str, ctx: RequestContext, fetchable: tuple[str, ...]
+) -> tuple[str, list[PageSpan] | None, dict[str, Any]]:
+    """The text of ``text`` then each ``content`` block, one page per image (§4.8).
+
+    An image's recognised lines are its page; ``meta.regions`` holds
+    ``[page, start, end, x0, y0, x1, y1]`` per line (offsets into the document's
+    text, the box in the image's pixels) as for image files, and ``meta.images``
+    each image's page, block, mimeType and size. ``meta.textOf = "ocr"``.
+    """
+    assert document.content is not None
+    parts: list[str | ImagePage] = [document.text] if document.text.strip() else []
+    parts += image_document_parts(document.content, path, ctx, fetchable)
+    pieces: list[str] = []
+    pages: list[PageSpan] = []
+    regions: list[list[float]] = []
+    images: list[dict[str, Any]] = []
+    position = 0
+    for part in parts:
+        body = part.read.text if isinstance(part, ImagePage) else part.strip()
+        if pieces and body:
+            pieces.append(_PART_SEPARATOR)
+            position += len(_PART_SEPARATOR)
+        if isinstance(part, ImagePage):
+            number = len(pages) + 1
+            pages.append(PageSpan(page=number, start=position, end=position + len(body)))
+            regions += [
+                [number, position + start, position + end, *box]
+                for start, end, *box in part.read.joined[1]
+            ]
+            images.append(
+                {
+                    "page": number,
+                    "block": part.block,
+                    "mimeType": part.mime_type,
+                    "width": part.read.width,
+                    "height": part.read.height,
+                }
+            )
+            if not body:
+                ctx.notes.append(f"`{path}[{part.block}]`: OCR found no legible text")
+        pieces.append(body)
+        position += len(body)
+    if not pages:
+        return "".join(pieces), None, {}
+    return "".join(pieces), pages, {"textOf": "ocr", "regions": regions, "images": images}
+
+
+def _has_image(value: object) -> bool:
+    if isinstance(value, Content):
+        return value.type == "image"
+    return isinstance(value, list) and any(_has_image(item) for item in value)
 
 
 def _register_sparse(app: App, engine: Engine) -> None:
@@ -211,14 +311,27 @@ def _register_sparse(app: App, engine: Engine) -> None:
         )
 
 
-def _register_rerank(app: App, engine: Engine, methods: list[str]) -> None:
+def _register_rerank(
+    app: App, engine: Engine, methods: list[str], accepted: list[Any], fetchable: tuple[str, ...]
+) -> None:
     config = engine.config
 
-    @app.rerank(methods=methods, max_candidates=config.max_rerank, models=[engine.identity])
+    @app.rerank(
+        methods=methods,
+        max_candidates=config.max_rerank,
+        models=[engine.identity],
+        modalities=accepted,
+    )
     def rerank(params: m.RerankParams, ctx: RequestContext) -> m.RerankResult:
-        passages = [text_of(item) for item in params.items]
+        query = query_text(params.query, "query", ctx, fetchable)
+        field = "passages" if params.passages is not None else "documents"
+        # A passage image without legible text is scored as the empty passage it reads as.
+        passages = [
+            ocr_text(item, f"{field}[{index}]", ctx, required=False, fetchable=fetchable)
+            for index, item in enumerate(params.items)
+        ]
         reranker = engine.reranker(params.method or methods[0], ctx.check_cancelled)
-        raw = reranker.score(text_of(params.query), passages, ctx.check_cancelled)
+        raw = reranker.score(query, passages, ctx.check_cancelled)
         scores = [float(value) for value in raw]
         order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
         if params.top_n is not None:
@@ -227,6 +340,7 @@ def _register_rerank(app: App, engine: Engine, methods: list[str]) -> None:
             scores=scores,
             order=order,
             results=[m.RerankedIndex(index=i, score=scores[i]) for i in order],
+            usage=m.Usage(notes=list(ctx.notes)) if ctx.notes else None,
         )
 
 

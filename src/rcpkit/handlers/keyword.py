@@ -90,13 +90,22 @@ def build_keyword_app(index: KeywordIndex, *, writable: bool = True) -> App:
 
     @app.index_add(capability=IndexCapability(writable=writable))
     def index_add(params: m.IndexAddParams) -> m.IndexAddResult:
-        for position, document in enumerate(params.documents):
-            if not document.text.strip():
+        # §4.8: a body given as text blocks is that text (other block types are -32005).
+        texts = [
+            "\n\n".join(
+                part
+                for part in (document.text, *(b.text or "" for b in document.content or []))
+                if part.strip()
+            )
+            for document in params.documents
+        ]
+        for position, text in enumerate(texts):
+            if not text.strip():
                 raise RCPError.invalid_params(f"documents[{position}].text", "document has no text")
         documents = [
             StoredDocument(
                 id=document.id or f"doc-{index.version}-{position}",
-                text=document.text,
+                text=texts[position],
                 title=document.title,
                 source=document.uri,
                 meta=dict(document.meta or {}),

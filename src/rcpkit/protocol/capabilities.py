@@ -61,6 +61,8 @@ class RerankCapability(Wire):
     methods: list[Literal["cross-encoder", "colbert", "llm"]]
     max_candidates: Count | None = None
     models: list[str] | None = None
+    # §4.8: "a server advertises the modalities it accepts per capability".
+    modalities: list[Modality] | None = None
 
 
 class RetrieveCapability(Wire):
@@ -99,6 +101,8 @@ class IndexCapability(Wire):
     writable: bool
     chunking: bool | None = None
     contextual: bool | None = None
+    # §4.8: the block types an index/add document's `content` may hold.
+    modalities: list[Modality] | None = None
 
 
 class SessionCapability(Wire):

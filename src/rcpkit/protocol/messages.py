@@ -23,7 +23,7 @@ from rcpkit.protocol.base import (
     Wire,
 )
 from rcpkit.protocol.capabilities import Capabilities
-from rcpkit.protocol.content import Edge, Hit, QueryInput, TextInput
+from rcpkit.protocol.content import Content, Edge, Hit, QueryInput, TextInput
 
 __all__ = [
     "CancelParams",
@@ -161,6 +161,7 @@ class EmbedResult(Wire):
     vectors: list[Any]
     encoding: Encoding | None = None
     dimension: Count | None = None
+    usage: Usage | None = None  # §17.2's telemetry, e.g. an image input read by OCR
 
 
 class SparseEmbedParams(EmbedParams):
@@ -216,6 +217,7 @@ class RerankResult(Wire):
     scores: list[float]
     order: list[NonNegative] | None = None
     results: list[RerankedIndex] | None = None
+    usage: Usage | None = None  # §17.2
 
 
 # --- retrieve (§7.7) ---
@@ -364,12 +366,14 @@ class GraphResult(Wire):
 
 
 class Document(Wire):
-    text: str
+    # §4.8: a document body may be Content blocks; `text` is then optional (empty).
+    text: str = ""
     id: DocumentId | None = None
     meta: Meta | None = None
     title: str | None = None
     uri: str | None = None
     modality: Modality | None = None
+    content: list[Content] | None = None
 
 
 class IndexAddParams(Wire):

@@ -7,9 +7,9 @@ the day it is added. Two rules, in this order:
 - a block whose type is outside the modalities the method's capability
   advertises (``["text"]`` when unadvertised) is ``-32005`` with
   ``data.option = "modality"``;
-- a block carrying a ``uri`` is ``-32602`` naming the block: rcpkit fetches no
-  URI (§15.5 SSRF), and §4.8 forbids silently ignoring one. Fetching would be an
-  explicit operator opt-in that this runtime does not offer.
+- a block carrying a ``uri`` is ``-32602`` naming the block (§4.8 forbids
+  silently ignoring one), unless it is a non-text block under a URI prefix the
+  operator allowed fetching from (``Server.fetches``; none by default, §15.5 SSRF).
 
 A ``uri`` that is not a Content block (``index/add`` ``documents[].uri``, a
 hit's ``citation.uri``) is provenance metadata, not content to fetch, and is
@@ -18,7 +18,7 @@ not a block: it is not checked here.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -29,11 +29,23 @@ from rcpkit.protocol.content import Content
 from rcpkit.protocol.errors import RCPError
 from rcpkit.protocol.methods import METHODS
 
-__all__ = ["check_blocks", "content_fields", "registry_content_fields"]
+__all__ = ["check_blocks", "content_fields", "fetches", "registry_content_fields"]
 
 
-def check_blocks(method: str, params: Any, capabilities: Capabilities) -> None:
-    """Refuse (-32005/-32602) any block of ``params`` this server cannot take."""
+def check_blocks(
+    method: str,
+    params: Any,
+    capabilities: Capabilities,
+    unavailable: Mapping[str, str] | None = None,
+    fetchable: Sequence[str] = (),
+) -> None:
+    """Refuse (-32005/-32602) any block of ``params`` this server cannot take.
+
+    ``unavailable`` maps a modality the server could offer but does not (a missing
+    extra) to the reason, which the -32005 message then gives. ``fetchable`` are
+    the URI prefixes the operator allowed a non-text block's ``uri`` to be fetched
+    from (the handler fetches it and checks again); any other ``uri`` is -32602.
+    """
     fields = content_fields(type(params))
     if not fields:
         return
@@ -42,13 +54,25 @@ def check_blocks(method: str, params: Any, capabilities: Capabilities) -> None:
         for path, block in _blocks(getattr(params, name), wire):
             kind = block.type
             if kind not in allowed and not (kind == "text" and "code" in allowed):
+                why = (unavailable or {}).get(kind)
                 raise RCPError.option_unsupported(
-                    "modality", f"`{path}` is a {kind} block; modalities {sorted(allowed)}"
+                    "modality",
+                    f"`{path}` is a {kind} block; modalities {sorted(allowed)}"
+                    + (f" ({why})" if why else ""),
                 )
-            if block.uri is not None:
+            if block.uri is not None and not (kind != "text" and fetches(block.uri, fetchable)):
+                where = "outside the URIs this server fetches" if fetchable else ""
                 raise RCPError.invalid_params(
-                    path, f"`{path}` carries a uri; this server fetches no URI (§4.8)"
+                    path,
+                    f"`{path}` carries a uri {where or 'and this server fetches no URI'} (§4.8)",
                 )
+
+
+def fetches(uri: str, prefixes: Sequence[str]) -> bool:
+    """Whether ``uri`` lies under one of ``prefixes``, with no ``..`` segment to climb out."""
+    if not prefixes or "/../" in f"{uri}/" or "%2e" in uri.lower() or "\\" in uri:
+        return False
+    return any(uri.startswith(prefix) for prefix in prefixes)
 
 
 _FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
@@ -111,11 +135,16 @@ def _blocks(value: Any, path: str) -> Iterator[tuple[str, Content]]:
 
 
 def _modalities(method: str, capabilities: Capabilities) -> Sequence[str] | None:
-    # §4.8: modalities are advertised per capability; only these three carry them.
+    # §4.8: modalities are advertised per capability ("e.g. embed.modalities,
+    # retrieve.modalities"); rerank and index carry them too, for their Content fields.
     if method == "embed" and capabilities.embed is not None:
         return capabilities.embed.modalities
     if method == "embed/multi" and capabilities.multi_vector is not None:
         return capabilities.multi_vector.modalities
     if method == "retrieve" and capabilities.retrieve is not None:
         return capabilities.retrieve.modalities
+    if method == "rerank" and capabilities.rerank is not None:
+        return capabilities.rerank.modalities
+    if method == "index/add" and capabilities.index is not None:
+        return capabilities.index.modalities
     return None

@@ -8,7 +8,7 @@ fallback is noted (the handler echoes ``ctx.notes`` in ``usage.notes``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -23,9 +23,20 @@ __all__ = ["check_funnel", "check_options"]
 Checker = Callable[[Any, Capabilities, list[str]], Any]
 
 
-def check_options(method: str, params: Any, capabilities: Capabilities, notes: list[str]) -> Any:
-    """Reject (-32005) or degrade unsupported options; clamp over-limit counts."""
-    check_blocks(method, params, capabilities)  # §4.8: every Content field, every method
+def check_options(
+    method: str,
+    params: Any,
+    capabilities: Capabilities,
+    notes: list[str],
+    unavailable: Mapping[str, str] | None = None,
+    fetchable: Sequence[str] = (),
+) -> Any:
+    """Reject (-32005) or degrade unsupported options; clamp over-limit counts.
+
+    ``unavailable``: modality -> why it is not offered, named in a -32005 (§4.8);
+    ``fetchable``: the URI prefixes a block's ``uri`` may name.
+    """
+    check_blocks(method, params, capabilities, unavailable, fetchable)  # §4.8: every Content field
     checker = _CHECKERS.get(method)
     return params if checker is None else checker(params, capabilities, notes)
 

@@ -8,7 +8,8 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import msgspec
@@ -34,6 +35,8 @@ class Server:
         self._extensions: dict[str, dict[str, Any]] = {}
         self._capabilities: caps.Capabilities | None = None
         self._info: dict[str, Any] | None = None
+        self._unavailable: dict[str, str] = {}
+        self._fetchable: tuple[str, ...] = ()
 
     # --- registration ---
 
@@ -72,6 +75,32 @@ class Server:
             return
         self._declare(key, value if value is not None else {})
 
+    def unavailable(self, modality: str, reason: str) -> None:
+        """Say why ``modality`` is not advertised (a missing extra), §4.8.
+
+        A block of that type is still -32005; its message gives ``reason``, and
+        ``initialize``/``info`` list it in ``_meta.unavailableModalities``.
+        """
+        self._check_open()
+        self._unavailable[modality] = reason
+
+    @property
+    def unavailable_modalities(self) -> Mapping[str, str]:
+        return MappingProxyType(self._unavailable)
+
+    def fetches(self, prefixes: Iterable[str]) -> None:
+        """Let a non-text block's ``uri`` under one of ``prefixes`` reach the handler (§4.8).
+
+        The operator's opt-in: the handler fetches it. ``initialize``/``info`` list
+        the prefixes in ``_meta.fetchableUris``; every other ``uri`` stays -32602.
+        """
+        self._check_open()
+        self._fetchable = tuple(prefixes)
+
+    @property
+    def fetchable_uris(self) -> tuple[str, ...]:
+        return self._fetchable
+
     def registration(self, method: str) -> Registration | None:
         """The handler for ``method`` if its capability is advertised."""
         registration = self._registrations.get(method)
@@ -98,6 +127,8 @@ class Server:
         }
         copy._declared = dict(self._declared)
         copy._extensions = {key: dict(value) for key, value in self._extensions.items()}
+        copy._unavailable = dict(self._unavailable)
+        copy._fetchable = self._fetchable
         return copy
 
     # --- derived capabilities (STYLE §6: never kept by hand in a second place) ---
@@ -119,6 +150,10 @@ class Server:
                 "capabilities": wire,
                 "_meta": {"conformance": conformance_level(self.capabilities)},
             }
+            if self._unavailable:
+                self._info["_meta"]["unavailableModalities"] = dict(self._unavailable)
+            if self._fetchable:
+                self._info["_meta"]["fetchableUris"] = list(self._fetchable)
         return {"protocolVersion": version, **self._info}
 
     def _derive(self) -> caps.Capabilities:

@@ -7,7 +7,7 @@ tiers can offer ``serve_stdio`` on top of the runner without an import circle.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -40,6 +40,16 @@ class Served(Protocol):
     @property
     def capabilities(self) -> Capabilities:
         """What is advertised, derived from the registrations (fixed once serving, §13.2)."""
+        ...
+
+    @property
+    def unavailable_modalities(self) -> Mapping[str, str]:
+        """Modalities not offered for a reason worth naming (a missing extra), §4.8."""
+        ...
+
+    @property
+    def fetchable_uris(self) -> Sequence[str]:
+        """URI prefixes a Content block's ``uri`` may be fetched from (§4.8); () for none."""
         ...
 
     def registration(self, method: str) -> Registration | None: ...

@@ -95,7 +95,15 @@ class Session:
         _check_request(request)
         params = parse_params(spec.params, request.params)
         notes: list[str] = []
-        params = check_options(method, params, self.server.capabilities, notes)
+        served = self.server
+        params = check_options(
+            method,
+            params,
+            served.capabilities,
+            notes,
+            served.unavailable_modalities,
+            served.fetchable_uris,
+        )
         # §8: before the handler, so every server answers a bad filter the same way.
         tree = check_filter(method, params, self.server.capabilities)
         return Call(method, params, registration, notes, tree, frozenset(request.params))

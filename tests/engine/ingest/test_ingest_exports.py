@@ -17,6 +17,7 @@ def test_the_ingest_package_exports_exactly_the_intended_names() -> None:
         "whitespace_token_counter",
         "SUPPORTED_EXTENSIONS",
         "IngestOptions",
+        "with_language",  # the handlers tag an index/add code document with its lang
     }
 
 

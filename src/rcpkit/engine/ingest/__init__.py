@@ -21,9 +21,14 @@ into ``document.text``, ready for ``Hit.citation.start``/``end``/``page`` (§7.7
 `contextual_prefix(title, heading_path)` is the situating line prepended to a chunk
 before embedding (contextual retrieval). `whitespace_token_counter` is a fast,
 deterministic counter for tests; real callers pass the embedder's ``count_tokens``.
+
+`with_language(document)` tags a code document with its ``lang`` (the grammar of
+its extension, unless ``meta.lang`` is given), as the code loader does.
+`rcpkit.engine.ingest.images` reads an image that arrives in a request through OCR.
 """
 
 from rcpkit.engine.ingest._chunking import chunk_document
+from rcpkit.engine.ingest._code import with_language
 from rcpkit.engine.ingest._context import contextual_prefix
 from rcpkit.engine.ingest._loaders import SUPPORTED_EXTENSIONS
 from rcpkit.engine.ingest._tokens import whitespace_token_counter
@@ -42,4 +47,5 @@ __all__ = [
     "contextual_prefix",
     "iter_documents",
     "whitespace_token_counter",
+    "with_language",
 ]

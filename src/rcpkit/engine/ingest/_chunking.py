@@ -144,7 +144,9 @@ def _chunk_spans(document: SourceDocument, spans: Sequence[Span]) -> list[ChunkS
     chunks: list[ChunkSpan] = []
     for index, span in enumerate(spans):
         position = bisect_right(page_starts, span.start) - 1
-        page = pages[position].page if pages and position >= 0 else None
+        # A chunk that starts past its page's end (text after an image) has no page.
+        inside = pages and position >= 0 and span.start < pages[position].end
+        page = pages[position].page if inside else None
         text = document.text[span.start : span.end]
         chunks.append(ChunkSpan(index, span.start, span.end, text, span.heading_path, page))
     return chunks

@@ -42,6 +42,12 @@ def find_sections(document: SourceDocument) -> list[Section]:
         boundaries += [
             _Boundary(page.start, None) for page in document.pages if page.end > page.start
         ]
+        if document.modality == "image":
+            # An index/add document's image pages sit among its text parts: the text
+            # after an image is not that image's page.
+            boundaries += [
+                _Boundary(page.end, None) for page in document.pages if page.end < len(text)
+            ]
     # A heading at a page's first character is one boundary; keep the heading.
     boundaries.sort(key=lambda boundary: (boundary.offset, boundary.heading is None))
     sections: list[Section] = []

@@ -8,7 +8,8 @@ from typing import Literal
 
 __all__ = ["ChunkSpan", "Modality", "PageSpan", "SkipFile", "Skipped", "SourceDocument"]
 
-Modality = Literal["text", "code"]
+# "image": text read by OCR from image Content blocks (index/add, §4.8).
+Modality = Literal["text", "code", "image"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +37,7 @@ class SourceDocument:
     meta: dict[str, object]
     """``path``, ``ext``, ``mtime`` (RFC 3339, UTC) and ``size`` for files; BEIR row fields."""
     pages: list[PageSpan] | None
-    """PDF pages in order, ``None`` for every other format."""
+    """PDF pages (or the images of an index/add document) in order, else ``None``."""
     content_hash: str
     """sha256 hex digest of the raw file bytes (of the row's JSON line for BEIR)."""
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rcpkit.engine.store.base import ChunkRow
 from rcpkit.protocol.content import Citation
 
-__all__ = ["citation_of"]
+__all__ = ["citation_of", "hit_meta"]
 
 
 def citation_of(row: ChunkRow) -> Citation:
@@ -18,3 +20,27 @@ def citation_of(row: ChunkRow) -> Citation:
         end=row.end,
         page=row.page,
     )
+
+
+def hit_meta(row: ChunkRow) -> dict[str, Any] | None:
+    """The document's meta as a hit carries it; OCR ``regions`` narrowed to the chunk's.
+
+    OCR'd text (an image, a scanned PDF page) keeps ``[page, start, end, x0, y0,
+    x1, y1]`` per recognised line in ``meta.regions``; a hit keeps the lines its
+    span ``[start, end)`` overlaps, so the citation points at a region of the page.
+    """
+    meta = row.meta
+    if not meta:
+        return None
+    regions = meta.get("regions")
+    if not isinstance(regions, list):
+        return meta
+    kept = [
+        region
+        for region in regions
+        if isinstance(region, list)
+        and len(region) >= 3
+        and region[1] < row.end
+        and region[2] > row.start
+    ]
+    return {**meta, "regions": kept}

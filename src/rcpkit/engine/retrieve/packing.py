@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 import numpy as np
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.models import encode_f32_base64
 from rcpkit.engine.request import EngineRequest
-from rcpkit.engine.retrieve.citations import citation_of
+from rcpkit.engine.retrieve.citations import citation_of, hit_meta
 from rcpkit.engine.retrieve.recall import Recalled
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.retrieve.trust import screen, trust_level
@@ -69,9 +70,9 @@ def build_hits(
                 score=candidate.score,
                 confidence=round(engine.calibration.confidence(cosine), 6),
                 text=None if params.include_text is False else checked.text,
-                modality="code" if row.modality == "code" else "text",
+                modality="code" if row.modality == "code" else _image_or_text(row.modality),
                 unit="chunk" if unit == "passage" else unit,
-                meta=row.meta or None,
+                meta=hit_meta(row),
                 vector=_vector(vector, params),
                 scores=candidate.scores,
                 citation=citation_of(row),
@@ -86,6 +87,11 @@ def build_hits(
         )
     ctx.check_cancelled()
     return hits
+
+
+def _image_or_text(modality: str) -> Literal["image", "text"]:
+    # Images of index/add documents are stored as their OCR text, modality "image".
+    return "image" if modality == "image" else "text"
 
 
 def _vector(vector: np.ndarray | None, params: m.RetrieveParams) -> list[float] | str | None:
