@@ -676,7 +676,7 @@ def _http_load(
     command = [sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0"]
     command += ["--index", str(folder), "--embedder", "hashing:384", "--read-only"]
     command += ["--config", str(config)] if config else []
-    child = _Child.spawn(command)
+    child = _Child.spawn(command, startup=1800.0)  # the server opens the index first
     try:
         single, loaded = asyncio.run(_drive(child, questions))
     finally:

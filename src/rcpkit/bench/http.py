@@ -133,7 +133,10 @@ class _Child:
     url: str
 
     @classmethod
-    def spawn(cls, command: list[str], env: dict[str, str] | None = None) -> _Child:
+    def spawn(
+        cls, command: list[str], env: dict[str, str] | None = None, startup: float = 30.0
+    ) -> _Child:
+        """Start ``command`` on the server CPU; ``startup``: seconds it may take to listen."""
         process = subprocess.Popen(
             command,
             stdout=subprocess.DEVNULL,
@@ -141,7 +144,7 @@ class _Child:
             env=env,
             preexec_fn=lambda: os.sched_setaffinity(0, {_SERVER_CPU}),
         )
-        return cls(process, _announced_url(process))
+        return cls(process, _announced_url(process, startup))
 
     def rss_mib(self) -> float:
         status = Path(f"/proc/{self.process.pid}/status").read_text()
