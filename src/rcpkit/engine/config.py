@@ -110,6 +110,7 @@ class EngineConfig:
     hnsw_m: int = 16
     hnsw_ef_construction: int = 64
     hnsw_ef_search: int = 100
+    hnsw_build_memory_mb: int = 1024  # maintenance_work_mem of an HNSW build
     # Server-side prepared statements (psycopg prepares a query run 5 times). Set false
     # behind pgbouncer in transaction mode without `max_prepared_statements` (< 1.21).
     postgres_prepared_statements: bool = True

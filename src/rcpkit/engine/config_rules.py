@@ -174,6 +174,7 @@ ENGINE_RULES: Mapping[str, Rule] = {
     "hnsw_m": _whole(2),
     "hnsw_ef_construction": _whole(4),
     "hnsw_ef_search": _whole(1),
+    "hnsw_build_memory_mb": _whole(1),
     "postgres_prepared_statements": _flag,
     "prf": _flag,
     "prf_documents": _whole(2),

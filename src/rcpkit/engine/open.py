@@ -101,7 +101,12 @@ def _bind_identity(config: EngineConfig, store: Store, identity: str, dimension:
 def hnsw_settings(config: EngineConfig) -> HnswSettings:
     from rcpkit.engine.store._pg_dense import HnswSettings
 
-    return HnswSettings(config.hnsw_m, config.hnsw_ef_construction, config.hnsw_ef_search)
+    return HnswSettings(
+        config.hnsw_m,
+        config.hnsw_ef_construction,
+        config.hnsw_ef_search,
+        build_memory_mb=config.hnsw_build_memory_mb,
+    )
 
 
 def is_postgres_url(store: str | None) -> bool:

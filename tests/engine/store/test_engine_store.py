@@ -279,3 +279,39 @@ def test_writers_in_two_processes_share_one_version_sequence_seen_on_every_arm(
     assert indexer.version == 4
     server.close()
     indexer.close()
+
+
+def test_rows_round_trip_exactly_whatever_their_text_holds(store: Store) -> None:
+    # Issue 20: the PostgreSQL store writes chunks as COPY BINARY and postings as COPY
+    # text lines; a tenant, text or metadata holding COPY's own delimiters must not shift
+    # a field, and vectors must read back bit for bit.
+    tenant = "t\\1\t2\n3\r4 é"
+    text = "tab\there\nnew line \\N back\\slash\r end"
+    vector = np.array([0.1, -0.2, 0.3, np.float32(1) / 3], dtype=np.float32)
+    row = DocumentRow("doc\t1", "Title\n", None, "src\\x", "text", {"k": "v\t\\"}, "h", text)
+    meta = {"k": "v\t\\", "n": [1, 2.5], "u": "ü\n"}
+    chunks = [
+        NewChunk(0, 0, 10, text, 3, "ctx\\t\tx", "title", "zeta \\ body", vector, meta),
+        NewChunk(1, 10, 20, "second", None, None, "", "zeta omega", vector, {}),
+    ]
+    result = store.commit(WriteBatch(documents=[(row, chunks)], tenant=tenant))
+    first, second = (key for key, _ in result.added)
+    fetched = store.fetch([first, second])
+    assert (fetched[first].text, fetched[first].page, fetched[first].context) == (
+        text,
+        3,
+        "ctx\\t\tx",
+    )
+    assert (fetched[second].page, fetched[second].context) == (None, None)
+    assert fetched[first].doc_id == "doc\t1" and fetched[first].index == 0
+    assert store.filter_values([first], "u") == {first: "ü\n"}
+    assert sorted(k for k, _ in store.lexical(["zeta"], 10, tenant=tenant)) == [first, second]
+    assert store.lexical(["omega"], 10, tenant=tenant)[0][0] == second
+    assert store.lexical(["zeta"], 10) == [] and store.lexical(["zeta"], 10, tenant="t") == []
+    sql = getattr(store, "lexical_sql", None)  # PostgreSQL: BM25 over the postings table
+    if sql is not None:
+        assert sorted(k for k, _ in sql(["zeta"], 10, tenant=tenant)) == [first, second]
+    assert store.count(tenant) == (1, 2)
+    keys, matrix, *_ = store.vectors()
+    assert keys.tolist() == [first, second]
+    assert np.array_equal(matrix[0], vector) and np.array_equal(matrix[1], vector)

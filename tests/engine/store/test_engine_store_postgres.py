@@ -201,6 +201,59 @@ async def test_a_streaming_replica_serves_reads_of_the_primarys_writes(tmp_path:
         primary.stop()
 
 
+async def test_a_standby_computes_communities_in_memory_and_reads_the_primarys(
+    tmp_path: Path,
+) -> None:
+    # Issue 20: communities are computed lazily and stored by the server that needs them;
+    # a standby cannot store. It computes them in memory (no -32603), stores nothing, and
+    # once the primary has stored them for the version it serves, reads those.
+    texts = [
+        ("p1", "Roald Amundsen led the expedition aboard the Fram. Olav Bjaaland skied too."),
+        ("p2", "Olav Bjaaland grew up in Morgedal. Roald Amundsen praised Olav Bjaaland."),
+        ("l1", "Marie Curie isolated Radium in Paris. Pierre Curie measured the Radium."),
+        ("l2", "Pierre Curie and Marie Curie shared the Nobel Prize with Henri Becquerel."),
+    ]
+    primary = start_server()
+    replica = None
+    try:
+        writer = make_engine(tmp_path / "primary", store=primary.url(), graph="regex")
+        documents = [{"id": i, "text": t} for i, t in texts]
+        async with serving(writer) as peer:
+            await Calls(peer).result("index/add", {"documents": documents, "chunk": False})
+        replica = primary.replica()
+        store = PostgresStore(replica.url())
+        deadline = time.monotonic() + 30
+        while store.version < writer.store.version:  # bounded wait for the replay
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        store.close()
+        reader = make_engine(tmp_path / "reader", store=replica.url(), graph="regex")
+        listing = {"op": "communities", "k": 50}
+        async with serving(reader) as peer:
+            computed = await Calls(peer).result("graph", listing)
+            found = await Calls(peer).result("graph", {"op": "global", "query": "Curie Radium"})
+        assert computed["communities"] and found["communities"]
+        assert writer.graphs is not None
+        graph = writer.graphs.of(None)
+        assert graph.communities_stale  # the standby stored nothing
+        async with serving(writer) as peer:
+            stored = await Calls(peer).result("graph", listing)
+        assert not graph.communities_stale
+        assert stored["communities"] == computed["communities"]
+        deadline = time.monotonic() + 30
+        while reader.graphs.of(None).store.communities_version != graph.store.version:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        async with serving(reader) as peer:
+            assert (await Calls(peer).result("graph", listing)) == stored
+        reader.close()
+        writer.close()
+    finally:
+        if replica is not None:
+            replica.stop()
+        primary.stop()
+
+
 def test_bm25_at_a_pinned_version_keeps_its_scores_after_more_writes(postgres_url: str) -> None:
     # §7.7.1: statistics are those of the version read, not of the latest.
     store = PostgresStore(postgres_url)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -127,20 +128,43 @@ def load_communities(store: AnyGraphStore, snapshot: Snapshot) -> CommunityIndex
 
 
 def _load(store: AnyGraphStore, snapshot: Snapshot) -> CommunityIndex:
+    members = store.read(
+        "SELECT community, eid FROM community_members ORDER BY community, centrality DESC, eid"
+    )
+    communities = store.read(
+        "SELECT id, level, parent, title, summary, size, sentences FROM communities"
+        " ORDER BY level, rank"
+    )
+    return _index(snapshot, members, communities, store.communities_version)
+
+
+def index_of_rows(rows: Sequence[CommunityRow], snapshot: Snapshot) -> CommunityIndex:
+    """The index of communities computed but not stored (a read-only server's, issue 20)."""
+    members = [
+        (row[0], eid)
+        for row in sorted(rows, key=lambda row: row[0])
+        for eid, _ in sorted(row[8], key=lambda pair: (-pair[1], pair[0]))
+    ]
+    communities = [
+        (row[0], row[1], row[3], row[4], row[5], row[6], json.dumps(row[7]))
+        for row in sorted(rows, key=lambda row: (row[1], row[2]))
+    ]
+    return _index(snapshot, members, communities, snapshot.version)
+
+
+def _index(
+    snapshot: Snapshot, member_rows: Any, community_rows: Any, version: int
+) -> CommunityIndex:
+    """Rows as ``communities``/``community_members`` hold them, mapped to the snapshot's nodes."""
     position = {int(eid): node for node, eid in enumerate(snapshot.eids)}
     members: dict[str, list[int]] = {}
-    for community, eid in store.read(
-        "SELECT community, eid FROM community_members ORDER BY community, centrality DESC, eid"
-    ):
+    for community, eid in member_rows:
         if int(eid) in position:
             members.setdefault(str(community), []).append(position[int(eid)])
     infos: list[CommunityInfo] = []
     sentences: list[tuple[tuple[int, int, str], ...]] = []
     nodes: list[IntArray] = []
-    for cid, level, parent, title, summary, size, chosen in store.read(
-        "SELECT id, level, parent, title, summary, size, sentences FROM communities"
-        " ORDER BY level, rank"
-    ):
+    for cid, level, parent, title, summary, size, chosen in community_rows:
         picked = tuple((int(k), int(i), str(t)) for k, i, t in json.loads(chosen))
         node_list = np.array(members.get(str(cid), []), dtype=np.int64)
         infos.append(
@@ -165,6 +189,4 @@ def _load(store: AnyGraphStore, snapshot: Snapshot) -> CommunityIndex:
         frozenset(terms(" ".join([info.title, info.summary, *info.members[:_MEMBER_NAMES]])))
         for info in infos
     )
-    return CommunityIndex(
-        store.communities_version, tuple(infos), tuple(sentences), tuple(nodes), membership, words
-    )
+    return CommunityIndex(version, tuple(infos), tuple(sentences), tuple(nodes), membership, words)

@@ -18,6 +18,7 @@ import numpy.typing as npt
 from rcpkit.engine.graph._community_index import (
     CommunityIndex,
     build_communities,
+    index_of_rows,
     load_communities,
 )
 from rcpkit.engine.graph._config import GraphConfig
@@ -115,21 +116,31 @@ class KnowledgeGraph:
         return self.store.communities_version != self.store.version
 
     def recompute_communities(self) -> int:
-        """Partition and summarise now; returns the number of communities stored."""
+        """Partition and summarise now; returns the number of communities computed.
+
+        A read-only server (a standby, issue 20) cannot store them: it keeps them in
+        memory for this graph version, and reads the primary's once those are
+        stored for the version it serves.
+        """
         with self._communities_lock:
             snapshot = self.snapshot()
             rows = build_communities(snapshot, self.store, self.config)
-            self.store.save_communities(rows, snapshot.version)
-            self._communities = load_communities(self.store, snapshot)
+            if getattr(self.store, "read_only", False):
+                self._communities = index_of_rows(rows, snapshot)
+            else:
+                self.store.save_communities(rows, snapshot.version)
+                self._communities = load_communities(self.store, snapshot)
             return len(rows)
 
     def _community_index(self) -> tuple[Snapshot, CommunityIndex]:
         with self._communities_lock:
             snapshot = self.snapshot()
-            if self.store.communities_version != snapshot.version:
+            held = self._communities is not None and self._communities.version == snapshot.version
+            if self.store.communities_version == snapshot.version:
+                if not held:
+                    self._communities = load_communities(self.store, snapshot)
+            elif not held:
                 self.recompute_communities()
-            elif self._communities is None or self._communities.version != snapshot.version:
-                self._communities = load_communities(self.store, snapshot)
             assert self._communities is not None
             return snapshot, self._communities
 

@@ -126,6 +126,11 @@ class PostgresGraphStore:
             self._bind(connection, "schema.version", SCHEMA_VERSION, "schema")
             self._bind(connection, "extractor.identity", extractor_identity, "extractor")
 
+    @property
+    def read_only(self) -> bool:
+        """A standby's graph: read, never written (communities are computed in memory)."""
+        return bool(self._store.read_only)
+
     @staticmethod
     def exists(store: Any, name: str) -> bool:
         with store.reading() as connection:

@@ -215,6 +215,11 @@ class Mirror:
     def snapshot(self) -> Snapshot:
         return self._snapshot
 
+    def pinned(self) -> tuple[Snapshot, Any]:
+        """The published snapshot and the dense state published with it (None: no vectors)."""
+        with self._lock:  # not mid-follow: the two describe the same rows
+            return self._snapshot, None if self.dense is None else self.dense.state
+
     def attach_dense(self, dense: DenseIndex) -> None:
         """Mirror vectors too (loaded from the file: at most once per process)."""
         with self._lock:

@@ -52,6 +52,10 @@ class HnswSettings:
     ef_construction: int = 64
     ef_search: int = 100  # raised to k for larger k
     exact_max: int = 20_000  # candidate sets up to this size are scored exactly
+    # maintenance_work_mem of a build (issue 20). pgvector builds fast while the graph
+    # fits in it and slows several-fold once it spills: at PostgreSQL's 64 MB default
+    # 50,000 vectors of 384 dimensions took 107 s, at 1 GB 19 s.
+    build_memory_mb: int = 1024
 
     def __post_init__(self) -> None:
         # pgvector's own bounds, checked before any SQL is built from them.
@@ -64,6 +68,10 @@ class HnswSettings:
             )
         if not 1 <= self.ef_search <= 1000:
             raise ValueError(f"hnsw_ef_search must be within 1..1000, not {self.ef_search}")
+        if not 1 <= self.build_memory_mb <= 2_097_151:  # PostgreSQL's bound, in MB
+            raise ValueError(
+                f"hnsw_build_memory_mb must be within 1..2097151, not {self.build_memory_mb}"
+            )
 
     def options(self) -> list[str]:
         """The index's ``WITH`` options as ``pg_class.reloptions`` lists them."""
@@ -110,6 +118,7 @@ def ensure_vector_index(connection: Any, dimension: int, settings: HnswSettings)
                 f"ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({int(dimension)})"
             )
         if not _deferred(connection):
+            _build_memory(connection, settings, local=True)
             connection.execute(f"CREATE INDEX IF NOT EXISTS {_create_index(settings)}")
 
 
@@ -121,6 +130,14 @@ def _create_index(settings: HnswSettings) -> str:
     return (
         "chunks_embedding ON chunks USING hnsw (embedding vector_cosine_ops)"
         f" WITH (m = {int(settings.m)}, ef_construction = {int(settings.ef_construction)})"
+    )
+
+
+def _build_memory(connection: Any, settings: HnswSettings, *, local: bool) -> None:
+    """``maintenance_work_mem`` for an index build: this transaction's, or the session's."""
+    connection.execute(
+        "SELECT set_config('maintenance_work_mem', %s, %s)",
+        (f"{int(settings.build_memory_mb)}MB", local),
     )
 
 
@@ -170,13 +187,17 @@ def rebuild_vector_index(connection: Any, settings: HnswSettings | None = None) 
     (options,) = connection.execute(
         "SELECT reloptions FROM pg_class WHERE oid = to_regclass('chunks_embedding')"
     ).fetchone() or (None,)
-    if _has_index(connection) and valid and sorted(options or []) == sorted(settings.options()):
-        connection.execute("REINDEX INDEX CONCURRENTLY chunks_embedding")
-        done = "rebuilt"
-    else:
-        connection.execute("DROP INDEX CONCURRENTLY IF EXISTS chunks_embedding")
-        connection.execute(f"CREATE INDEX CONCURRENTLY {_create_index(settings)}")
-        done = "built"
+    _build_memory(connection, settings, local=False)
+    try:
+        if _has_index(connection) and valid and sorted(options or []) == sorted(settings.options()):
+            connection.execute("REINDEX INDEX CONCURRENTLY chunks_embedding")
+            done = "rebuilt"
+        else:
+            connection.execute("DROP INDEX CONCURRENTLY IF EXISTS chunks_embedding")
+            connection.execute(f"CREATE INDEX CONCURRENTLY {_create_index(settings)}")
+            done = "built"
+    finally:
+        connection.execute("RESET maintenance_work_mem")
     connection.execute("DELETE FROM settings WHERE name = %s", (_DEFERRED,))
     seconds = time.monotonic() - started
     return (

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +94,7 @@ class DenseIndex:
         self._codes: dict[str, int] = {"": 0}
         self._recent: deque[Matrix] = deque(maxlen=max(1, self.policy.ann_calibration_queries))
         self._recent_lock = threading.Lock()
+        self._pins = threading.local()  # a thread's pinned state (see `pinned`)
         single_threaded_blas()
         self.clear()
 
@@ -128,6 +130,29 @@ class DenseIndex:
 
     def __len__(self) -> int:
         return int(np.count_nonzero(self._state.removed == 0))
+
+    @property
+    def state(self) -> _State:
+        """The published rows (never written after publishing)."""
+        return self._state
+
+    @contextmanager
+    def pinned(self, state: _State) -> Iterator[None]:
+        """Until exit, this thread's searches read ``state`` (one snapshot, §7.7.1).
+
+        The store pins the state published with the mirror snapshot a request reads,
+        so a reload after another process's garbage collection (``clear``) does not
+        take rows from under a pinned reader.
+        """
+        self._pins.state = state
+        try:
+            yield
+        finally:
+            self._pins.state = None
+
+    def _read_state(self) -> _State:
+        pinned: _State | None = getattr(self._pins, "state", None)
+        return self._state if pinned is None else pinned
 
     def _code(self, tenant: str | None) -> int:
         return self._codes.setdefault(tenant or "", len(self._codes))
@@ -235,7 +260,7 @@ class DenseIndex:
         return live
 
     def vectors_of(self, keys: Sequence[int]) -> dict[int, Matrix]:
-        state = self._state
+        state = self._read_state()
         positions = np.searchsorted(state.keys, keys)
         out: dict[int, Matrix] = {}
         for key, position in zip(keys, positions, strict=True):
@@ -268,7 +293,7 @@ class DenseIndex:
 
         ``allowed``: the keys a filter keeps, or a mask over row positions.
         """
-        state = self._state
+        state = self._read_state()
         if not state.size or k <= 0:
             return []
         visible = self._visible(state, version, tenant)

@@ -39,7 +39,6 @@ from rcpkit.engine.store._pg_dense import (
     HnswSettings,
     PostgresDenseSearch,
     ensure_vector_index,
-    vector_literal,
     vectors_read,
 )
 from rcpkit.engine.store._pg_errors import deadline_exceeded, psycopg, unavailable, unstorable
@@ -57,8 +56,11 @@ from rcpkit.engine.store._pg_mirror import PostgresSource
 from rcpkit.engine.store._pg_rows import (
     Pending,
     add_counts,
+    copy_binary,
     copy_rows,
+    copy_text,
     draw_keys,
+    escape_copy_text,
 )
 from rcpkit.engine.store._postings import top_k
 from rcpkit.engine.store.analysis import surface_words
@@ -255,6 +257,11 @@ class PostgresStore:
                     "SELECT version, floor FROM versions WHERE id = 1 FOR UPDATE"
                 ).fetchone()
                 yield connection, int(version), int(floor)
+                # The request may have been answered -32014 while a statement still ran
+                # within its (rounded-up) statement_timeout: then it must not commit.
+                left = deadline.remaining()
+                if left is not None and left <= 0:
+                    raise RCPError(ErrorCode.TIMEOUT, "deadline exceeded", retryable=True)
         finally:
             self._write_lock.release()
 
@@ -297,8 +304,8 @@ class PostgresStore:
             for _, chunks in batch.documents:
                 for chunk in chunks:
                     words.update(surface_words(chunk.text))
-            postings, new_tokens, new_chunks = pending.postings, pending.tokens, len(added)
-            self._write_postings(connection, tenant, version, postings, removed)
+            new_tokens, new_chunks = pending.tokens, len(added)
+            self._write_postings(connection, tenant, version, pending, removed)
             self._write_sparse(connection, batch, added)
             self._count(
                 connection, tenant, version, new_chunks - len(removed), new_tokens - gone_tokens
@@ -357,7 +364,7 @@ class PostgresStore:
             pending.documents.append((doc_key, *document_values(tenant, document, version)))
             self._insert_chunks(tenant, document, doc_key, chunks, version, pending, added)
         copy_rows(connection, f"documents ({_DOCUMENT_COLUMNS})", pending.documents)
-        copy_rows(connection, f"chunks ({_CHUNK_COLUMNS})", pending.chunks)
+        copy_binary(connection, f"chunks ({_CHUNK_COLUMNS})", pending.chunks)
 
     @staticmethod
     def _insert_chunks(
@@ -370,45 +377,43 @@ class PostgresStore:
         added: list[tuple[int, npt.NDArray[np.float32]]],
     ) -> None:
         """One document's chunk rows and postings, queued for the batch's COPY."""
+        # COPY text fields: the terms need no escaping (see _pg_rows), the tenant may.
+        scope = f"\t{escape_copy_text(tenant)}\t"
         for chunk in chunks:
             key = next(pending.keys)
             vector = np.asarray(chunk.vector, dtype=np.float32)
             counts, length = term_counts(chunk.title_terms, chunk.body_terms)
+            tail = f"\t{length}\t{version}\n"
             pending.postings += [
-                (term, key, tenant, title, body, length, version)
+                f"{term}\t{key}{scope}{title}\t{body}{tail}"
                 for term, (title, body) in counts.items()
             ]
+            pending.terms.update(counts.keys())
             pending.tokens += length
-            pending.chunks.append(
-                (
-                    key,
-                    doc_key,
-                    tenant,
-                    document.doc_id,
-                    chunk.index,
-                    chunk.start,
-                    chunk.end,
-                    chunk.page,
-                    chunk.text,
-                    chunk.context,
-                    json.dumps(chunk.filter_meta, ensure_ascii=False),
-                    vector_literal(vector),
-                    length,
-                    version,
-                )
+            pending.chunks.add(
+                key,
+                doc_key,
+                tenant,
+                document.doc_id,
+                chunk.index,
+                chunk.start,
+                chunk.end,
+                chunk.page,
+                chunk.text,
+                chunk.context,
+                json.dumps(chunk.filter_meta, ensure_ascii=False),
+                vector,
+                length,
+                version,
             )
             added.append((key, vector))
 
     @staticmethod
     def _write_postings(
-        connection: Any,
-        tenant: str,
-        version: int,
-        postings: Sequence[tuple[object, ...]],
-        removed: Sequence[int],
+        connection: Any, tenant: str, version: int, pending: Pending, removed: Sequence[int]
     ) -> None:
         """New postings in; per-tenant term frequencies follow (retired chunks count down)."""
-        frequencies: Counter[str] = Counter(str(row[0]) for row in postings)
+        frequencies = pending.terms
         if removed:
             connection.execute(
                 "UPDATE postings SET removed = %s WHERE key = ANY(%s)", (version, list(removed))
@@ -419,7 +424,7 @@ class PostgresStore:
             ):
                 frequencies[term] -= int(count)
         columns = "postings (term, key, tenant, title_tf, body_tf, length, added)"
-        copy_rows(connection, columns, postings)
+        copy_text(connection, columns, pending.postings)
         add_counts(connection, "term_stats", "term", tenant, frequencies)
 
     @staticmethod

@@ -5,9 +5,9 @@ version. Done in separate statements, another process's ``collect`` can commit
 in between, raise the floor past the version and delete rows the reads then
 miss: the answer is neither that snapshot nor an error. A store that offers
 ``snapshot()`` runs the check and every read of the request in one database
-snapshot (PostgreSQL: one ``REPEATABLE READ`` transaction), so a collect
-committing meanwhile is invisible to it. A store without it (the embedded one
-today) reads as before.
+snapshot (PostgreSQL: one ``REPEATABLE READ`` transaction; SQLite: one read
+transaction on the file and the in-memory mirror snapshot pinned with it), so a
+collect committing meanwhile is invisible to it. A store without it reads as before.
 """
 
 from __future__ import annotations

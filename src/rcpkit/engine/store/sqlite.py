@@ -24,7 +24,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter, compile_sqlite
 from rcpkit.engine.store._columns import Mask
-from rcpkit.engine.store._mirror import Mirror, SQLiteSource
+from rcpkit.engine.store._mirror import Mirror, Snapshot, SQLiteSource
 from rcpkit.engine.store._pg_lexical import query_tokens
 from rcpkit.engine.store._postings import top_k
 from rcpkit.engine.store.analysis import surface_words
@@ -53,6 +53,7 @@ from rcpkit.engine.store.base import (
     document_values,
 )
 from rcpkit.engine.store.dense import DenseIndex, DensePolicy, LocalDenseSearch
+from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["SQLiteStore"]
 
@@ -152,7 +153,61 @@ class SQLiteStore:
     @property
     def version(self) -> int:
         """The last committed index version, whichever process committed it (issue 14)."""
-        return self._mirror.sync().version
+        return self._synced().version
+
+    def _synced(self) -> Snapshot:
+        """The mirror snapshot this thread reads: its pinned one, else the latest."""
+        pinned: _Pinned | None = getattr(self._local, "pinned", None)
+        return self._mirror.sync() if pinned is None else pinned.mirror
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Every read on this thread until exit sees one snapshot (see ``store.snapshot``).
+
+        Two things are read: the in-memory mirror (BM25, filters, vectors) and the
+        file (chunk text, SPLADE, the floor). The mirror snapshot published last is
+        pinned with the dense state published with it, then one read transaction
+        opens on this thread's connection (its WAL snapshot starts at its first
+        read, the floor). The mirror serves every version from its floor to its
+        version (a reload after garbage collection drops only rows retired at or
+        below its floor), the file every version from the floor it read: the
+        versions servable are the floor read to the mirror's version. Should a
+        collect between the two have raised the floor past the mirror's version,
+        both are taken again. Nested in another snapshot, it is that one.
+        """
+        if getattr(self._local, "pinned", None) is not None:
+            yield
+            return
+        connection = self._reader
+        for _ in range(3):
+            self._mirror.sync()
+            mirror, dense = self._mirror.pinned()
+            connection.execute("BEGIN")
+            try:
+                floor = _stored_floor(connection)  # the transaction's WAL snapshot starts here
+            except BaseException:
+                connection.execute("COMMIT")
+                raise
+            if floor <= mirror.version:
+                break
+            connection.execute("COMMIT")
+        else:
+            raise RCPError(
+                ErrorCode.BACKEND_UNAVAILABLE,
+                "the index was collected while this request read it; retry",
+                retryable=True,
+            )
+        self._local.pinned = _Pinned(mirror, max(floor, mirror.floor))
+        try:
+            index = self._mirror.dense
+            if index is None or dense is None:
+                yield
+            else:
+                with index.pinned(dense):
+                    yield
+        finally:
+            self._local.pinned = None
+            connection.execute("COMMIT")
 
     # --- writes ---
 
@@ -219,7 +274,8 @@ class SQLiteStore:
             )
             if idempotency is not None:
                 self._remember(connection, idempotency, version)
-        self._mirror.sync()
+        if getattr(self._local, "pinned", None) is None:  # a pinned thread reads its snapshot
+            self._mirror.sync()
         return CommitResult(version, added, removed, deleted)
 
     @staticmethod
@@ -346,6 +402,9 @@ class SQLiteStore:
     @property
     def floor(self) -> int:
         """The oldest version still servable; older ones were garbage-collected."""
+        pinned: _Pinned | None = getattr(self._local, "pinned", None)
+        if pinned is not None:
+            return pinned.floor
         return int(self.setting("floor") or 0)
 
     def collect(self, retain: int) -> list[int]:
@@ -417,7 +476,7 @@ class SQLiteStore:
         tokens = query_tokens(terms)
         if not tokens:
             return []
-        snapshot = self._mirror.sync()
+        snapshot = self._synced()
         view = snapshot.view(tenant, version)
         if filter is not None:
             view = replace(view, allowed=snapshot.columns.mask(filter, snapshot.size))
@@ -437,7 +496,7 @@ class SQLiteStore:
             return []
         where, params = self._where(filter)
         # Always the exact version: the file may already hold a newer one (§7.7.1).
-        at = self._mirror.sync().version if version is None else version
+        at = self._synced().version if version is None else version
         visible, visible_params = self._visible(at, tenant)
         query = ",".join("(?, ?)" for _ in terms)
         sql = (
@@ -460,7 +519,7 @@ class SQLiteStore:
         self, filter: Filter, version: int | None = None, tenant: str | None = None
     ) -> Keys:
         """Keys of the chunks visible at ``version`` whose metadata passes ``filter`` (§8)."""
-        snapshot = self._mirror.sync()
+        snapshot = self._synced()
         mask = snapshot.columns.mask(filter, snapshot.size) & snapshot.mask(tenant, version)
         return snapshot.keys[mask]
 
@@ -572,7 +631,9 @@ class SQLiteStore:
         return LocalDenseSearch(index, self._dense_allowed, lambda: self.version)
 
     def _dense_allowed(self, filter: Filter, version: int | None, tenant: str | None) -> Mask:
-        return self._mirror.snapshot.columns.mask(filter, self._mirror.snapshot.size)
+        pinned: _Pinned | None = getattr(self._local, "pinned", None)
+        snapshot = self._mirror.snapshot if pinned is None else pinned.mirror
+        return snapshot.columns.mask(filter, snapshot.size)
 
     def set_setting(self, name: str, value: str) -> None:
         with self._transaction() as connection:
@@ -590,6 +651,19 @@ class SQLiteStore:
 
     def close(self) -> None:
         self._writer.close()
+
+
+@dataclass(frozen=True, slots=True)
+class _Pinned:
+    """A thread's one snapshot: the mirror it reads and the floor its read transaction saw."""
+
+    mirror: Snapshot
+    floor: int
+
+
+def _stored_floor(connection: sqlite3.Connection) -> int:
+    row = connection.execute("SELECT value FROM settings WHERE name = 'floor'").fetchone()
+    return 0 if row is None else int(row[0])
 
 
 def _stored_version(connection: sqlite3.Connection) -> int:
