@@ -68,21 +68,30 @@ class Invalid(Exception):
 class MirrorCache:
     """``index.mirror`` beside one SQLite file: loaded on open, saved in the background.
 
-    ``rows``: a follow changing at least this many rows (or a fiftieth of the
-    index, if more) makes a save due; ``quiet``: seconds without a follow before a
-    due save starts (a bulk load is saved once, when it pauses).
+    ``rows``: follows changing at least this many rows (or a fiftieth of the
+    index, if more) make a save due; ``quiet``: seconds without a follow before a
+    due save starts (a bulk load is saved once, when it pauses), but no more
+    than ``patience`` seconds after it fell due (writes that never pause).
     """
 
-    def __init__(self, path: Path, identity: str, rows: int = 1_000, quiet: float = 1.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        identity: str,
+        rows: int = 200,
+        quiet: float = 1.0,
+        patience: float = 10.0,
+    ) -> None:
         self.path = path
         self._identity = identity
-        self._rows, self._quiet = rows, quiet
+        self._rows, self._quiet, self._patience = rows, quiet, patience
         self._saved_version = -1  # the version of the file this process read or wrote
         self._unsaved = 0
         self._mirror: Mirror | None = None
         self._wake = threading.Condition()
         self._save_lock = threading.Lock()
         self._due = False
+        self._due_since = 0.0
         self._last_follow = 0.0
         self._next_save = 0.0
         self._closed = False
@@ -151,7 +160,8 @@ class MirrorCache:
             size = mirror.snapshot.size
             first = self._saved_version < 0 and self._unsaved > 0  # rebuilt from the rows
             if first or self._unsaved >= max(self._rows, size // 50):
-                self._due = True
+                if not self._due:
+                    self._due, self._due_since = True, self._last_follow
                 self._start()
                 self._wake.notify()
 
@@ -169,10 +179,8 @@ class MirrorCache:
                     self._wake.wait()
                 if self._closed:
                     return
-                wait = max(
-                    self._last_follow + self._quiet - time.monotonic(),
-                    self._next_save - time.monotonic(),
-                )
+                start = min(self._last_follow + self._quiet, self._due_since + self._patience)
+                wait = max(start, self._next_save) - time.monotonic()
                 if wait > 0:
                     self._wake.wait(wait)
                     continue
