@@ -16,6 +16,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
@@ -173,6 +174,23 @@ def test_a_reopened_store_keeps_following_new_commits(tmp_path: Path) -> None:
     write(reopened, rng, 3, first=4)  # appends past the mapped, read-only arrays
     got = answers(reopened)
     reopened.close()
+    assert got == rebuilt(path)
+
+
+def test_a_store_saves_its_cache_in_the_background_while_it_stays_open(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite3"
+    store = SQLiteStore(path)
+    store.open_dense(DIMENSION, DensePolicy())
+    write(store, random.Random(6), 12)  # well past the 200 changed rows that make a save due
+    cache = path.with_suffix(".mirror")
+    deadline = time.monotonic() + 60
+    while not cache.is_file() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cache.is_file()  # written by the saver thread, the store still open
+    second = SQLiteStore(path)  # another process would open this way meanwhile
+    got = answers(second)
+    second.close()
+    store.close()
     assert got == rebuilt(path)
 
 

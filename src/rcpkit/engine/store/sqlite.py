@@ -123,11 +123,6 @@ class SQLiteStore:
     def _identity(self) -> str:
         return self.setting_default("dense.identity", secrets.token_hex(16))
 
-    def save_cache(self) -> None:
-        """Write the mirror's cache now if it is behind (close does, and a background thread)."""
-        if self._cache is not None:
-            self._cache.flush()
-
     def _check_schema(self) -> None:
         (version,) = self._writer.execute("PRAGMA user_version").fetchone()
         tables = self._writer.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
