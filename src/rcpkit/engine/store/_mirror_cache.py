@@ -22,10 +22,11 @@ SQLite stays the system of record; this file is only ever a head start:
   (``Mirror._follow``): rows added since are read, retirements since applied,
   rows collected since found missing. So a crash between a SQLite commit and a
   save costs only the replay of what the cache lacks.
-- It is written off the request path, on a daemon thread (after a follow that
-  changed enough rows, once commits pause, and at most a tenth of the time), and
-  on close; to a temporary file renamed over the old one, so a reader sees the
-  old file or the new one, never a mix.
+- It is written off the request path, on a daemon thread (once enough rows
+  changed, when commits pause, no sooner than ``interval`` seconds after the
+  last save and spending at most 5 % of the time saving), and on close; to a
+  temporary file renamed over the old one, so a reader sees the old file or
+  the new one, never a mix.
 
 Layout: the sections (raw little-endian arrays, 64-byte aligned), then a JSON
 header (offsets, shapes, CRCs, the stamp, the terms, the tenants, the filter
@@ -69,10 +70,13 @@ class Invalid(Exception):
 class MirrorCache:
     """``index.mirror`` beside one SQLite file: loaded on open, saved in the background.
 
-    ``rows``: follows changing at least this many rows (or a fiftieth of the
+    ``rows``: follows changing at least this many rows (or a twentieth of the
     index, if more) make a save due; ``quiet``: seconds without a follow before a
-    due save starts (a bulk load is saved once, when it pauses), but no more
-    than ``patience`` seconds after it fell due (writes that never pause).
+    due save starts, but no more than ``patience`` seconds after it fell due
+    (writes that never pause); ``interval``: seconds from one save to the next
+    at least. A bulk load is thus saved a few times, not after every batch:
+    with a save after each 5,000-chunk batch, indexing 40k chunks ran 19 %
+    slower on this loaded 2-core machine (694-750 vs 865-925 chunks/s).
     """
 
     def __init__(
@@ -82,10 +86,12 @@ class MirrorCache:
         rows: int = 200,
         quiet: float = 1.0,
         patience: float = 10.0,
+        interval: float = 30.0,
     ) -> None:
         self.path = path
         self._identity = identity
         self._rows, self._quiet, self._patience = rows, quiet, patience
+        self._interval = interval
         self._saved_version = -1  # the version of the file this process read or wrote
         self._unsaved = 0
         self._mirror: Mirror | None = None
@@ -166,7 +172,7 @@ class MirrorCache:
             self._last_follow = time.monotonic()
             size = mirror.snapshot.size
             first = self._saved_version < 0 and self._unsaved > 0  # rebuilt from the rows
-            if first or self._unsaved >= max(self._rows, size // 50):
+            if first or self._unsaved >= max(self._rows, size // 20):
                 if not self._due:
                     self._due, self._due_since = True, self._last_follow
                 self._start()
@@ -216,7 +222,7 @@ class MirrorCache:
                     self._unsaved += unsaved
                 _log.warning("could not save the mirror cache %s", self.path, exc_info=True)
             took = time.monotonic() - started
-            self._next_save = time.monotonic() + 9 * took  # saving takes at most a tenth
+            self._next_save = time.monotonic() + max(self._interval, 19 * took)
 
     def _write(self, frozen: Frozen) -> None:
         postings = frozen.postings
