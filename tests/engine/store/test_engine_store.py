@@ -304,3 +304,27 @@ def test_a_reader_many_versions_behind_never_serves_rows_collected_since(
     assert len(found) == 2  # "a" and the last "c"
     server.close()
     indexer.close()
+
+
+def test_a_postgres_reader_many_versions_behind_never_serves_rows_collected_since() -> None:
+    # The same follow on the PostgreSQL store's mirror (its lexical arm).
+    import pg_support
+
+    from rcpkit.engine.store.postgres import PostgresStore
+
+    url = pg_support.fresh_database()
+    server, indexer = PostgresStore(url), PostgresStore(url)
+    try:
+        kept = server.commit(WriteBatch(documents=[with_vector("a", "harbour", unit(1, 0, 0))]))
+        server.commit(WriteBatch(documents=[with_vector("b", "harbour", unit(0, 1, 0))]))
+        assert len(server.lexical(["harbour"], 10)) == 2
+        indexer.commit(WriteBatch(delete=["b"]))
+        for text in ("one", "two", "three"):
+            indexer.commit(WriteBatch(documents=[with_vector("c", text, unit(0, 0, 1))]))
+        indexer.collect(retain=1)
+        assert indexer.floor > 3
+        assert [key for key, _ in server.lexical(["harbour"], 10)] == [kept.added[0][0]]
+    finally:
+        server.close()
+        indexer.close()
+        pg_support.drop_database(url)
