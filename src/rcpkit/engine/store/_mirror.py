@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -48,6 +49,7 @@ from rcpkit.engine.store.dense import DenseIndex
 
 __all__ = ["Cache", "Frozen", "Mirror", "Reading", "SQLiteSource", "Snapshot", "Source"]
 
+_log = logging.getLogger(__name__)
 Keys = npt.NDArray[np.int64]
 _BATCH = 20_000  # rows read per statement while loading (bounds the tokens held at once)
 # The analysed title and body are read from FTS5's content table (columns c0, c1 keyed
@@ -351,8 +353,13 @@ class Mirror:
             frozen = self._cache.load(reading, dimension)
             if frozen is not None:
                 self._reset()
-                self._thaw(frozen)
-                current = self._snapshot
+                try:
+                    self._thaw(frozen)
+                    current = self._snapshot
+                except ValueError:  # checksums held but the columns do not fit: rebuild
+                    _log.warning("the mirror cache does not fit its rows; rebuilding it")
+                    self._reset()
+                    current = self._publish(-1, 0)
         dead = int(np.count_nonzero((current.removed != 0) & (current.removed <= floor)))
         if current.version < 0 or dead > max(1_000, current.size // 2):
             self._reset()  # first load, or garbage collection left most rows dead

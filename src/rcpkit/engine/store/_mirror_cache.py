@@ -204,7 +204,9 @@ class MirrorCache:
         """Save now if the mirror moved past the saved file (the saver thread, close)."""
         with self._save_lock:
             mirror = self._mirror
-            if mirror is None or mirror.snapshot.version < 0:
+            # Without vectors (a store no dense index was opened on) it saves nothing: a
+            # cache without the matrix would make the next server rebuild.
+            if mirror is None or mirror.dense is None or mirror.snapshot.version < 0:
                 return
             if mirror.snapshot.version == self._saved_version and not self._unsaved:
                 return
