@@ -260,7 +260,7 @@ def test_writers_in_two_processes_share_one_version_sequence_seen_on_every_arm(
     # Issue 14: two stores on one file stand for two processes (each has its own
     # connections and its own in-memory mirror); versions come from the file.
     path = tmp_path / "index.sqlite3"
-    server, indexer = SQLiteStore(path), SQLiteStore(path)
+    server, indexer = SQLiteStore(path, cache=False), SQLiteStore(path, cache=False)
     dense = server.open_dense(3, DensePolicy())
     old = server.commit(WriteBatch(documents=[with_vector("a", "lighthouse", unit(1, 0, 0))]))
     new = indexer.commit(WriteBatch(documents=[with_vector("b", "lighthouse", unit(0, 1, 0))]))
@@ -315,3 +315,52 @@ def test_rows_round_trip_exactly_whatever_their_text_holds(store: Store) -> None
     keys, matrix, *_ = store.vectors()
     assert keys.tolist() == [first, second]
     assert np.array_equal(matrix[0], vector) and np.array_equal(matrix[1], vector)
+
+
+def test_a_reader_many_versions_behind_never_serves_rows_collected_since(
+    tmp_path: Path,
+) -> None:
+    # A process that last followed at version 1 syncs after another process
+    # deleted a document and garbage collection already dropped its rows: the
+    # rows are gone from the file, so "retired since" cannot find them.
+    path = tmp_path / "index.sqlite3"
+    server, indexer = SQLiteStore(path, cache=False), SQLiteStore(path, cache=False)
+    dense = server.open_dense(3, DensePolicy())
+    kept = server.commit(WriteBatch(documents=[with_vector("a", "harbour", unit(1, 0, 0))]))
+    gone = server.commit(WriteBatch(documents=[with_vector("b", "harbour", unit(0, 1, 0))]))
+    assert len(server.lexical(["harbour"], 10)) == 2  # followed at version 2
+    indexer.commit(WriteBatch(delete=["b"]))
+    for text in ("one", "two", "three"):
+        indexer.commit(WriteBatch(documents=[with_vector("c", text, unit(0, 0, 1))]))
+    indexer.collect(retain=1)
+    assert indexer.floor > 3  # the delete's version is no longer servable
+    assert [key for key, _ in server.lexical(["harbour"], 10)] == [kept.added[0][0]]
+    found = {key for key, _ in dense.search(unit(0, 1, 0), 10)}
+    assert gone.added[0][0] not in found
+    assert len(found) == 2  # "a" and the last "c"
+    server.close()
+    indexer.close()
+
+
+def test_a_postgres_reader_many_versions_behind_never_serves_rows_collected_since() -> None:
+    # The same follow on the PostgreSQL store's mirror (its lexical arm).
+    import pg_support
+
+    from rcpkit.engine.store.postgres import PostgresStore
+
+    url = pg_support.fresh_database()
+    server, indexer = PostgresStore(url), PostgresStore(url)
+    try:
+        kept = server.commit(WriteBatch(documents=[with_vector("a", "harbour", unit(1, 0, 0))]))
+        server.commit(WriteBatch(documents=[with_vector("b", "harbour", unit(0, 1, 0))]))
+        assert len(server.lexical(["harbour"], 10)) == 2
+        indexer.commit(WriteBatch(delete=["b"]))
+        for text in ("one", "two", "three"):
+            indexer.commit(WriteBatch(documents=[with_vector("c", text, unit(0, 0, 1))]))
+        indexer.collect(retain=1)
+        assert indexer.floor > 3
+        assert [key for key, _ in server.lexical(["harbour"], 10)] == [kept.added[0][0]]
+    finally:
+        server.close()
+        indexer.close()
+        pg_support.drop_database(url)

@@ -97,6 +97,34 @@ class FilterColumns:
                 column.codes.extend(codes[name])
             self._rows = start + count
 
+    def freeze(self, size: int) -> dict[str, tuple[npt.NDArray[np.int32], list[object]]]:
+        """Per field its codes for rows ``[0, size)`` and its distinct values (for a cache)."""
+        with self._lock:
+            return {
+                name: (column.codes.view()[:size], list(column.values))
+                for name, column in self._columns.items()
+            }
+
+    @classmethod
+    def thaw(
+        cls, rows: int, frozen: Mapping[str, tuple[npt.NDArray[np.int32], Sequence[object]]]
+    ) -> FilterColumns:
+        """Columns of ``rows`` rows from :meth:`freeze`'s output (codes are checked)."""
+        columns = cls()
+        for name, (codes, values) in frozen.items():
+            outside = len(codes) and (codes.min() < _ABSENT or codes.max() >= len(values))
+            if len(codes) != rows or outside:
+                raise ValueError(f"the codes of column {name!r} do not fit its values")
+            column = _Column(0)
+            column.codes = Growable.adopt(codes)
+            for value in values:
+                column.code(value)
+            if len(column.values) != len(values):
+                raise ValueError(f"column {name!r} repeats a value")
+            columns._columns[name] = column
+        columns._rows = rows
+        return columns
+
     def mask(self, filter: Filter, size: int) -> Mask:
         """Rows ``[0, size)`` that pass ``filter`` (§8 semantics, as :func:`matches`)."""
         match filter:

@@ -25,6 +25,16 @@ class Growable:
     def __len__(self) -> int:
         return self._size
 
+    @classmethod
+    def adopt(cls, rows: npt.NDArray[Any]) -> Growable:
+        """Hold ``rows`` as they are (a loaded or memory-mapped array, possibly read-only).
+
+        The array is never written: the first append copies it into a larger buffer.
+        """
+        grown = cls(rows.dtype, None if rows.ndim == 1 else rows.shape[1])
+        grown._buffer, grown._size = rows, len(rows)
+        return grown
+
     def reserve(self, capacity: int) -> None:
         if capacity > len(self._buffer):
             grown = np.empty((capacity, *self._buffer.shape[1:]), dtype=self._buffer.dtype)
@@ -33,6 +43,8 @@ class Growable:
 
     def extend(self, rows: npt.ArrayLike) -> None:
         block = np.asarray(rows, dtype=self._buffer.dtype)
+        if not len(block):
+            return
         end = self._size + len(block)
         if end > len(self._buffer):
             self.reserve(max(end, 2 * len(self._buffer), 1024))

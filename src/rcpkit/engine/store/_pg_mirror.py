@@ -116,6 +116,12 @@ class _PostgresReading:
         ).fetchall()
         return [(int(key), int(removed)) for key, removed in rows]
 
+    def live(self, last: int) -> list[int]:
+        rows = self._connection.execute(
+            "SELECT key FROM chunks WHERE removed IS NULL AND key <= %s", (last,)
+        ).fetchall()
+        return [int(row[0]) for row in rows]
+
 
 @contextmanager
 def lock_wait_exceeded() -> Iterator[None]:

@@ -43,7 +43,7 @@ import numpy.typing as npt
 
 from rcpkit.engine.store._pg_lexical import BODY_WEIGHT, K1, TITLE_WEIGHT, B, tokens
 
-__all__ = ["LexicalView", "Postings", "analysed_rows"]
+__all__ = ["FrozenPostings", "LexicalView", "Postings", "analysed_rows"]
 
 Positions = npt.NDArray[np.int32]
 Piece = tuple[Positions, npt.NDArray[np.int32]]  # sorted row positions, weighted tf
@@ -121,6 +121,48 @@ class Postings:
                     min(old_length, float(shortest[i])),
                 )
 
+    def freeze(self, size: int, lengths: npt.NDArray[np.float64]) -> FrozenPostings:
+        """Rows ``[0, size)`` as flat arrays (what the mirror's cache file stores).
+
+        The bounds are recomputed over those rows alone, so a mirror thawed from
+        them and then given the newer rows holds the bounds a load of every row
+        gives — and ranks with the same term order, to the last bit.
+        """
+        with self._lock:
+            held = list(self._terms.items())
+        names: list[str] = []
+        positions: list[Positions] = []
+        weights: list[npt.NDArray[np.int32]] = []
+        counts: list[int] = []
+        for term, pieces in held:
+            kept = [(p[p < size], f[p < size]) for p, f in pieces if len(p) and p[0] < size]
+            total = sum(len(p) for p, _ in kept)
+            if total:
+                names.append(term)
+                counts.append(total)
+                positions.extend(p for p, _ in kept)
+                weights.extend(f for _, f in kept)
+        offsets = np.zeros(len(names) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        flat = np.concatenate(positions) if positions else np.zeros(0, np.int32)
+        tf = np.concatenate(weights) if weights else np.zeros(0, np.int32)
+        starts = offsets[:-1]
+        largest = np.maximum.reduceat(tf, starts) if names else np.zeros(0, np.int32)
+        shortest = np.minimum.reduceat(lengths[flat], starts) if names else np.zeros(0, np.float64)
+        return FrozenPostings(names, offsets, flat, tf, largest.astype(np.int32), shortest)
+
+    @classmethod
+    def thaw(cls, frozen: FrozenPostings) -> Postings:
+        """Postings over the frozen rows (one piece per term, views of the flat arrays)."""
+        postings = cls()
+        bounds = zip(frozen.largest.tolist(), frozen.shortest.tolist(), strict=True)
+        ends = frozen.offsets.tolist()
+        for i, (term, bound) in enumerate(zip(frozen.terms, bounds, strict=True)):
+            start, end = ends[i], ends[i + 1]
+            postings._terms[term] = ((frozen.positions[start:end], frozen.weights[start:end]),)
+            postings._bounds[term] = bound
+        return postings
+
     def pieces(self, term: str, size: int) -> list[Piece]:
         """The term's postings among rows ``[0, size)``."""
         out = []
@@ -146,6 +188,18 @@ def _appended(pieces: tuple[Piece, ...], new: Piece) -> tuple[Piece, ...]:
         (before, f_before), (last, f_last) = out[-2], out[-1]
         out[-2:] = [(np.concatenate([before, last]), np.concatenate([f_before, f_last]))]
     return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class FrozenPostings:
+    """Postings as flat arrays: term ``i`` holds ``positions[offsets[i]:offsets[i + 1]]``."""
+
+    terms: list[str]
+    offsets: npt.NDArray[np.int64]
+    positions: Positions
+    weights: npt.NDArray[np.int32]
+    largest: npt.NDArray[np.int32]  # per term: its largest weighted tf
+    shortest: npt.NDArray[np.float64]  # per term: its shortest row
 
 
 @dataclass(slots=True)

@@ -5,8 +5,9 @@ stock module here, so no loadable extension is needed. FTS5 keeps the analysed
 title and body of every chunk (its content table); queries do not run through
 it: every read but SPLADE's goes to the process's in-memory mirror of this
 file (``_mirror``: BM25 postings with a pruning top-k, filter columns, the
-vector matrix), rebuilt from the file on open and kept current with every
-version any process commits.
+vector matrix), kept current with every version any process commits, and
+saved beside the file (``index.mirror``, ``_mirror_cache``) so that a new
+process maps it back and reads only the newer rows instead of rebuilding.
 
 Every write is one ``BEGIN IMMEDIATE`` transaction: a crash mid-batch leaves
 the previous version intact, and a committed version survives a process crash
@@ -34,6 +35,7 @@ import numpy.typing as npt
 from rcpkit.engine.filters import Filter, compile_sqlite
 from rcpkit.engine.store._columns import Mask
 from rcpkit.engine.store._mirror import Mirror, Snapshot, SQLiteSource
+from rcpkit.engine.store._mirror_cache import MirrorCache
 from rcpkit.engine.store._pg_lexical import query_tokens
 from rcpkit.engine.store._postings import top_k
 from rcpkit.engine.store.analysis import surface_words
@@ -101,7 +103,8 @@ _IN_BATCH = 500  # bound on `IN (?, …)` parameters per statement
 class SQLiteStore:
     """A store in one SQLite file; thread-safe (one writer, a connection per reader thread)."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, cache: bool = True) -> None:
+        """``cache``: keep the mirror in ``<file>.mirror`` beside the file (not ``:memory:``)."""
         self.path = Path(path)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -111,8 +114,15 @@ class SQLiteStore:
         self._check_schema()
         self._writer.executescript(_SCHEMA)
         self._writer.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        self._cache: MirrorCache | None = None
+        if cache and str(path) != ":memory:":
+            # The file's identity stamps what is saved beside it: another index's never fits.
+            self._cache = MirrorCache(self.path.with_suffix(".mirror"), self._identity())
         # What queries read: postings, filter columns, vectors; follows the file (_mirror).
-        self._mirror = Mirror(SQLiteSource(lambda: self._reader))
+        self._mirror = Mirror(SQLiteSource(lambda: self._reader), self._cache)
+
+    def _identity(self) -> str:
+        return self.setting_default("dense.identity", secrets.token_hex(16))
 
     def _check_schema(self) -> None:
         (version,) = self._writer.execute("PRAGMA user_version").fetchone()
@@ -623,7 +633,7 @@ class SQLiteStore:
         """The process-local dense index, loaded from this file's vectors and kept current."""
         # The saved ANN graph names the file it belongs to: a re-created index (keys
         # start again at 1) never reads another file's graph.
-        identity = self.setting_default("dense.identity", secrets.token_hex(16))
+        identity = self._identity()
         graph = None if str(self.path) == ":memory:" else self.path.with_suffix(".usearch")
         index = DenseIndex(dimension, policy, graph, identity)
         self._mirror.attach_dense(index)
@@ -650,6 +660,8 @@ class SQLiteStore:
         return int(documents.fetchone()[0]), int(chunks.fetchone()[0])
 
     def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
         self._writer.close()
 
 

@@ -1,0 +1,52 @@
+"""The embedded store's mirror cache from the real CLI: index, query, spoil the cache, query."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from importlib import resources
+from pathlib import Path
+
+from cli_support import HASHING, rcpkit
+
+SAMPLES = Path(str(resources.files("rcpkit") / "samples"))
+QUERIES = ("token vectors late interaction", "cosine similarity of passages")
+
+
+def hits(index: Path) -> list[object]:
+    """Every mode's hits (keys, scores, confidences) for the queries, as the CLI prints them."""
+    out: list[object] = []
+    for query in QUERIES:
+        for mode in ("dense", "sparse", "hybrid"):
+            done = rcpkit("query", query, "--mode", mode, "--json", "--index", str(index), *HASHING)
+            assert done.returncode == 0, done.stderr
+            result = json.loads(done.stdout)
+            result.pop("usage", None)  # timings
+            out.append(result)
+    return out
+
+
+def test_queries_answer_the_same_from_the_cache_a_spoiled_cache_and_newer_documents(
+    tmp_path: Path,
+) -> None:
+    index, docs = tmp_path / "idx", tmp_path / "docs"
+    shutil.copytree(SAMPLES, docs)
+    (docs / "late.md").unlink(missing_ok=True)
+    first = rcpkit("index", str(docs), "--index", str(index), *HASHING)
+    assert first.returncode == 0, first.stderr
+    cache = index / "index.mirror"
+    assert cache.is_file()  # written when the indexer closed
+    cached = hits(index)
+    cache.write_bytes(cache.read_bytes()[:100])  # torn
+    assert hits(index) == cached
+    assert cache.stat().st_size > 100  # rebuilt and saved again on close
+    # Documents indexed by another process after the cache was written are read back.
+    (docs / "late.md").write_text("# Late interaction\n\nToken vectors scored by MaxSim late.\n")
+    saved = cache.read_bytes()
+    more = rcpkit("index", str(docs), "--index", str(index), *HASHING)
+    assert more.returncode == 0, more.stderr
+    cache.write_bytes(saved)  # the cache of before the new document: replayed past
+    replayed = hits(index)
+    cache.unlink()
+    assert hits(index) == replayed  # a rebuild from SQLite alone
+    assert any("late.md" in json.dumps(result) for result in replayed)

@@ -1,0 +1,335 @@
+"""The embedded store's mirror cache (``index.mirror``): a reopened store answers as a rebuild.
+
+Issue 15: the cache is a head start, never a source of truth. A store opened
+from it and followed to the file's latest version must answer every arm —
+lexical, dense, filtered, per tenant, at every servable pinned version — with
+the same keys and the same scores, to the last bit, as a store that rebuilt
+its mirror from SQLite; and a cache that is stale beyond replay, torn,
+corrupt, another index's or of another format is ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rcpkit.engine.filters import OPERATORS, parse_filter
+from rcpkit.engine.store import _mirror
+from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
+from rcpkit.engine.store.dense import DensePolicy
+from rcpkit.engine.store.sqlite import SQLiteStore
+
+WORDS = [f"w{i}" for i in range(300)]
+WEIGHTS = [1 / (rank + 1) for rank in range(len(WORDS))]
+TENANTS = (None, "t1", "t2")
+DIMENSION = 8
+FIELDS = {"year": "int", "kind": "keyword", "tags": "keyword", "draft": "bool", "score": "float"}
+FILTERS = [
+    parse_filter(tree, FIELDS, OPERATORS, array_fields={"tags"})
+    for tree in (
+        {"field": "year", "op": "gte", "value": 2004},
+        {"field": "kind", "op": "eq", "value": "memo"},
+        {"field": "tags", "op": "contains", "value": "red"},
+        {"field": "draft", "op": "eq", "value": True},
+        {
+            "or": [
+                {"field": "score", "op": "lt", "value": 0.3},
+                {"field": "year", "op": "eq", "value": 2001},
+            ]
+        },
+    )
+]
+QUERIES = [["w0", "w3", "w40"], ["w1"], ["w7", "w150", "w299"], ["w2", "w5", "w11", "w90"]]
+
+
+def batch(rng: random.Random, ids: list[int], tenant: str | None) -> WriteBatch:
+    documents = []
+    for i in ids:
+        title = " ".join(rng.choices(WORDS, WEIGHTS, k=rng.randint(0, 3)))
+        bodies = [
+            " ".join(rng.choices(WORDS, WEIGHTS, k=rng.randint(2, 25)))
+            for _ in range(rng.randint(1, 3))
+        ]
+        meta: dict[str, Any] = {
+            "year": 2000 + rng.randint(0, 8),
+            "kind": rng.choice(["memo", "report", "note"]),
+            "tags": rng.sample(["red", "blue", "green"], rng.randint(0, 2)),
+            "draft": rng.random() < 0.3,
+            "score": round(rng.random(), 3),
+        }
+        if rng.random() < 0.2:
+            del meta["kind"]  # a field some rows lack
+        row = DocumentRow(f"d{i}", title, None, f"d{i}", "text", meta, f"h{i}{rng.random()}", "")
+        chunks = []
+        for j, body in enumerate(bodies):
+            vector = np.array([rng.gauss(0, 1) for _ in range(DIMENSION)], np.float32)
+            vector /= np.linalg.norm(vector)
+            chunks.append(NewChunk(j, 0, len(body), body, None, None, title, body, vector, meta))
+        documents.append((row, chunks))
+    return WriteBatch(documents=documents, tenant=tenant)
+
+
+def write(store: SQLiteStore, rng: random.Random, rounds: int, first: int = 0) -> None:
+    """Adds, upserts of earlier ids and deletes, spread over the tenants: one version each."""
+    for step in range(first, first + rounds):
+        tenant = TENANTS[step % len(TENANTS)]
+        fresh = list(range(step * 20, step * 20 + 12))
+        upserts = rng.sample(range(0, max(1, step * 20)), 4) if step else []
+        store.commit(batch(rng, fresh + upserts, tenant))
+        if step % 2:
+            doomed = [f"d{i}" for i in rng.sample(range(0, step * 20 + 12), 5)]
+            store.commit(WriteBatch(delete=doomed, tenant=tenant))
+
+
+def answers(store: SQLiteStore) -> list[object]:
+    """Every arm, every tenant, every servable version, with and without each filter."""
+    dense = store.open_dense(DIMENSION, DensePolicy())
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(3, DIMENSION)).astype(np.float32)
+    out: list[object] = []
+    for version in [None, *range(store.floor, store.version + 1)]:
+        for tenant in TENANTS:
+            for filter in [None, *FILTERS]:
+                for terms in QUERIES:
+                    out.append(store.lexical(terms, 10, filter, version, tenant))
+                for vector in vectors:
+                    out.append(
+                        dense.search(vector / np.linalg.norm(vector), 10, filter, version, tenant)
+                    )
+                if filter is not None:
+                    out.append(store.filtered_keys(filter, version, tenant).tolist())
+    return out
+
+
+def rebuilt(path: Path) -> list[object]:
+    store = SQLiteStore(path, cache=False)
+    try:
+        return answers(store)
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def tokenised(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many rows the mirror read and analysed from the file (a cache spares the rest)."""
+    counted: list[int] = []
+    analyse = _mirror.analysed_rows
+
+    def counting(rows: Any) -> Any:
+        counted.append(len(rows))
+        return analyse(rows)
+
+    monkeypatch.setattr(_mirror, "analysed_rows", counting)
+    return counted
+
+
+def test_a_store_reopened_from_its_cache_answers_exactly_as_a_rebuild_with_newer_rows(
+    tmp_path: Path, tokenised: list[int]
+) -> None:
+    path = tmp_path / "index.sqlite3"
+    rng = random.Random(1)
+    store = SQLiteStore(path)
+    store.open_dense(DIMENSION, DensePolicy())
+    write(store, rng, 6)
+    store.close()  # saves the cache
+    assert path.with_suffix(".mirror").is_file()
+    cached_version = SQLiteStore(path, cache=False)
+    write(cached_version, rng, 3, first=6)  # versions the cache does not cover
+    newer = cached_version.version
+    cached_version.close()
+    tokenised.clear()
+    reopened = SQLiteStore(path)
+    got = answers(reopened)
+    assert reopened.version == newer
+    replayed = sum(tokenised)
+    reopened.close()
+    assert got == rebuilt(path)
+    total = SQLiteStore(path, cache=False)
+    rows = int(total._reader.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    total.close()
+    assert 0 < replayed < rows / 2  # only the rows past the cache were read
+
+
+def test_a_reopened_store_keeps_following_new_commits(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite3"
+    rng = random.Random(2)
+    store = SQLiteStore(path)
+    store.open_dense(DIMENSION, DensePolicy())
+    write(store, rng, 4)
+    store.close()
+    reopened = SQLiteStore(path)
+    answers(reopened)  # opened from the cache
+    write(reopened, rng, 3, first=4)  # appends past the mapped, read-only arrays
+    got = answers(reopened)
+    reopened.close()
+    assert got == rebuilt(path)
+
+
+def test_a_store_saves_its_cache_in_the_background_while_it_stays_open(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite3"
+    store = SQLiteStore(path)
+    store.open_dense(DIMENSION, DensePolicy())
+    write(store, random.Random(6), 12)  # well past the 200 changed rows that make a save due
+    cache = path.with_suffix(".mirror")
+    deadline = time.monotonic() + 60
+    while not cache.is_file() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert cache.is_file()  # written by the saver thread, the store still open
+    second = SQLiteStore(path)  # another process would open this way meanwhile
+    got = answers(second)
+    second.close()
+    store.close()
+    assert got == rebuilt(path)
+
+
+def test_rows_retired_and_collected_after_the_cache_was_saved_are_not_served(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "index.sqlite3"
+    rng = random.Random(3)
+    store = SQLiteStore(path)
+    store.open_dense(DIMENSION, DensePolicy())
+    write(store, rng, 4)
+    store.close()
+    other = SQLiteStore(path, cache=False)
+    other.commit(WriteBatch(delete=[f"d{i}" for i in range(0, 80)]))
+    other.commit(WriteBatch(delete=[f"d{i}" for i in range(0, 80)], tenant="t1"))
+    write(other, rng, 2, first=4)
+    other.collect(retain=1)  # the deletes' rows leave the file
+    other.close()
+    reopened = SQLiteStore(path)
+    got = answers(reopened)
+    reopened.close()
+    expected = rebuilt(path)
+    # Same rows served everywhere; the rows kept as retired only loosen pruning bounds.
+    assert [keys(answer) for answer in got] == [keys(answer) for answer in expected]
+    assert flat_scores(got) == pytest.approx(flat_scores(expected), rel=1e-12)
+
+
+def keys(answer: object) -> list[int]:
+    assert isinstance(answer, list)
+    return [item[0] if isinstance(item, tuple) else item for item in answer]
+
+
+def flat_scores(got: list[object]) -> list[float]:
+    return [item[1] for answer in got for item in answer if isinstance(item, tuple)]  # type: ignore[attr-defined]
+
+
+def _truncate(cache: Path, elsewhere: Path) -> None:
+    data = cache.read_bytes()
+    cache.write_bytes(data[: len(data) // 2])
+
+
+def _flip_a_vector_byte(cache: Path, elsewhere: Path) -> None:
+    data = bytearray(cache.read_bytes())
+    data[len(data) // 2] ^= 0x40
+    cache.write_bytes(bytes(data))
+
+
+def _not_a_cache(cache: Path, elsewhere: Path) -> None:
+    cache.write_bytes(b"PK\x03\x04 some other format" * 100)
+
+
+def _another_index(cache: Path, elsewhere: Path) -> None:
+    other = SQLiteStore(elsewhere / "index.sqlite3")
+    other.open_dense(DIMENSION, DensePolicy())
+    write(other, random.Random(1), 6)  # the same rows, another file
+    other.close()
+    shutil.copy(elsewhere / "index.mirror", cache)
+
+
+def _a_newer_cache_than_the_file(cache: Path, elsewhere: Path) -> None:
+    # The SQLite file restored from a copy older than its cache (SQLite's backup API).
+    database = cache.with_suffix(".sqlite3")
+    saved = elsewhere / "old.sqlite3"
+    _copy(database, saved)
+    store = SQLiteStore(database)
+    store.open_dense(DIMENSION, DensePolicy())
+    write(store, random.Random(9), 2, first=20)
+    store.close()
+    _copy(saved, database)
+
+
+def _copy(source: Path, target: Path) -> None:
+    with closing(sqlite3.connect(source)) as read, closing(sqlite3.connect(target)) as into:
+        read.backup(into)
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [_truncate, _flip_a_vector_byte, _not_a_cache, _another_index, _a_newer_cache_than_the_file],
+)
+def test_a_cache_that_cannot_be_trusted_is_ignored_and_rewritten(
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    spoil: Callable[[Path, Path], None],
+) -> None:
+    folder, elsewhere = tmp_path / "index", tmp_path / "elsewhere"
+    folder.mkdir()
+    elsewhere.mkdir()
+    path = folder / "index.sqlite3"
+    store = SQLiteStore(path)
+    store.open_dense(DIMENSION, DensePolicy())
+    write(store, random.Random(1), 6)
+    store.close()
+    cache = path.with_suffix(".mirror")
+    spoil(cache, elsewhere)
+    with caplog.at_level(logging.WARNING, "rcpkit.engine.store._mirror_cache"):
+        reopened = SQLiteStore(path)
+        got = answers(reopened)
+        reopened.close()
+    assert "ignoring the mirror cache" in caplog.text
+    assert got == rebuilt(path)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, "rcpkit.engine.store._mirror_cache"):
+        again = SQLiteStore(path)  # the rewritten cache is valid
+        assert answers(again) == got
+        again.close()
+    assert "ignoring" not in caplog.text
+
+
+_KILLED = """
+import os, random, sys
+sys.path.insert(0, sys.argv[2])
+from pathlib import Path
+from test_engine_mirror_cache import DIMENSION, write
+from rcpkit.engine.store.dense import DensePolicy
+from rcpkit.engine.store.sqlite import SQLiteStore
+store = SQLiteStore(Path(sys.argv[1]))
+store.open_dense(DIMENSION, DensePolicy())
+write(store, random.Random(4), 3, first=10)
+# A save cut short leaves its temporary file; then the process dies before closing.
+Path(sys.argv[1]).with_name("index.mirror.99999999.dead.tmp").write_bytes(b"half")
+os.kill(os.getpid(), 9)
+"""
+
+
+def test_a_process_killed_between_commits_and_its_save_loses_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite3"
+    store = SQLiteStore(path)
+    store.open_dense(DIMENSION, DensePolicy())
+    write(store, random.Random(4), 3)
+    store.close()
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED, str(path), str(Path(__file__).parent)],
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == -9, done.stderr
+    reopened = SQLiteStore(path)
+    got = answers(reopened)
+    reopened.close()  # saves, and clears the dead process's temporary file
+    assert got == rebuilt(path)
+    assert sorted(file.name for file in tmp_path.glob("index.mirror*")) == ["index.mirror"]
