@@ -1,4 +1,8 @@
-"""The embedded store's pruning BM25 top-k: FTS5's bm25 exactly, per tenant and version."""
+"""The embedded store's pruning BM25 top-k: FTS5's bm25 exactly, per tenant and version.
+
+With the default parameters the reference is FTS5's own ``bm25()``; with any other
+(k1, b and the title weight are settings) it is the documented formula, row by row.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import numpy as np
 import pytest
 
 from rcpkit.engine.filters import OPERATORS, Filter, matches, parse_filter
-from rcpkit.engine.store._pg_lexical import tokens
+from rcpkit.engine.store._pg_lexical import BM25, DEFAULT_BM25, tokens
 from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
 from rcpkit.engine.store.sqlite import SQLiteStore
 
@@ -57,6 +61,7 @@ def brute_force(
     version: int,
     tenant: str = "",
     filter: Filter | None = None,
+    bm25: BM25 = DEFAULT_BM25,
 ) -> list[tuple[int, float]]:
     """The documented formula over the rows the tenant sees at the version, row by row."""
     rows = store._reader.execute(
@@ -79,11 +84,12 @@ def brute_force(
         idf = math.log((size - n + 0.5) / (n + 0.5))
         idf = 1e-6 if idf <= 0 else idf
         for key, (title, body, meta) in docs.items():
-            f = 2 * title[term] + body[term]
+            f = bm25.title_weight * title[term] + bm25.body_weight * body[term]
             if not f or (filter is not None and not matches(filter, meta)):
                 continue
             length = sum(title.values()) + sum(body.values())
-            tf = f * 2.2 / (f + 1.2 * (0.25 + 0.75 * length / average))
+            k1, b = bm25.k1, bm25.b
+            tf = f * (k1 + 1) / (f + k1 * (1 - b + b * length / average))
             scores[key] = scores.get(key, 0.0) + idf * tf
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
 
@@ -142,3 +148,50 @@ def test_a_filter_narrows_the_ranked_rows_not_the_statistics(store: SQLiteStore)
     for query in queries(random.Random(7), 40):
         expected = brute_force(store, query, 10, store.version, filter=tree)
         assert_same(expected, store.lexical(query, 10, tree))
+
+
+OTHER_PARAMETERS = [
+    BM25(k1=0.9, b=0.4, title_weight=3.0),
+    BM25(k1=2.0, b=0.9, title_weight=1.0),
+    BM25(k1=1.5, b=0.0, title_weight=0.25, body_weight=1.5),
+]
+
+
+@pytest.mark.parametrize("bm25", OTHER_PARAMETERS, ids=lambda p: p.describe())
+def test_other_parameters_rank_by_the_formula_per_tenant_version_and_filter(
+    tmp_path: Path, bm25: BM25
+) -> None:
+    """k1, b and the column weights are the index's: the pruned top-k is still exact."""
+    settings = {"k1": bm25.k1, "b": bm25.b, "title_weight": bm25.title_weight,
+                "body_weight": bm25.body_weight}  # fmt: skip
+    store = SQLiteStore(tmp_path / "index.sqlite3", bm25=settings)
+    assert store.bm25 == bm25
+    rng = random.Random(8)
+    store.commit(chunk_batch(rng, range(0, 120), tenant="t1"))
+    pinned = store.commit(chunk_batch(rng, range(0, 60), tenant="t2")).version
+    store.commit(chunk_batch(rng, range(60, 200), tenant="t2"))
+    store.commit(WriteBatch(delete=[f"d{i}" for i in range(30, 60)], tenant="t2"))
+    tree = parse_filter({"field": "year", "op": "gte", "value": 2003}, {"year": "int"}, OPERATORS)
+    for query in queries(random.Random(9), 30):
+        for tenant in ("t1", "t2"):
+            for version in (pinned, store.version):
+                for where in (None, tree):
+                    expected = brute_force(store, query, 10, version, tenant, where, bm25)
+                    assert_same(expected, store.lexical(query, 10, where, version, tenant))
+    store.close()
+
+
+def test_an_index_keeps_the_parameters_it_was_created_with(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite3"
+    created = SQLiteStore(path, bm25={"k1": 0.9, "b": 0.4, "title_weight": None})
+    created.commit(chunk_batch(random.Random(2), range(0, 50)))
+    ranking = created.lexical(["w3", "w40"], 10)
+    created.close()
+    reopened = SQLiteStore(path)  # nothing configured: the index's own
+    assert reopened.bm25 == BM25(k1=0.9, b=0.4, title_weight=2.0)
+    assert reopened.lexical(["w3", "w40"], 10) == ranking
+    reopened.close()
+    same = SQLiteStore(path, bm25={"k1": 0.9})  # naming the recorded value is fine
+    same.close()
+    with pytest.raises(ValueError, match=r"k1 0\.9, b 0\.4.*not b = 0\.75"):
+        SQLiteStore(path, bm25={"b": 0.75})

@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 from rcpkit.engine.store._columns import FilterColumns, Mask
 from rcpkit.engine.store._growable import Growable
+from rcpkit.engine.store._pg_lexical import BM25, DEFAULT_BM25
 from rcpkit.engine.store._postings import LexicalView, Postings, analysed_rows
 from rcpkit.engine.store.dense import DenseIndex
 
@@ -176,8 +177,9 @@ class _SQLiteReading:
 class Mirror:
     """Follows one system of record (a :class:`Source`)."""
 
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, bm25: BM25 = DEFAULT_BM25) -> None:
         self._source = source
+        self.bm25 = bm25
         self._lock = threading.Lock()
         self.dense: DenseIndex | None = None
         self._reset()
@@ -190,7 +192,7 @@ class Mirror:
         self._lengths = Growable(np.float64)
         self._removed: Keys = np.zeros(0, dtype=np.int64)
         self._codes: dict[str, int] = {}
-        self._postings = Postings()
+        self._postings = Postings(self.bm25)
         self._columns = FilterColumns()
         if self.dense is not None:
             self.dense.clear()

@@ -22,7 +22,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -34,7 +34,7 @@ import numpy.typing as npt
 from rcpkit.engine.filters import Filter, compile_sqlite
 from rcpkit.engine.store._columns import Mask
 from rcpkit.engine.store._mirror import Mirror, SQLiteSource
-from rcpkit.engine.store._pg_lexical import query_tokens
+from rcpkit.engine.store._pg_lexical import query_tokens, resolve_bm25
 from rcpkit.engine.store._postings import top_k
 from rcpkit.engine.store.analysis import surface_words
 from rcpkit.engine.store.base import (
@@ -100,7 +100,9 @@ _IN_BATCH = 500  # bound on `IN (?, …)` parameters per statement
 class SQLiteStore:
     """A store in one SQLite file; thread-safe (one writer, a connection per reader thread)."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, bm25: Mapping[str, float | None] | None = None) -> None:
+        """``bm25``: the configured BM25 parameters (`_pg_lexical.BM25` fields; None or an
+        absent key: the index's own, or the defaults for a new index)."""
         self.path = Path(path)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,8 +112,9 @@ class SQLiteStore:
         self._check_schema()
         self._writer.executescript(_SCHEMA)
         self._writer.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        self.bm25 = resolve_bm25(self.setting_default, bm25, self.path)
         # What queries read: postings, filter columns, vectors; follows the file (_mirror).
-        self._mirror = Mirror(SQLiteSource(lambda: self._reader))
+        self._mirror = Mirror(SQLiteSource(lambda: self._reader), self.bm25)
 
     def _check_schema(self) -> None:
         (version,) = self._writer.execute("PRAGMA user_version").fetchone()
@@ -410,9 +413,11 @@ class SQLiteStore:
     ) -> list[tuple[int, float]]:
         """BM25 over title and body at ``version`` (None: latest); higher is better.
 
-        FTS5's weighted-column bm25 (title 2, body 1) with the statistics of the
-        rows ``tenant`` sees at ``version``, as the PostgreSQL store computes it;
-        ranked by the mirror's pruning top-k (``_postings``), not FTS5's full sort.
+        FTS5's weighted-column bm25 formula with this index's parameters
+        (``self.bm25``: k1 1.2, b 0.75, title 2, body 1 by default) and the
+        statistics of the rows ``tenant`` sees at ``version``, as the PostgreSQL
+        store computes it; ranked by the mirror's pruning top-k (``_postings``),
+        never by FTS5's own bm25() (its k1 and b are fixed).
         """
         tokens = query_tokens(terms)
         if not tokens:
