@@ -85,7 +85,7 @@ def test_bm25_parameters_are_settings_fixed_when_the_index_is_created(
     (notes / "b.md").write_text("# Cooking\n\nA stew of frequency and saturation.\n")
     index = tmp_path / "index"
     tuned = tmp_path / "tuned.toml"
-    tuned.write_text('[engine]\nembedder = "hashing:8"\nbm25_k1 = 0.9\nbm25_title_weight = 3\n')
+    tuned.write_text('[engine]\nembedder = "hashing:8"\nbm25_k1 = 1.7\nbm25_title_weight = 2\n')
     plain = tmp_path / "plain.toml"
     plain.write_text('[engine]\nembedder = "hashing:8"\n')
     other = tmp_path / "other.toml"
@@ -96,11 +96,11 @@ def test_bm25_parameters_are_settings_fixed_when_the_index_is_created(
     from rcpkit.engine.store.sqlite import SQLiteStore
 
     store = SQLiteStore(index / "index.sqlite3")
-    assert (store.bm25.k1, store.bm25.b, store.bm25.title_weight) == (0.9, 0.75, 3.0)
+    assert (store.bm25.k1, store.bm25.title_weight) == (1.7, 2.0)  # b: the default
     store.close()
     assert main(["query", "saturation", "--config", str(plain), "--index", str(index)]) == 0
     capsys.readouterr()
     assert main(["query", "saturation", "--config", str(other), "--index", str(index)]) == 2
     err = capsys.readouterr().err
-    assert "ranks with BM25 k1 0.9, b 0.75, title weight 3" in err
+    assert "ranks with BM25 k1 1.7, b 0.6, title weight 2" in err
     assert "not k1 = 1.5" in err

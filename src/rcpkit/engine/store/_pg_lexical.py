@@ -4,17 +4,20 @@ Both stores rank with one BM25 over two columns, ``title`` and ``body``
 (analysed terms, tokenised as FTS5's ``unicode61``), FTS5's bm25 formula
 (``fts5_aux.c``) with its parameters made settings (`BM25`):
 
-* ``k1`` (1.2), ``b`` (0.75): FTS5's constants are the defaults;
+* ``k1`` (0.9), ``b`` (0.6): FTS5's are 1.2 and 0.75; these, with the title
+  weight 3, were chosen on the development halves of two collections (issue 16,
+  BENCHMARKS.md "Retrieval quality", third round);
 * ``idf = ln((N - n + 0.5) / (n + 0.5))``, clamped to ``1e-6`` when ``<= 0``,
   ``N`` the rows, ``n`` the rows holding the term (in any column);
 * ``f`` = the weighted hit count: each hit in column ``c`` adds ``weight[c]``
-  (a title hit counts ``title_weight``, 2 by default, a body hit ``body_weight``, 1);
+  (a title hit counts ``title_weight``, 3 by default, a body hit ``body_weight``, 1);
 * ``|D|`` = the row's tokens over all columns, unweighted; ``avgdl`` = all tokens / ``N``;
 * ``score = Σ idf · f · (k1 + 1) / (f + k1 · (1 - b + b · |D| / avgdl))``.
 
-With the defaults this is exactly ``-bm25(chunks_fts, 2.0, 1.0)`` (FTS5 returns
-``-score``, lower is better; both stores return ``+score``); FTS5 itself ranks
-no query (its k1 and b are compiled in), it only keeps the analysed columns.
+With k1 1.2, b 0.75 and weights 2, 1 this is exactly ``-bm25(chunks_fts, 2.0, 1.0)``
+(FTS5 returns ``-score``, lower is better; both stores return ``+score``); FTS5
+itself ranks no query (its k1 and b are compiled in), it only keeps the analysed
+columns.
 
 One deliberate difference: FTS5's ``N``, ``n`` and token total cover every row
 of its table, including other tenants' and retired rows not yet collected. Here
@@ -34,6 +37,7 @@ from dataclasses import asdict, dataclass
 __all__ = [
     "BM25",
     "DEFAULT_BM25",
+    "FTS5_BM25",
     "bm25_of",
     "resolve_bm25",
     "lexical_sql",
@@ -56,9 +60,9 @@ class BM25:
     stores' scores stay equal to the last bit of the formula, not merely close.
     """
 
-    k1: float = 1.2
-    b: float = 0.75
-    title_weight: float = 2.0
+    k1: float = 0.9
+    b: float = 0.6
+    title_weight: float = 3.0
     body_weight: float = 1.0
 
     def __post_init__(self) -> None:
@@ -91,6 +95,7 @@ class BM25:
 
 
 DEFAULT_BM25 = BM25()
+FTS5_BM25 = BM25(k1=1.2, b=0.75, title_weight=2.0)  # bm25(chunks_fts, 2.0, 1.0)
 
 
 def bm25_of(recorded: str | None, requested: Mapping[str, float | None], where: object) -> BM25:
@@ -119,15 +124,21 @@ def resolve_bm25(
     setting_default: Callable[[str, str], str],
     requested: Mapping[str, float | None] | None,
     where: object,
+    *,
+    legacy: bool = False,
 ) -> BM25:
     """A store's parameters at open: recorded by a new index (set-if-absent), checked after.
 
     ``setting_default`` is the store's race-free set-if-absent (a read-only store
     records nothing and gets the value back), so servers starting together on a new
-    shared store agree on one set of parameters.
+    shared store agree on one set of parameters. ``legacy``: the store already holds
+    versions but no record (written before the parameters were settings); it ranked
+    with FTS5's constants, so those fill in whatever is not configured.
     """
-    wanted = bm25_of(None, requested or {}, where)
-    return bm25_of(setting_default(SETTING, wanted.encode()), requested or {}, where)
+    fill = FTS5_BM25 if legacy else DEFAULT_BM25
+    named = {key: value for key, value in (requested or {}).items() if value is not None}
+    wanted = BM25(**{**asdict(fill), **{key: float(value) for key, value in named.items()}})
+    return bm25_of(setting_default(SETTING, wanted.encode()), named, where)
 
 
 # unicode61's token characters are the letters, numbers and private-use characters;

@@ -9,7 +9,7 @@ formula the PostgreSQL store reproduces (``_pg_lexical``), equal on every
 version and tenant — and a second durable index would need its own crash repair.
 
 The formula (``_pg_lexical`` documents it term for term), with the index's
-`BM25` parameters (k1 1.2, b 0.75, title 2, body 1 unless it was created with
+`BM25` parameters (k1 0.9, b 0.6, title 3, body 1 unless it was created with
 others): ``f`` the weighted hit count (a title hit counts ``title_weight``, a
 body hit ``body_weight``); ``|D|`` the row's tokens over both columns;
 ``idf = ln((N - n + 0.5) / (n + 0.5))`` clamped to ``1e-6``; ``N``, ``n`` and

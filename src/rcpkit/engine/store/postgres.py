@@ -134,7 +134,8 @@ class PostgresStore:
         self._pool = open_pool(url, pool_size, prepared_statements)
         # A store dropped without close() (an engine a caller forgot) closes its pool.
         weakref.finalize(self, self._pool.close)
-        self.bm25 = resolve_bm25(self.setting_default, bm25, "in this database")
+        legacy = self.setting("bm25") is None and self.version > 0
+        self.bm25 = resolve_bm25(self.setting_default, bm25, "in this database", legacy=legacy)
         # BM25's read side: committed rows in memory, following the database (_pg_mirror).
         self._mirror = Mirror(PostgresSource(self._pool), self.bm25)
 

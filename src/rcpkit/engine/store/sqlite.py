@@ -112,7 +112,8 @@ class SQLiteStore:
         self._check_schema()
         self._writer.executescript(_SCHEMA)
         self._writer.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        self.bm25 = resolve_bm25(self.setting_default, bm25, self.path)
+        legacy = self.setting("bm25") is None and self.setting("version") is not None
+        self.bm25 = resolve_bm25(self.setting_default, bm25, self.path, legacy=legacy)
         # What queries read: postings, filter columns, vectors; follows the file (_mirror).
         self._mirror = Mirror(SQLiteSource(lambda: self._reader), self.bm25)
 
@@ -414,7 +415,7 @@ class SQLiteStore:
         """BM25 over title and body at ``version`` (None: latest); higher is better.
 
         FTS5's weighted-column bm25 formula with this index's parameters
-        (``self.bm25``: k1 1.2, b 0.75, title 2, body 1 by default) and the
+        (``self.bm25``: k1 0.9, b 0.6, title 3, body 1 by default) and the
         statistics of the rows ``tenant`` sees at ``version``, as the PostgreSQL
         store computes it; ranked by the mirror's pruning top-k (``_postings``),
         never by FTS5's own bm25() (its k1 and b are fixed).
