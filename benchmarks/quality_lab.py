@@ -273,6 +273,9 @@ def main() -> None:
         titles = {d.id: d.title for d in dataset.corpus}
         analysed = {i: tokens(" ".join(analyze(t))) for i, t in titles.items() if t}
         data["title_terms"] = [analysed.get(d, []) for d in data["doc_of"]]
+        # The engine's feedback passages are the stored title (none: it was not sent)
+        # and the text, whose first line is the title: the body column alone.
+        doc_terms = list(data["body_terms"])
     lex = Lexical(data, float(os.environ.get("TITLE_WEIGHT", "2")))
     # Sanity: the numpy BM25 ranks like FTS5.
     for q, fts in list(data["fts"].items())[:5]:
@@ -293,7 +296,8 @@ def main() -> None:
 
     def report(name: str, make: Callable[[str], dict[int, float] | dict[str, float]],
                docs: bool = False) -> None:  # fmt: skip
-        run = {q: (make(q) if docs else to_docs(make(q), doc_of)) for q in qids}  # type: ignore[arg-type]
+        needed = qids if args.final or os.environ.get("DUMP") else halves["dev"]
+        run = {q: (make(q) if docs else to_docs(make(q), doc_of)) for q in needed}  # type: ignore[arg-type]
         if os.environ.get("DUMP"):
             ev = pytrec_eval.RelevanceEvaluator(dataset.qrels, {"ndcg_cut.10"})
             per = ev.evaluate(run)
@@ -362,7 +366,11 @@ def main() -> None:
         gap: float = 9.0,
         dense_short: float = 0.0,
         same_first: bool = True,
+        short_terms: int = 0,
+        alpha_short: float = 0.0,
     ) -> dict[int, float]:
+        if len(qterms[q]) < short_terms:  # query-length-aware arm weighting
+            alpha = alpha_short
         feedback = feedback_of(q, fb, fusion if same_first else "rrf", alpha)
         if len(qterms[q]) < min_terms:
             lexprf, beta = False, 0.0
@@ -419,12 +427,27 @@ def main() -> None:
 
     grid = eval(os.environ.get("GRID", "{}"))
     names = list(grid)
-    for values in itertools.product(*grid.values()):
-        params = dict(zip(names, values, strict=True))
-        report(
-            "pipe " + " ".join(f"{k}={v}" for k, v in params.items()),
-            lambda q, params=params: pipeline(q, **params),
-        )
+    # BM25_GRID='{"k1": [...], "b": [...], "title_weight": [...]}': the lexical arm's
+    # parameters (the stores' `bm25_*` settings), the dense arm and its cache unchanged.
+    bm25_grid = eval(os.environ.get("BM25_GRID", "{}"))
+    settings = [
+        dict(zip(bm25_grid, v, strict=True)) for v in itertools.product(*bm25_grid.values())
+    ]
+    for setting in settings or [{}]:
+        prefix = " ".join(f"{k}={v}" for k, v in setting.items())
+        if setting:
+            lex = Lexical(data, **{k: float(v) for k, v in setting.items()})
+            lex_first = {q: top(lex.scores(dict.fromkeys(qterms[q], 1.0)), 100) for q in qids}
+            cache_first = {q: rrf({"s": lex_first[q], "d": dense_first[q]}, {}) for q in qids}
+            report(f"[{prefix}] lexical", lambda q, first=lex_first: dict(first[q]))
+        for values in itertools.product(*grid.values()):
+            params = dict(zip(names, values, strict=True))
+            report(
+                (f"[{prefix}] " if prefix else "")
+                + "pipe "
+                + " ".join(f"{k}={v}" for k, v in params.items()),
+                lambda q, params=params: pipeline(q, **params),
+            )
     if os.environ.get("DUMP"):
         features = {
             q: {

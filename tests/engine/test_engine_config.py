@@ -70,3 +70,37 @@ def test_the_cli_reports_a_wrongly_typed_setting_and_exits_2(
     status = main(["query", "x", "--config", str(config_file), "--index", str(tmp_path / "i")])
     assert status == 2
     assert "[engine] max_k = 'many' is not allowed; it takes an integer" in capsys.readouterr().err
+
+
+def test_bm25_parameters_are_settings_fixed_when_the_index_is_created(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """k1, b and the title weight come from [engine]; the index records them, an index
+    opened without them ranks with its own, and one naming others is refused."""
+    from rcpkit.cli import main
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# Ranking\n\nBM25 saturation of term frequency.\n")
+    (notes / "b.md").write_text("# Cooking\n\nA stew of frequency and saturation.\n")
+    index = tmp_path / "index"
+    tuned = tmp_path / "tuned.toml"
+    tuned.write_text('[engine]\nembedder = "hashing:8"\nbm25_k1 = 1.7\nbm25_title_weight = 2\n')
+    plain = tmp_path / "plain.toml"
+    plain.write_text('[engine]\nembedder = "hashing:8"\n')
+    other = tmp_path / "other.toml"
+    other.write_text('[engine]\nembedder = "hashing:8"\nbm25_k1 = 1.5\n')
+    assert main(["index", str(notes), "--config", str(tuned), "--index", str(index)]) == 0
+    capsys.readouterr()
+
+    from rcpkit.engine.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(index / "index.sqlite3")
+    assert (store.bm25.k1, store.bm25.title_weight) == (1.7, 2.0)  # b: the default
+    store.close()
+    assert main(["query", "saturation", "--config", str(plain), "--index", str(index)]) == 0
+    capsys.readouterr()
+    assert main(["query", "saturation", "--config", str(other), "--index", str(index)]) == 2
+    err = capsys.readouterr().err
+    assert "ranks with BM25 k1 1.7, b 0.6, title weight 2" in err
+    assert "not k1 = 1.5" in err

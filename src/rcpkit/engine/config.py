@@ -10,6 +10,8 @@ File: ``--config FILE``, else ``./rcpkit.toml`` when present, table ``[engine]``
     writable = true
     max_k = 200
     snapshot_retention = 64        # versions a pinned retrieve or a cursor can still read
+    bm25_k1 = 0.9                  # BM25, fixed when an index is created (also bm25_b,
+    bm25_title_weight = 3.0        #   0.6); an existing index keeps its own
     idempotency_retention_seconds = 86400  # §7.10 keys older than this are collected
     array_fields = ["teams"]       # fields holding arrays (`contains` is membership on them)
     fetch_uris = ["file:///srv/scans/"]  # image blocks' `uri`s fetched from here only
@@ -120,6 +122,12 @@ class EngineConfig:
     prf_documents: int = 10  # RM3 fbDocs
     prf_terms: int = 10  # RM3 fbTerms
     prf_dense_weight: float = 0.0  # Rocchio β on the query vector (0: the dense arm is kept)
+    # BM25 of both stores (rcpkit.engine.store._pg_lexical.BM25): None takes the index's
+    # own, recorded when it was created (then these, else k1 0.9, b 0.6, title 3). A
+    # value naming others for an existing index is refused: re-index to change them.
+    bm25_k1: float | None = None
+    bm25_b: float | None = None
+    bm25_title_weight: float | None = None  # a title hit's count; a body hit counts 1
 
 
 def default_index_path() -> Path:

@@ -52,6 +52,21 @@ def _weight(value: Any) -> float:
     return float(value)
 
 
+def _between(low: float, high: float, *, open_low: bool = False, step: float = 0.0) -> Rule:
+    bound = f"{low:g} < x ≤ {high:g}" if open_low else f"{low:g} ≤ x ≤ {high:g}"
+    allowed = f"a number {bound}" + (f", a multiple of {step:g}" if step else "")
+
+    def check(value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _Refused(allowed)
+        above = value > low if open_low else value >= low
+        if not (above and value <= high) or (step and (value / step) % 1):
+            raise _Refused(allowed)
+        return float(value)
+
+    return check
+
+
 def _flag(value: Any) -> bool:
     if not isinstance(value, bool):
         raise _Refused("true or false")
@@ -180,6 +195,10 @@ ENGINE_RULES: Mapping[str, Rule] = {
     "prf_documents": _whole(2),
     "prf_terms": _whole(1),
     "prf_dense_weight": _weight,
+    # BM25 (rcpkit.engine.store._pg_lexical.BM25): weights in quarters keep f exact.
+    "bm25_k1": _between(0.0, 10.0, open_low=True),
+    "bm25_b": _between(0.0, 1.0),
+    "bm25_title_weight": _between(0.0, 16.0, open_low=True, step=0.25),
 }
 
 INGEST_RULES: Mapping[str, Rule] = {

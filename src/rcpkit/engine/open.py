@@ -27,7 +27,14 @@ from rcpkit.protocol import messages as m
 if TYPE_CHECKING:
     from rcpkit.engine.store._pg_dense import HnswSettings
 
-__all__ = ["hnsw_settings", "is_postgres_url", "open_engine", "open_state", "open_store"]
+__all__ = [
+    "bm25_settings",
+    "hnsw_settings",
+    "is_postgres_url",
+    "open_engine",
+    "open_state",
+    "open_store",
+]
 
 
 def open_engine(config: EngineConfig) -> Engine:
@@ -109,6 +116,15 @@ def hnsw_settings(config: EngineConfig) -> HnswSettings:
     )
 
 
+def bm25_settings(config: EngineConfig) -> dict[str, float | None]:
+    """The configured BM25 parameters (None: the index's own, or the defaults if new)."""
+    return {
+        "k1": config.bm25_k1,
+        "b": config.bm25_b,
+        "title_weight": config.bm25_title_weight,
+    }
+
+
 def is_postgres_url(store: str | None) -> bool:
     return bool(store) and str(store).startswith(("postgres://", "postgresql://"))
 
@@ -116,7 +132,7 @@ def is_postgres_url(store: str | None) -> bool:
 def open_store(config: EngineConfig) -> Store:
     """The configured backend: the embedded SQLite file, or a shared PostgreSQL."""
     if config.store is None or config.store in ("", "sqlite"):
-        return SQLiteStore(config.index / "index.sqlite3")
+        return SQLiteStore(config.index / "index.sqlite3", bm25=bm25_settings(config))
     if is_postgres_url(config.store):
         # Imported on use: the `postgres` extra (psycopg) is optional.
         from rcpkit.engine.store.postgres import PostgresStore
@@ -126,5 +142,6 @@ def open_store(config: EngineConfig) -> Store:
             config.store,
             hnsw=hnsw_settings(config),
             prepared_statements=config.postgres_prepared_statements,
+            bm25=bm25_settings(config),
         )
     raise ValueError(f"--store must be a postgres:// URL, not {config.store!r}")

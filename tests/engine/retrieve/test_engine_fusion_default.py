@@ -7,7 +7,7 @@ from rcpkit.protocol import messages as m
 
 
 def test_an_omitted_fusion_is_the_convex_combination_chosen_on_the_dev_halves() -> None:
-    assert effective_fusion(None) == m.Fusion(method="convex", rrf_k=60, alpha=0.8)
+    assert effective_fusion(None) == m.Fusion(method="convex", rrf_k=60, alpha=0.85)
     assert effective_fusion(None) == DEFAULT_FUSION
 
 

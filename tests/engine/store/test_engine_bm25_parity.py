@@ -1,4 +1,4 @@
-"""The PostgreSQL store's SQL BM25 ranks exactly as the embedded store's FTS5 bm25()."""
+"""The PostgreSQL store's SQL BM25 ranks exactly as the embedded store's, for any parameters."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_postgres_bm25_equals_fts5_bm25_under_a_filter(stores: tuple[Store, Stor
         assert_same_ranking(expected, shared.lexical(terms, 10, tree), query)
 
 
-def test_a_title_hit_weighs_twice_a_body_hit_in_both_stores(stores: tuple[Store, Store]) -> None:
+def test_a_title_hit_outweighs_a_body_hit_in_both_stores(stores: tuple[Store, Store]) -> None:
     embedded, shared = stores
     terms = analyze("postgres snapshot")
     top = embedded.lexical(terms, 5)
@@ -121,15 +121,29 @@ def _tenants_and_retirements(stores: Sequence[Store]) -> list[int]:
     return versions
 
 
+# FTS5's constants, and others: k1, b and the title weight are settings (issue 16).
+PARAMETERS = [
+    None,
+    {"k1": 1.2, "b": 0.75, "title_weight": 2.0},  # FTS5's bm25(chunks_fts, 2.0, 1.0)
+    {"k1": 0.9, "b": 0.4, "title_weight": 3.0},
+    {"k1": 2.0, "b": 0.9, "title_weight": 1.0},
+    {"k1": 1.5, "b": 0.6, "title_weight": 1.25, "body_weight": 0.75},
+]
+
+
+@pytest.mark.parametrize("bm25", PARAMETERS, ids=lambda p: "default" if p is None else str(p))
 def test_bm25_per_tenant_with_retired_rows_equals_in_both_stores_and_in_sql(
     tmp_path,
-    postgres_url: str,  # type: ignore[no-untyped-def]
+    postgres_url: str,
+    bm25: dict[str, float] | None,  # type: ignore[no-untyped-def]
 ) -> None:
     """The PostgreSQL store's mirror, its SQL statement and the embedded store agree per
     tenant, at the latest version (retired rows excluded) and at a pinned older one."""
     from rcpkit.engine.store.postgres import PostgresStore
 
-    embedded, shared = SQLiteStore(tmp_path / "index.sqlite3"), PostgresStore(postgres_url)
+    embedded = SQLiteStore(tmp_path / "index.sqlite3", bm25=bm25)
+    shared = PostgresStore(postgres_url, bm25=bm25)
+    assert embedded.bm25 == shared.bm25
     try:
         assert shared.lexical(analyze("query"), 5) == []  # the mirror loads an empty database
         pinned = _tenants_and_retirements([embedded, shared])[2]
@@ -178,3 +192,27 @@ def test_a_server_ranks_another_servers_commits_at_its_next_read(postgres_url: s
     finally:
         one.close()
         other.close()
+
+
+def test_servers_on_one_database_rank_with_the_parameters_it_was_created_with(
+    postgres_url: str,
+) -> None:
+    """The first server records the parameters; a second one naming others is refused,
+    one naming none ranks with the recorded ones."""
+    from rcpkit.engine.store.postgres import PostgresStore
+
+    first = PostgresStore(postgres_url, bm25={"k1": 0.9, "b": 0.4, "title_weight": 3.0})
+    try:
+        first.commit(WriteBatch(documents=corpus(seed=4)[:30]))
+        terms = analyze("postgres snapshot cursor title")
+        with pytest.raises(ValueError, match=r"title weight 3.*not title_weight = 2"):
+            PostgresStore(postgres_url, bm25={"title_weight": 2.0})
+        second = PostgresStore(postgres_url)
+        try:
+            assert second.bm25 == first.bm25
+            assert_same_ranking(first.lexical(terms, 10), second.lexical(terms, 10), "second")
+            assert_same_ranking(first.lexical(terms, 10), second.lexical_sql(terms, 10), "sql")
+        finally:
+            second.close()
+    finally:
+        first.close()

@@ -1,4 +1,8 @@
-"""The embedded store's pruning BM25 top-k: FTS5's bm25 exactly, per tenant and version."""
+"""The embedded store's pruning BM25 top-k: FTS5's bm25 exactly, per tenant and version.
+
+With the default parameters the reference is FTS5's own ``bm25()``; with any other
+(k1, b and the title weight are settings) it is the documented formula, row by row.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import numpy as np
 import pytest
 
 from rcpkit.engine.filters import OPERATORS, Filter, matches, parse_filter
-from rcpkit.engine.store._pg_lexical import tokens
+from rcpkit.engine.store._pg_lexical import BM25, DEFAULT_BM25, FTS5_BM25, tokens
 from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
 from rcpkit.engine.store.sqlite import SQLiteStore
 
@@ -57,8 +61,11 @@ def brute_force(
     version: int,
     tenant: str = "",
     filter: Filter | None = None,
+    bm25: BM25 | None = None,
 ) -> list[tuple[int, float]]:
-    """The documented formula over the rows the tenant sees at the version, row by row."""
+    """The documented formula over the rows the tenant sees at the version, row by row
+    (``bm25``: the store's parameters unless given)."""
+    bm25 = store.bm25 if bm25 is None else bm25
     rows = store._reader.execute(
         "SELECT c.key, f.title, f.body, c.filter_meta FROM chunks c"
         " JOIN chunks_fts f ON f.rowid = c.key WHERE c.tenant = ? AND c.added <= ?"
@@ -79,11 +86,12 @@ def brute_force(
         idf = math.log((size - n + 0.5) / (n + 0.5))
         idf = 1e-6 if idf <= 0 else idf
         for key, (title, body, meta) in docs.items():
-            f = 2 * title[term] + body[term]
+            f = bm25.title_weight * title[term] + bm25.body_weight * body[term]
             if not f or (filter is not None and not matches(filter, meta)):
                 continue
             length = sum(title.values()) + sum(body.values())
-            tf = f * 2.2 / (f + 1.2 * (0.25 + 0.75 * length / average))
+            k1, b = bm25.k1, bm25.b
+            tf = f * (k1 + 1) / (f + k1 * (1 - b + b * length / average))
             scores[key] = scores.get(key, 0.0) + idf * tf
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
 
@@ -103,7 +111,9 @@ def queries(rng: random.Random, count: int) -> list[list[str]]:
 
 @pytest.fixture
 def store(tmp_path: Path) -> SQLiteStore:
-    opened = SQLiteStore(tmp_path / "index.sqlite3")
+    """An index created with FTS5's own constants, so FTS5's bm25() is a reference."""
+    fts5 = {"k1": FTS5_BM25.k1, "b": FTS5_BM25.b, "title_weight": FTS5_BM25.title_weight}
+    opened = SQLiteStore(tmp_path / "index.sqlite3", bm25=fts5)
     rng = random.Random(3)
     for start in range(0, 300, 60):  # several commits: postings in several pieces
         opened.commit(chunk_batch(rng, range(start, start + 60)))
@@ -152,3 +162,72 @@ def test_a_filter_narrows_the_ranked_rows_not_the_statistics(store: SQLiteStore)
     for query in queries(random.Random(7), 40):
         expected = brute_force(store, query, 10, store.version, filter=tree)
         assert_same(expected, store.lexical(query, 10, tree))
+
+
+OTHER_PARAMETERS = [
+    FTS5_BM25,  # the index's file, not FTS5, ranks: the formula is the reference here too
+    BM25(k1=0.9, b=0.4, title_weight=3.0),
+    BM25(k1=2.0, b=0.9, title_weight=1.0),
+    BM25(k1=1.5, b=0.0, title_weight=0.25, body_weight=1.5),
+]
+
+
+@pytest.mark.parametrize("bm25", OTHER_PARAMETERS, ids=lambda p: p.describe())
+def test_other_parameters_rank_by_the_formula_per_tenant_version_and_filter(
+    tmp_path: Path, bm25: BM25
+) -> None:
+    """k1, b and the column weights are the index's: the pruned top-k is still exact."""
+    settings = {"k1": bm25.k1, "b": bm25.b, "title_weight": bm25.title_weight,
+                "body_weight": bm25.body_weight}  # fmt: skip
+    store = SQLiteStore(tmp_path / "index.sqlite3", bm25=settings)
+    assert store.bm25 == bm25
+    rng = random.Random(8)
+    store.commit(chunk_batch(rng, range(0, 120), tenant="t1"))
+    pinned = store.commit(chunk_batch(rng, range(0, 60), tenant="t2")).version
+    store.commit(chunk_batch(rng, range(60, 200), tenant="t2"))
+    store.commit(WriteBatch(delete=[f"d{i}" for i in range(30, 60)], tenant="t2"))
+    tree = parse_filter({"field": "year", "op": "gte", "value": 2003}, {"year": "int"}, OPERATORS)
+    for query in queries(random.Random(9), 30):
+        for tenant in ("t1", "t2"):
+            for version in (pinned, store.version):
+                for where in (None, tree):
+                    expected = brute_force(store, query, 10, version, tenant, where, bm25)
+                    assert_same(expected, store.lexical(query, 10, where, version, tenant))
+    store.close()
+
+
+def test_an_index_keeps_the_parameters_it_was_created_with(tmp_path: Path) -> None:
+    path = tmp_path / "index.sqlite3"
+    created = SQLiteStore(path, bm25={"k1": 1.7, "b": 0.4, "title_weight": None})
+    created.commit(chunk_batch(random.Random(2), range(0, 50)))
+    ranking = created.lexical(["w3", "w40"], 10)
+    created.close()
+    reopened = SQLiteStore(path)  # nothing configured: the index's own
+    assert reopened.bm25 == BM25(k1=1.7, b=0.4, title_weight=DEFAULT_BM25.title_weight)
+    assert reopened.lexical(["w3", "w40"], 10) == ranking
+    reopened.close()
+    same = SQLiteStore(path, bm25={"k1": 1.7})  # naming the recorded value is fine
+    same.close()
+    with pytest.raises(ValueError, match=r"k1 1\.7, b 0\.4.*not b = 0\.75"):
+        SQLiteStore(path, bm25={"b": 0.75})
+
+
+def test_an_index_from_before_the_settings_keeps_ranking_with_fts5s_constants(
+    tmp_path: Path,
+) -> None:
+    """An index with versions but no recorded parameters ranked with FTS5's k1, b and
+    weights; it keeps them (and records them), the new defaults are for new indexes."""
+    path = tmp_path / "index.sqlite3"
+    old = SQLiteStore(path)
+    old.commit(chunk_batch(random.Random(12), range(0, 80)))
+    with old._transaction() as connection:  # as an index written by an earlier rcpkit
+        connection.execute("DELETE FROM settings WHERE name = 'bm25'")
+    old.close()
+    reopened = SQLiteStore(path)
+    assert reopened.bm25 == FTS5_BM25 != DEFAULT_BM25
+    query = ["w2", "w17", "w90"]
+    assert_same(fts5_ranking(reopened, query, 10), reopened.lexical(query, 10))
+    reopened.close()
+    assert SQLiteStore(path).bm25 == FTS5_BM25  # recorded now
+    fresh = SQLiteStore(tmp_path / "new.sqlite3")
+    assert fresh.bm25 == DEFAULT_BM25

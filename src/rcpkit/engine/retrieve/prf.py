@@ -23,7 +23,9 @@ chosen on a held-out half), nDCG@10, Cranfield / docstrings:
 Held out (BENCHMARKS.md), the pass gains on Cranfield (0.434 → 0.450) and
 loses on the docstring known-item collection (0.616 → 0.597). Since the
 default fusion became convex α 0.8 (rcpkit.engine.retrieve.recall), both
-passes fuse that way: dev 0.409 / 0.652, held out 0.452 / 0.621.
+passes fuse that way: dev 0.409 / 0.652, held out 0.452 / 0.621; with α 0.85
+and BM25 k1 0.9, b 0.6, title 3 (third round): dev 0.402 / 0.658, held out
+0.443 / 0.629.
 
 The cost is one BM25 query and a fetch of the feedback chunks; no model
 runs again. Only a plain hybrid request takes it: an explicit ``mode``,

@@ -20,11 +20,13 @@ from rcpkit.protocol import messages as m
 DEFAULT_MODE = "hybrid"
 # An omitted `fusion` is §16.3's convex combination, which the spec prefers when every
 # fused list has a declared score floor (both arms here do: cosine >= -1, BM25 >= 0).
-# α 0.8 was chosen on the development halves of two collections (Cranfield, the
+# α 0.85 was chosen on the development halves of two collections (Cranfield, the
 # NumPy/SciPy docstrings; benchmarks/quality_lab.py, BENCHMARKS.md "Retrieval quality"):
-# the α whose worse dev ratio to BM25 was highest. With the cosine's floor at -1 the
-# dense arm's normalised scores span a narrow band near 1, so a high α balances the arms.
-DEFAULT_FUSION = m.Fusion(method="convex", rrf_k=RRF_K, alpha=0.8)
+# the α whose worse dev ratio to BM25 was highest, chosen jointly with the BM25
+# parameters (issue 16, third round: k1 0.9, b 0.6, title 3; 0.8 with FTS5's). With the
+# cosine's floor at -1 the dense arm's normalised scores span a narrow band near 1, so
+# a high α balances the arms.
+DEFAULT_FUSION = m.Fusion(method="convex", rrf_k=RRF_K, alpha=0.85)
 # A `fusion` the client sends without `method` is RRF, §16.3's default strategy, and
 # without `alpha` α is §16.3's default 0.5: an explicit request means what the spec says.
 _SPEC_FUSION = m.Fusion(method="rrf", rrf_k=RRF_K, alpha=0.5)

@@ -44,6 +44,7 @@ import numpy.typing as npt
 
 from rcpkit.engine.store._columns import FilterColumns, Mask
 from rcpkit.engine.store._growable import Growable
+from rcpkit.engine.store._pg_lexical import BM25, DEFAULT_BM25
 from rcpkit.engine.store._postings import FrozenPostings, LexicalView, Postings, analysed_rows
 from rcpkit.engine.store.dense import DenseIndex
 
@@ -230,9 +231,12 @@ class _SQLiteReading:
 class Mirror:
     """Follows one system of record (a :class:`Source`)."""
 
-    def __init__(self, source: Source, cache: Cache | None = None) -> None:
+    def __init__(
+        self, source: Source, cache: Cache | None = None, bm25: BM25 = DEFAULT_BM25
+    ) -> None:
         self._source = source
         self._cache = cache
+        self.bm25 = bm25
         self._lock = threading.Lock()
         self.dense: DenseIndex | None = None
         self._reset()
@@ -245,7 +249,7 @@ class Mirror:
         self._lengths = Growable(np.float64)
         self._removed: Keys = np.zeros(0, dtype=np.int64)
         self._codes: dict[str, int] = {}
-        self._postings = Postings()
+        self._postings = Postings(self.bm25)
         self._columns = FilterColumns()
         if self.dense is not None:
             self.dense.clear()
@@ -318,7 +322,7 @@ class Mirror:
         self._lengths = Growable.adopt(frozen.lengths)
         self._removed = frozen.removed
         self._codes = {name: code for code, name in enumerate(frozen.names)}
-        self._postings = Postings.thaw(frozen.postings)
+        self._postings = Postings.thaw(frozen.postings, self.bm25)
         self._columns = FilterColumns.thaw(frozen.size, frozen.columns)
         if self.dense is not None:
             assert frozen.matrix is not None

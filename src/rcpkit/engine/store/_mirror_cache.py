@@ -56,7 +56,7 @@ from rcpkit.engine.store._postings import FrozenPostings
 __all__ = ["MirrorCache"]
 
 _log = logging.getLogger(__name__)
-_FORMAT = 1
+_FORMAT = 2  # 2: weighted tf as float32 (fractional title weights)
 _MAGIC = b"RCPMIRR1"
 _TRAILER = struct.Struct("<8sQQI4x")
 _ALIGN = 64

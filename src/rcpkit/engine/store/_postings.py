@@ -8,11 +8,12 @@ BM25 with the statistics of the caller's tenant at the version read — the
 formula the PostgreSQL store reproduces (``_pg_lexical``), equal on every
 version and tenant — and a second durable index would need its own crash repair.
 
-The formula (``_pg_lexical`` documents it term for term): ``k1 = 1.2``,
-``b = 0.75``; ``f`` the weighted hit count (a title hit counts 2, a body hit 1);
-``|D|`` the row's tokens over both columns; ``idf = ln((N - n + 0.5) / (n + 0.5))``
-clamped to ``1e-6``; ``N``, ``n`` and ``avgdl`` over the rows the caller's tenant
-sees at the version read (§7.7.1, §15.6).
+The formula (``_pg_lexical`` documents it term for term), with the index's
+`BM25` parameters (k1 0.9, b 0.6, title 3, body 1 unless it was created with
+others): ``f`` the weighted hit count (a title hit counts ``title_weight``, a
+body hit ``body_weight``); ``|D|`` the row's tokens over both columns;
+``idf = ln((N - n + 0.5) / (n + 0.5))`` clamped to ``1e-6``; ``N``, ``n`` and
+``avgdl`` over the rows the caller's tenant sees at the version read (§7.7.1, §15.6).
 
 Pruning is MaxScore, vectorised: each term has an upper bound on what it can
 add to a row's score (its idf times the tf part at its largest ``f`` and
@@ -41,12 +42,13 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.store._pg_lexical import BODY_WEIGHT, K1, TITLE_WEIGHT, B, tokens
+from rcpkit.engine.store._pg_lexical import BM25, DEFAULT_BM25, tokens
 
 __all__ = ["FrozenPostings", "LexicalView", "Postings", "analysed_rows"]
 
 Positions = npt.NDArray[np.int32]
-Piece = tuple[Positions, npt.NDArray[np.int32]]  # sorted row positions, weighted tf
+Weighted = npt.NDArray[np.float32]  # weighted tf: exact, the weights are multiples of 1/4
+Piece = tuple[Positions, Weighted]  # sorted row positions, weighted tf
 _MAX_PIECES = 8  # a term never holds more pieces than this (see _appended)
 _MARGIN = 1 + 1e-9  # upper bounds are widened so float rounding never prunes a true hit
 
@@ -58,54 +60,58 @@ def _tokens(text: str) -> list[str]:
     return tokens(text)
 
 
-def analysed_rows(
-    rows: Sequence[tuple[str, str]],
-) -> tuple[list[list[str]], npt.NDArray[np.float64]]:
-    """Per row its tokens, title tokens repeated by the title weight; and its |D|.
+Row = tuple[list[str], list[str]]  # a row's title tokens, body tokens
 
-    A title hit counts ``TITLE_WEIGHT`` (2) and a body hit ``BODY_WEIGHT`` (1), so
-    repeating a title token twice makes a plain count the weighted ``f``.
-    """
-    assert TITLE_WEIGHT == 2.0 and BODY_WEIGHT == 1.0
-    out: list[list[str]] = []
+
+def analysed_rows(rows: Sequence[tuple[str, str]]) -> tuple[list[Row], npt.NDArray[np.float64]]:
+    """Per row its (title tokens, body tokens), and its |D| (both columns, unweighted)."""
+    out: list[Row] = []
     lengths = np.empty(len(rows), dtype=np.float64)
     for i, (title, body) in enumerate(rows):
         in_title = _tokens(title) if title else []
         in_body = _tokens(body) if body else []
         lengths[i] = len(in_title) + len(in_body)
-        out.append(in_title + in_title + in_body if in_title else in_body)
+        out.append((in_title, in_body))
     return out, lengths
 
 
 class Postings:
-    """term -> pieces of (row positions, weighted tf); rows are appended in position order."""
+    """term -> pieces of (row positions, weighted tf); rows are appended in position order.
 
-    def __init__(self) -> None:
+    The weighted tf is ``title_weight · title hits + body_weight · body hits`` of
+    the index's `BM25`, which also gives the ranking's k1 and b (`top_k`).
+    """
+
+    def __init__(self, bm25: BM25 = DEFAULT_BM25) -> None:
+        self.bm25 = bm25
         self._terms: dict[str, tuple[Piece, ...]] = {}
-        self._bounds: dict[str, tuple[int, float]] = {}  # (largest f, shortest row)
+        self._bounds: dict[str, tuple[float, float]] = {}  # (largest f, shortest row)
         self._lock = threading.Lock()
 
-    def extend(
-        self, first: int, rows: Sequence[list[str]], lengths: npt.NDArray[np.float64]
-    ) -> None:
-        """Append rows ``first, first + 1, …``, each its weighted tokens (the writer's side).
+    def extend(self, first: int, rows: Sequence[Row], lengths: npt.NDArray[np.float64]) -> None:
+        """Append rows ``first, first + 1, …``, each its (title, body) tokens (the writer's side).
 
-        Vectorised: tokens become integer ids, then (term, row) pairs are counted with
-        one ``np.unique``; Python touches each token once, each distinct term once.
+        Vectorised: tokens become integer ids, then (term, row) pairs are summed with
+        one ``np.unique`` and a weighted ``bincount``; Python touches each token once,
+        each distinct term once.
         """
-        flat = list(chain.from_iterable(rows))
+        flat = list(chain.from_iterable(chain(title, body) for title, body in rows))
         if not flat:
             return
         # C-speed passes only: distinct tokens in order, then one id lookup per token.
         vocabulary = {token: i for i, token in enumerate(dict.fromkeys(flat))}
         ids = np.fromiter(map(vocabulary.__getitem__, flat), dtype=np.int64, count=len(flat))
-        row_of = np.repeat(np.arange(len(rows), dtype=np.int64), [len(row) for row in rows])
-        pairs, counts = np.unique(ids * len(rows) + row_of, return_counts=True)
+        sizes = np.array([(len(title), len(body)) for title, body in rows], dtype=np.int64)
+        row_of = np.repeat(np.arange(len(rows), dtype=np.int64), sizes.sum(axis=1))
+        column_weights = np.array([self.bm25.title_weight, self.bm25.body_weight])
+        weight_of = np.repeat(np.tile(column_weights, len(rows)), sizes.ravel())
+        pairs, inverse = np.unique(ids * len(rows) + row_of, return_inverse=True)
+        summed = np.bincount(inverse.ravel(), weights=weight_of, minlength=len(pairs))
         term_of, offset = np.divmod(pairs, len(rows))
         starts = np.flatnonzero(np.r_[True, term_of[1:] != term_of[:-1]])
         ends = np.r_[starts[1:], len(pairs)]
         positions = (offset + first).astype(np.int32)
-        weighted = counts.astype(np.int32)
+        weighted = summed.astype(np.float32)
         largest = np.maximum.reduceat(weighted, starts)
         shortest = np.minimum.reduceat(lengths[offset], starts)
         names = list(vocabulary)
@@ -115,9 +121,9 @@ class Postings:
                 self._terms[term] = _appended(
                     self._terms.get(term, ()), (positions[start:end], weighted[start:end])
                 )
-                old_f, old_length = self._bounds.get(term, (0, math.inf))
+                old_f, old_length = self._bounds.get(term, (0.0, math.inf))
                 self._bounds[term] = (
-                    max(old_f, int(largest[i])),
+                    max(old_f, float(largest[i])),
                     min(old_length, float(shortest[i])),
                 )
 
@@ -132,7 +138,7 @@ class Postings:
             held = list(self._terms.items())
         names: list[str] = []
         positions: list[Positions] = []
-        weights: list[npt.NDArray[np.int32]] = []
+        weights: list[Weighted] = []
         counts: list[int] = []
         for term, pieces in held:
             kept = [(p[p < size], f[p < size]) for p, f in pieces if len(p) and p[0] < size]
@@ -145,16 +151,16 @@ class Postings:
         offsets = np.zeros(len(names) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         flat = np.concatenate(positions) if positions else np.zeros(0, np.int32)
-        tf = np.concatenate(weights) if weights else np.zeros(0, np.int32)
+        tf = np.concatenate(weights) if weights else np.zeros(0, np.float32)
         starts = offsets[:-1]
-        largest = np.maximum.reduceat(tf, starts) if names else np.zeros(0, np.int32)
+        largest = np.maximum.reduceat(tf, starts) if names else np.zeros(0, np.float32)
         shortest = np.minimum.reduceat(lengths[flat], starts) if names else np.zeros(0, np.float64)
-        return FrozenPostings(names, offsets, flat, tf, largest.astype(np.int32), shortest)
+        return FrozenPostings(names, offsets, flat, tf, largest.astype(np.float32), shortest)
 
     @classmethod
-    def thaw(cls, frozen: FrozenPostings) -> Postings:
+    def thaw(cls, frozen: FrozenPostings, bm25: BM25 = DEFAULT_BM25) -> Postings:
         """Postings over the frozen rows (one piece per term, views of the flat arrays)."""
-        postings = cls()
+        postings = cls(bm25)
         bounds = zip(frozen.largest.tolist(), frozen.shortest.tolist(), strict=True)
         ends = frozen.offsets.tolist()
         for i, (term, bound) in enumerate(zip(frozen.terms, bounds, strict=True)):
@@ -172,7 +178,7 @@ class Postings:
                 out.append((positions[:end], f[:end]) if end is not None else (positions, f))
         return out
 
-    def bound(self, term: str) -> tuple[int, float]:
+    def bound(self, term: str) -> tuple[float, float]:
         return self._bounds[term]
 
 
@@ -197,8 +203,8 @@ class FrozenPostings:
     terms: list[str]
     offsets: npt.NDArray[np.int64]
     positions: Positions
-    weights: npt.NDArray[np.int32]
-    largest: npt.NDArray[np.int32]  # per term: its largest weighted tf
+    weights: Weighted
+    largest: Weighted  # per term: its largest weighted tf
     shortest: npt.NDArray[np.float64]  # per term: its shortest row
 
 
@@ -220,6 +226,15 @@ class LexicalView:
     frequency_cache: dict[str, int]
 
 
+@dataclass(frozen=True, slots=True)
+class _Scale:
+    """The tf part's constants for one query: the index's k1 and b, the view's avgdl."""
+
+    k1: float
+    b: float
+    average: float
+
+
 @dataclass(slots=True)
 class _Term:
     pieces: list[Piece]
@@ -235,16 +250,17 @@ def top_k(
     size = len(view.keys)
     if k <= 0 or view.documents == 0 or size == 0:
         return []
-    average = view.total_length / view.documents
-    terms = _terms(postings, tokens, size, view, average)
+    bm25 = postings.bm25
+    scale = _Scale(bm25.k1, bm25.b, view.total_length / view.documents)
+    terms = _terms(postings, tokens, size, view, scale)
     if not terms:
         return []
     mask = view.visible if view.allowed is None else _and(view.visible, view.allowed)
     terms.sort(key=lambda term: -term.bound)
-    threshold = _threshold(terms, k, mask, view, average)
+    threshold = _threshold(terms, k, mask, view, scale)
     weak = _weak_terms(terms, threshold)
     strong = [term for term in terms if all(term is not other for other in weak)]
-    candidates, partial = _score_strong(strong, mask, view, average, size)
+    candidates, partial = _score_strong(strong, mask, view, scale, size)
     weak.reverse()  # strongest first: each lookup then tightens the next cut most
     for done, term in enumerate(weak):
         # Every row's full score is at least its partial one, so the k-th best partial
@@ -253,7 +269,7 @@ def top_k(
         floor = max(threshold, _kth(partial, k))
         keep = partial + sum(other.bound for other in weak[done:]) >= floor
         candidates, partial = candidates[keep], partial[keep]
-        partial += _lookup(term, candidates, view, average)
+        partial += _lookup(term, candidates, view, scale)
     return _best(view.keys[candidates], partial, k)
 
 
@@ -265,7 +281,7 @@ def _kth(scores: npt.NDArray[np.float64], k: int) -> float:
 
 
 def _terms(
-    postings: Postings, tokens: Sequence[str], size: int, view: LexicalView, average: float
+    postings: Postings, tokens: Sequence[str], size: int, view: LexicalView, scale: _Scale
 ) -> list[_Term]:
     out = []
     for token in dict.fromkeys(tokens):
@@ -278,7 +294,7 @@ def _terms(
         idf = math.log((view.documents - n + 0.5) / (n + 0.5))
         idf = 1e-6 if idf <= 0 else idf
         largest, shortest = postings.bound(token)
-        bound = idf * _tf(np.float64(largest), np.float64(shortest), average) * _MARGIN
+        bound = idf * _tf(np.float64(largest), np.float64(shortest), scale) * _MARGIN
         out.append(_Term(pieces, idf, float(bound), sum(len(p) for p, _ in pieces)))
     return out
 
@@ -294,10 +310,11 @@ def _frequency(token: str, pieces: list[Piece], view: LexicalView) -> int:
     return cached
 
 
-def _tf(f: npt.ArrayLike, length: npt.ArrayLike, average: float) -> npt.NDArray[np.float64]:
+def _tf(f: npt.ArrayLike, length: npt.ArrayLike, scale: _Scale) -> npt.NDArray[np.float64]:
     f = np.asarray(f, dtype=np.float64)
+    k1, b = scale.k1, scale.b
     out: npt.NDArray[np.float64] = (
-        f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * np.asarray(length) / average))
+        f * (k1 + 1.0) / (f + k1 * (1.0 - b + b * np.asarray(length) / scale.average))
     )
     return out
 
@@ -311,7 +328,7 @@ def _threshold(
     k: int,
     mask: npt.NDArray[np.bool_] | None,
     view: LexicalView,
-    average: float,
+    scale: _Scale,
 ) -> float:
     """A lower bound on the k-th best score: the full scores of the strongest terms' rows."""
     seeds: list[Positions] = []
@@ -330,7 +347,7 @@ def _threshold(
         rows = rows[:: len(rows) // (4 * k * 64) + 1]
     scores = np.zeros(len(rows), dtype=np.float64)
     for term in terms:
-        scores += _lookup(term, rows, view, average)
+        scores += _lookup(term, rows, view, scale)
     if len(scores) < k:
         return 0.0
     return float(np.partition(scores, len(scores) - k)[len(scores) - k])
@@ -352,7 +369,7 @@ def _score_strong(
     strong: list[_Term],
     mask: npt.NDArray[np.bool_] | None,
     view: LexicalView,
-    average: float,
+    scale: _Scale,
     size: int,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
     """Rows holding a strong term and their strong terms' score."""
@@ -361,7 +378,7 @@ def _score_strong(
         scores = np.zeros(size, dtype=np.float64)
         for term in strong:
             for positions, f in term.pieces:
-                scores[positions] += term.idf * _tf(f, view.lengths[positions], average)
+                scores[positions] += term.idf * _tf(f, view.lengths[positions], scale)
         if mask is not None:
             scores[~mask] = 0.0
         rows = np.flatnonzero(scores).astype(np.int64)
@@ -373,7 +390,7 @@ def _score_strong(
                 keep = mask[positions]
                 positions, f = positions[keep], f[keep]
             all_rows.append(positions)
-            all_scores.append(term.idf * _tf(f, view.lengths[positions], average))
+            all_scores.append(term.idf * _tf(f, view.lengths[positions], scale))
     if not all_rows:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     rows, inverse = np.unique(np.concatenate(all_rows), return_inverse=True)
@@ -382,7 +399,7 @@ def _score_strong(
 
 
 def _lookup(
-    term: _Term, rows: npt.NDArray[np.integer], view: LexicalView, average: float
+    term: _Term, rows: npt.NDArray[np.integer], view: LexicalView, scale: _Scale
 ) -> npt.NDArray[np.float64]:
     """The term's contribution to each of ``rows`` (sorted), 0 where it is absent."""
     out = np.zeros(len(rows), dtype=np.float64)
@@ -391,7 +408,7 @@ def _lookup(
         at[at == len(positions)] = 0
         hit = positions[at] == rows
         where = at[hit]
-        out[hit] += term.idf * _tf(f[where], view.lengths[rows[hit]], average)
+        out[hit] += term.idf * _tf(f[where], view.lengths[rows[hit]], scale)
     return out
 
 

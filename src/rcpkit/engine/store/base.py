@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter
+from rcpkit.engine.store._pg_lexical import BM25
 
 __all__ = [
     "CHUNK_FIELDS",
@@ -234,6 +235,9 @@ class DenseSearch(Protocol):
 class Store(Protocol):
     """The system of record: versioned documents, chunks, postings and vectors (§7.7.1)."""
 
+    # The BM25 parameters every lexical read ranks with, recorded with the index.
+    bm25: BM25
+
     @property
     def version(self) -> int:
         """The last committed version, as every process sees it."""
@@ -266,7 +270,7 @@ class Store(Protocol):
         version: int | None = None,
         tenant: str | None = None,
     ) -> Ranked:
-        """BM25 over title and body (FTS5's bm25 with the title weighted 2); higher is better."""
+        """BM25 over title and body (FTS5's formula, ``self.bm25``); higher is better."""
         ...
 
     def learned_sparse(

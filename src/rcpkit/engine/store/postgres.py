@@ -23,7 +23,7 @@ import math
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
@@ -43,13 +43,10 @@ from rcpkit.engine.store._pg_dense import (
 )
 from rcpkit.engine.store._pg_errors import deadline_exceeded, psycopg, unavailable, unstorable
 from rcpkit.engine.store._pg_lexical import (
-    BODY_WEIGHT,
-    K1,
-    TITLE_WEIGHT,
-    B,
     lexical_sql,
     named,
     query_tokens,
+    resolve_bm25,
     term_counts,
 )
 from rcpkit.engine.store._pg_mirror import PostgresSource
@@ -117,7 +114,9 @@ class PostgresStore:
         pool_timeout: float = 30.0,
         hnsw: HnswSettings | None = None,
         prepared_statements: bool = True,
+        bm25: Mapping[str, float | None] | None = None,
     ) -> None:
+        """``bm25``: the configured BM25 parameters (as ``SQLiteStore``'s)."""
         self.url = url
         self.hnsw = hnsw or HnswSettings()
         self.pool_timeout = pool_timeout
@@ -135,10 +134,12 @@ class PostgresStore:
                 "run `rcpkit db migrate --store URL`"
             )
         self._pool = open_pool(url, pool_size, prepared_statements)
-        # BM25's read side: committed rows in memory, following the database (_pg_mirror).
-        self._mirror = Mirror(PostgresSource(self._pool))
         # A store dropped without close() (an engine a caller forgot) closes its pool.
         weakref.finalize(self, self._pool.close)
+        legacy = self.setting("bm25") is None and self.version > 0
+        self.bm25 = resolve_bm25(self.setting_default, bm25, "in this database", legacy=legacy)
+        # BM25's read side: committed rows in memory, following the database (_pg_mirror).
+        self._mirror = Mirror(PostgresSource(self._pool), bm25=self.bm25)
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
@@ -564,10 +565,10 @@ class PostgresStore:
             terms=tokens,
             tenant=tenant or "",
             limit=limit,
-            k1=K1,
-            b=B,
-            title_weight=TITLE_WEIGHT,
-            body_weight=BODY_WEIGHT,
+            k1=self.bm25.k1,
+            b=self.bm25.b,
+            title_weight=self.bm25.title_weight,
+            body_weight=self.bm25.body_weight,
             version=self.version if version is None else version,
         )
         with self.reading() as connection:

@@ -23,7 +23,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -36,7 +36,7 @@ from rcpkit.engine.filters import Filter, compile_sqlite
 from rcpkit.engine.store._columns import Mask
 from rcpkit.engine.store._mirror import Mirror, Snapshot, SQLiteSource
 from rcpkit.engine.store._mirror_cache import MirrorCache
-from rcpkit.engine.store._pg_lexical import query_tokens
+from rcpkit.engine.store._pg_lexical import query_tokens, resolve_bm25
 from rcpkit.engine.store._postings import top_k
 from rcpkit.engine.store.analysis import surface_words
 from rcpkit.engine.store.base import (
@@ -103,8 +103,18 @@ _IN_BATCH = 500  # bound on `IN (?, …)` parameters per statement
 class SQLiteStore:
     """A store in one SQLite file; thread-safe (one writer, a connection per reader thread)."""
 
-    def __init__(self, path: Path | str, cache: bool = True) -> None:
-        """``cache``: keep the mirror in ``<file>.mirror`` beside the file (not ``:memory:``)."""
+    def __init__(
+        self,
+        path: Path | str,
+        cache: bool = True,
+        *,
+        bm25: Mapping[str, float | None] | None = None,
+    ) -> None:
+        """``cache``: keep the mirror in ``<file>.mirror`` beside the file (not ``:memory:``).
+
+        ``bm25``: the configured BM25 parameters (`_pg_lexical.BM25` fields; None or an
+        absent key: the index's own, or the defaults for a new index).
+        """
         self.path = Path(path)
         if str(path) != ":memory:":
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -114,12 +124,17 @@ class SQLiteStore:
         self._check_schema()
         self._writer.executescript(_SCHEMA)
         self._writer.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        legacy = self.setting("bm25") is None and self.setting("version") is not None
+        self.bm25 = resolve_bm25(self.setting_default, bm25, self.path, legacy=legacy)
         self._cache: MirrorCache | None = None
         if cache and str(path) != ":memory:":
-            # The file's identity stamps what is saved beside it: another index's never fits.
-            self._cache = MirrorCache(self.path.with_suffix(".mirror"), self._identity())
+            # The file's identity stamps what is saved beside it: another index's never fits;
+            # nor do postings weighted with other column weights than this index ranks with.
+            weights = f"{self.bm25.title_weight:g}/{self.bm25.body_weight:g}"
+            stamp = f"{self._identity()} tf {weights}"
+            self._cache = MirrorCache(self.path.with_suffix(".mirror"), stamp)
         # What queries read: postings, filter columns, vectors; follows the file (_mirror).
-        self._mirror = Mirror(SQLiteSource(lambda: self._reader), self._cache)
+        self._mirror = Mirror(SQLiteSource(lambda: self._reader), self._cache, self.bm25)
 
     def _identity(self) -> str:
         return self.setting_default("dense.identity", secrets.token_hex(16))
@@ -479,9 +494,11 @@ class SQLiteStore:
     ) -> list[tuple[int, float]]:
         """BM25 over title and body at ``version`` (None: latest); higher is better.
 
-        FTS5's weighted-column bm25 (title 2, body 1) with the statistics of the
-        rows ``tenant`` sees at ``version``, as the PostgreSQL store computes it;
-        ranked by the mirror's pruning top-k (``_postings``), not FTS5's full sort.
+        FTS5's weighted-column bm25 formula with this index's parameters
+        (``self.bm25``: k1 0.9, b 0.6, title 3, body 1 by default) and the
+        statistics of the rows ``tenant`` sees at ``version``, as the PostgreSQL
+        store computes it; ranked by the mirror's pruning top-k (``_postings``),
+        never by FTS5's own bm25() (its k1 and b are fixed).
         """
         tokens = query_tokens(terms)
         if not tokens:
