@@ -107,8 +107,12 @@ def recognize(image: bytes) -> list[OcrLine]:
         with Image.open(io.BytesIO(image)) as opened:
             opened.load()
             return _recognize_pixels(opened)
-    except (UnidentifiedImageError, OSError) as error:
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
         raise SkipFile(f"unreadable image ({type(error).__name__})") from None
+    except Image.DecompressionBombError:
+        # A small file that decodes to more pixels than Pillow's limit would
+        # take the memory of the process (and a worker pool's batch with it).
+        raise SkipFile("unreadable image (too many pixels: a decompression bomb?)") from None
 
 
 def _recognize_pixels(image: Any) -> list[OcrLine]:
