@@ -96,7 +96,11 @@ def test_an_image_that_breaks_the_decoder_is_one_skip_and_the_batch_is_kept(
     assert done.returncode == 0, done.stderr
     assert "bomb.png" in done.stdout and "decompression bomb" in done.stdout
     assert "torn.png" in done.stdout and "unreadable image" in done.stdout
-    assert {doc for doc, _, _ in documents(tmp_path / "idx")} == {"wing.png", "shock.png", "scanned.pdf"}
+    assert {doc for doc, _, _ in documents(tmp_path / "idx")} == {
+        "wing.png",
+        "shock.png",
+        "scanned.pdf",
+    }
 
 
 def test_ocr_workers_must_not_be_negative(tmp_path: Path) -> None:
