@@ -44,9 +44,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="read file symlinks that point outside the indexed folder (skipped by default)",
     )
     parser.add_argument(
+        "--ocr-workers",
+        type=_workers,
+        default=None,
+        metavar="N",
+        help="processes that OCR images and scanned PDF pages (0 = in this process; "
+        "default min(cpu, 2))",
+    )
+    parser.add_argument(
         "--show-skipped", action="store_true", help="list every skipped file, not 3 per reason"
     )
     add_engine_arguments(parser)
+
+
+def _workers(text: str) -> int:
+    count = int(text)
+    if count < 0:
+        raise argparse.ArgumentTypeError("--ocr-workers must be 0 or more")
+    return count
 
 
 class _Progress:
@@ -94,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
                 progress=_Progress(board),
                 reroot=args.reroot,
                 follow_links=args.follow_links,
+                ocr_workers=args.ocr_workers,
             )
             documents, total_chunks = engine.store.count()
         finally:

@@ -29,9 +29,11 @@ __all__ = [
     "load_image",
     "ocr_available",
     "ocr_pdf_pages",
+    "page_orientation",
     "recognize",
     "respace",
     "set_threads",
+    "unrotate",
 ]
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".tif", ".tiff")
@@ -39,9 +41,15 @@ OCR_MISSING = "OCR needs the 'ocr' extra (pip install 'rcpkit[ocr]': rapidocr-on
 _MIN_SCORE = 0.5  # recognitions below this confidence are noise more often than text
 _PDF_SCALE = 200 / 72  # PDF pages are rendered at 200 dpi
 _GAP = 0.2  # a word space: ink-free columns at least this fraction of the line's height
+_INK_CONTRAST = 64  # a pixel this far from the page's median shade is ink
+_MARGIN = 16  # pixels kept around the ink's bounding box
+_PROBE_SIDE = 800  # the orientation probe detects lines on the page shrunk to this side
+_PROBE_LINES = 3  # lines recognised both ways up to decide a page's orientation
+_PROBE_RATIO = 10  # each cut to this many times its height
 _THREADS: list[int] = []  # onnxruntime threads per process (set by a worker pool)
 
-OcrLine = tuple[str, tuple[float, float, float, float]]
+Box = tuple[float, float, float, float]
+OcrLine = tuple[str, Box]
 _lock = threading.Lock()
 _engine: list[Any] = []
 
@@ -99,23 +107,34 @@ def recognize(image: bytes) -> list[OcrLine]:
         with Image.open(io.BytesIO(image)) as opened:
             opened.load()
             return _recognize_pixels(opened)
-    except (UnidentifiedImageError, OSError) as error:
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
         raise SkipFile(f"unreadable image ({type(error).__name__})") from None
+    except Image.DecompressionBombError:
+        # A small file that decodes to more pixels than Pillow's limit would
+        # take the memory of the process (and a worker pool's batch with it).
+        raise SkipFile("unreadable image (too many pixels: a decompression bomb?)") from None
 
 
 def _recognize_pixels(image: Any) -> list[OcrLine]:
     import numpy as np
 
     rgb = np.asarray(image.convert("RGB"))
-    pixels = np.ascontiguousarray(rgb[:, :, ::-1])  # BGR
-    gray = rgb.mean(axis=2)
+    left, top, rgb = _ink_crop(rgb)
+    if rgb.size == 0:
+        return []
     with _lock:  # one model instance per process, one image at a time
         if not _engine:
             _engine.append(_new_engine())
+        engine = _engine[0]
+        turns = _orientation(engine, np.ascontiguousarray(rgb[:, :, ::-1]))
+        upright = np.ascontiguousarray(np.rot90(rgb, turns)) if turns else rgb
+        pixels = np.ascontiguousarray(upright[:, :, ::-1])  # BGR
         # No 0/180 line classifier: it judges a long Latin line from its first
         # 192 px, flips good lines and turns them into unspaced garbage (CER 0.36
         # against 0.07 without it on rendered pages; BENCHMARKS.md issue 19).
-        found, _ = _engine[0](pixels, use_cls=False, return_word_box=True)
+        # The page's orientation is decided once, above, from several lines.
+        found, _ = engine(pixels, use_cls=False, return_word_box=True)
+    gray = upright.mean(axis=2)
     lines: list[OcrLine] = []
     for item in found or []:
         box, text, score = item[0], str(item[1]), float(item[2])
@@ -127,7 +146,125 @@ def _recognize_pixels(image: Any) -> list[OcrLine]:
         if len(item) >= 5:
             text = respace(item[4], item[3], gray, bounds)
         lines.append((" ".join(text.split()), bounds))
-    return _reading_order(lines)
+    height, width = rgb.shape[:2]
+    return [
+        (text, _shift(unrotate(box, turns, width, height), left, top))
+        for text, box in _reading_order(lines)
+    ]
+
+
+def _ink_crop(rgb: Any) -> tuple[int, int, Any]:
+    """The page cut to its ink's bounding box plus a margin, and where the cut starts.
+
+    Scans and rendered pages have wide blank margins (and a short text leaves most
+    of a page empty); detection costs in proportion to the pixels it is given.
+    Ink is any pixel far from the page's median shade, so dark-on-light and
+    light-on-dark pages are both cut. An image without ink comes back empty.
+    """
+    import numpy as np
+
+    gray = rgb.mean(axis=2)
+    ink = np.abs(gray - float(np.median(gray))) > _INK_CONTRAST
+    rows, columns = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if not len(rows):
+        return 0, 0, rgb[:0, :0]
+    height, width = gray.shape
+    top, bottom = max(0, int(rows[0]) - _MARGIN), min(height, int(rows[-1]) + 1 + _MARGIN)
+    left, right = max(0, int(columns[0]) - _MARGIN), min(width, int(columns[-1]) + 1 + _MARGIN)
+    return left, top, rgb[top:bottom, left:right]
+
+
+def _shift(box: tuple[float, float, float, float], left: int, top: int) -> Box:
+    return (box[0] + left, box[1] + top, box[2] + left, box[3] + top)
+
+
+def page_orientation(image: bytes) -> int:
+    """Quarter turns counter-clockwise (``numpy.rot90``'s ``k``) that make the page upright."""
+    import numpy as np
+    from PIL import Image
+
+    with Image.open(io.BytesIO(image)) as opened:
+        rgb = np.asarray(opened.convert("RGB"))
+    with _lock:
+        if not _engine:
+            _engine.append(_new_engine())
+        return _orientation(_engine[0], np.ascontiguousarray(rgb[:, :, ::-1]))
+
+
+def _orientation(engine: Any, pixels: Any) -> int:
+    """How the page (BGR) is turned, decided once for the page, never per line.
+
+    Detection on the page shrunk to ``_PROBE_SIDE``: if most lines found are taller
+    than wide the page lies on its side and is turned a quarter first. Then the
+    ``_PROBE_LINES`` widest lines (cut to ``_PROBE_RATIO`` times their height) are
+    recognised as they are and turned half a turn; the reading with the higher
+    mean confidence wins. A line classifier deciding line by line flips good Latin
+    lines (see `_recognize_pixels`); a page is one orientation.
+    """
+    import numpy as np
+
+    small = _shrink(pixels, _PROBE_SIDE)
+    boxes = _detect(engine, small)
+    if not boxes:
+        return 0
+    sizes = [_extent(box) for box in boxes]
+    tall = sum(1 for w, h in sizes if h > 1.5 * w)
+    turns = 0
+    if tall > len(sizes) - tall:
+        turns = 1
+        small = np.ascontiguousarray(np.rot90(small, 1))
+        boxes = _detect(engine, small)
+        if not boxes:
+            return 0
+    widest = sorted(boxes, key=lambda box: -_extent(box)[0])[:_PROBE_LINES]
+    crops = []
+    for crop in engine.get_crop_img_list(small, widest):
+        height = crop.shape[0]
+        crops.append(np.ascontiguousarray(crop[:, : max(1, _PROBE_RATIO * height)]))
+    turned = [np.ascontiguousarray(np.rot90(crop, 2)) for crop in crops]
+    read, _ = engine.text_rec(crops + turned)
+    scores = [float(item[1]) for item in read]
+    upright = sum(scores[: len(crops)]) / len(crops)
+    flipped = sum(scores[len(crops) :]) / len(crops)
+    return (turns + 2) % 4 if flipped > upright else turns
+
+
+def _detect(engine: Any, pixels: Any) -> list[Any]:
+    found, _ = engine.text_det(pixels)
+    return [] if found is None else list(found)
+
+
+def _extent(box: Any) -> tuple[float, float]:
+    xs = [float(point[0]) for point in box]
+    ys = [float(point[1]) for point in box]
+    return max(xs) - min(xs), max(ys) - min(ys)
+
+
+def _shrink(pixels: Any, side: int) -> Any:
+    import cv2
+
+    height, width = pixels.shape[:2]
+    scale = side / max(height, width)
+    if scale >= 1:
+        return pixels
+    size = (max(1, round(width * scale)), max(1, round(height * scale)))
+    return cv2.resize(pixels, size, interpolation=cv2.INTER_AREA)
+
+
+def unrotate(box: Sequence[float], turns: int, width: int, height: int) -> Box:
+    """A box ``(x0, y0, x1, y1)`` found on ``numpy.rot90(page, turns)`` in the page's frame.
+
+    ``width`` and ``height`` are the page's (before turning).
+    """
+    x0, y0, x1, y1 = box
+    turns %= 4
+    if turns == 1:  # turned x = y, turned y = width - x
+        return (width - y1, x0, width - y0, x1)
+    if turns == 2:
+        return (width - x1, height - y1, width - x0, height - y0)
+    if turns == 3:  # turned x = height - y, turned y = x
+        return (y0, height - x1, y1, height - x0)
+    return (x0, y0, x1, y1)
 
 
 def _new_engine() -> Any:

@@ -19,7 +19,10 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 from rcpkit.engine.ingest import _ocr
 from rcpkit.engine.ingest._source import FileSource
@@ -35,6 +38,21 @@ Loaded = list[SourceDocument | Skipped]
 OnDone = Callable[[int, int], None]
 
 
+def _proxy(items: dict[Any, Any]) -> MappingProxyType[Any, Any]:
+    return MappingProxyType(items)
+
+
+def _reduce_proxy(proxy: MappingProxyType[Any, Any]) -> tuple[Any, tuple[dict[Any, Any]]]:
+    return _proxy, (dict(proxy),)
+
+
+# A FileSource carries its IngestOptions, whose mappings are read-only proxies;
+# pickle cannot send those to a worker (every pooled file failed the run with
+# "cannot pickle 'mappingproxy' object"). This teaches only multiprocessing's
+# pickler, not pickle at large.
+ForkingPickler.register(MappingProxyType, _reduce_proxy)
+
+
 def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 2))
 
@@ -44,7 +62,15 @@ def _start_worker() -> None:
 
 
 def _load(source: FileSource) -> Loaded:
-    return list(load_source(source))
+    """What `load_source` yields; a loader's unexpected error is this file's skip.
+
+    Raised in a worker, the error would come back from the future and end the
+    whole run; one bad file must cost only itself.
+    """
+    try:
+        return list(load_source(source))
+    except Exception as error:
+        return [Skipped(source.path, f"OCR failed ({type(error).__name__}: {error})")]
 
 
 class OcrPool:
