@@ -10,7 +10,7 @@ server's core. Scenarios, one run:
 3. p50/p99 latency for each (from wrk's histogram);
 4. SSE streams held open at once, plus ``ping`` latency while they are open.
 
-    rcpkit bench http [--quick]       (or: python benchmarks/http.py [--quick])
+    rcpkit bench http [--quick]       (or: python benchmarks/http_server.py [--quick])
     python -m rcpkit.bench.http serve rcpkit|reference     (the servers it spawns)
 """
 
