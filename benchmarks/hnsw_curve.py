@@ -19,7 +19,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from rcpkit.bench.engine_peers import _call, _recall, _texts, build
+from rcpkit.bench.engine_peers import _call, _recall, _texts, build, faiss_hnsw
 from rcpkit.bench.options import _size
 
 
@@ -36,11 +36,7 @@ def main() -> None:
     vectors = engine.embedder().embed(questions, "query").astype(np.float32)
     exact = [matrix @ v for v in vectors]
     started = time.perf_counter()
-    hnsw = faiss.IndexHNSWFlat(matrix.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
-    hnsw.hnsw.efConstruction = 128
-    faiss.omp_set_num_threads(2)
-    hnsw.add(matrix)
-    faiss.omp_set_num_threads(1)
+    hnsw = faiss_hnsw(faiss, matrix)
     print(f"{args.size:,} chunks; faiss HNSW built in {time.perf_counter() - started:.0f} s")
     ours = [_call(engine.dense.search, v, 10) for v in vectors]
     recall = statistics.mean(
