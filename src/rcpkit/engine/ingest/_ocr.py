@@ -272,8 +272,11 @@ def _new_engine() -> Any:
 
     # Detection at the page's own resolution (only pages over 2000 px are
     # shrunk); the wheel's default scales the short side up to 736 px, which
-    # quadruples a wide, short page's pixels for nothing.
-    return RapidOCR(det_limit_type="max", det_limit_side_len=2000, **_threads())
+    # quadruples a wide, short page's pixels for nothing. Lines are recognised
+    # one at a time: a batch pads every line to the widest one's width and, on one
+    # onnxruntime thread, a batch of 6 costs 1.5x the same lines one by one (6.1 s
+    # against 4.0 s for a rendered page's 15 lines; BENCHMARKS.md issue 19).
+    return RapidOCR(det_limit_type="max", det_limit_side_len=2000, rec_batch_num=1, **_threads())
 
 
 def set_threads(count: int) -> None:
