@@ -137,11 +137,12 @@ def open_store(config: EngineConfig) -> Store:
         # Imported on use: the `postgres` extra (psycopg) is optional.
         from rcpkit.engine.store.postgres import PostgresStore
 
-        config.index.mkdir(parents=True, exist_ok=True)  # GraphRAG graphs still live here
+        config.index.mkdir(parents=True, exist_ok=True)  # the mirror's cache lives here
         return PostgresStore(
             config.store,
             hnsw=hnsw_settings(config),
             prepared_statements=config.postgres_prepared_statements,
             bm25=bm25_settings(config),
+            cache=config.index / "postgres.mirror",
         )
     raise ValueError(f"--store must be a postgres:// URL, not {config.store!r}")

@@ -333,3 +333,66 @@ def test_a_process_killed_between_commits_and_its_save_loses_nothing(tmp_path: P
     reopened.close()  # saves, and clears the dead process's temporary file
     assert got == rebuilt(path)
     assert sorted(file.name for file in tmp_path.glob("index.mirror*")) == ["index.mirror"]
+
+
+def _served(url: str, cache: Path | None) -> list[object]:
+    from rcpkit.engine.store.postgres import PostgresStore
+
+    store = PostgresStore(url, cache=cache)
+    try:
+        return answers(store)  # type: ignore[arg-type]
+    finally:
+        store.close()
+
+
+def test_a_postgres_server_starts_from_its_cache_and_answers_as_one_without(
+    postgres_url: str, tmp_path: Path, tokenised: list[int]
+) -> None:
+    """A server's ``postgres.mirror``: another server's commits since are replayed, no more."""
+    import psycopg
+
+    from rcpkit.engine.store.postgres import PostgresStore
+
+    cache = tmp_path / "postgres.mirror"
+    rng = random.Random(11)
+    first = PostgresStore(postgres_url, cache=cache)
+    first.open_dense(DIMENSION, DensePolicy())
+    write(first, rng, 6)  # type: ignore[arg-type]
+    answers(first)  # type: ignore[arg-type]
+    first.close()  # saves the cache
+    assert cache.is_file()
+    other = PostgresStore(postgres_url)  # another server, committing after the save
+    write(other, rng, 3, first=6)  # type: ignore[arg-type]
+    newer = other.version
+    other.close()
+    with psycopg.connect(postgres_url) as connection:
+        rows = connection.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    tokenised.clear()
+    got = _served(postgres_url, cache)
+    replayed = sum(tokenised)
+    assert got == _served(postgres_url, None)
+    assert 0 < replayed < rows / 2  # only the rows past the cache were read
+    reopened = PostgresStore(postgres_url, cache=cache)
+    assert reopened.version == newer
+    reopened.close()
+
+
+def test_a_postgres_cache_of_another_database_is_ignored(
+    postgres_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from rcpkit.engine.store.postgres import PostgresStore
+
+    elsewhere = SQLiteStore(tmp_path / "index.sqlite3")  # the same rows in another index
+    elsewhere.open_dense(DIMENSION, DensePolicy())
+    write(elsewhere, random.Random(1), 6)
+    elsewhere.close()
+    store = PostgresStore(postgres_url)
+    store.open_dense(DIMENSION, DensePolicy())
+    write(store, random.Random(1), 6)  # type: ignore[arg-type]
+    store.close()
+    cache = tmp_path / "postgres.mirror"
+    shutil.copy(tmp_path / "index.mirror", cache)
+    with caplog.at_level(logging.WARNING, "rcpkit.engine.store._mirror_cache"):
+        got = _served(postgres_url, cache)
+    assert "another index's cache" in caplog.text
+    assert got == _served(postgres_url, None)

@@ -1,4 +1,10 @@
-"""The embedded store's mirror, saved beside the SQLite file so a new process need not rebuild it.
+"""A store's mirror, saved to a local file so a new process need not rebuild it.
+
+The embedded store saves it beside its SQLite file; a PostgreSQL server in its
+``--index`` folder (``postgres.mirror``): a first BM25 read of a 100k-chunk
+database rebuilt the mirror over the network in 20 s. Either way it is checked
+against the system of record on load as below, so a server stays stateless:
+the file is a head start any server may lack or lose.
 
 Issue 15: opening a 100k-chunk index rebuilt the mirror from every row (tokens,
 JSON metadata, vectors): 12 s on a quiet machine, 40 s under load. The mirror
@@ -53,7 +59,7 @@ import numpy.typing as npt
 from rcpkit.engine.store._mirror import Frozen, Mirror, Reading
 from rcpkit.engine.store._postings import FrozenPostings
 
-__all__ = ["MirrorCache"]
+__all__ = ["MirrorCache", "cache_stamp"]
 
 _log = logging.getLogger(__name__)
 _FORMAT = 2  # 2: weighted tf as float32 (fractional title weights)
@@ -61,6 +67,12 @@ _MAGIC = b"RCPMIRR1"
 _TRAILER = struct.Struct("<8sQQI4x")
 _ALIGN = 64
 _ROWS = ("keys", "added", "removed", "tenants", "lengths")
+
+
+def cache_stamp(identity: str, title_weight: float, body_weight: float) -> str:
+    """What a cache is stamped with: its index's identity and the column weights its
+    postings hold. Another index's cache never fits; nor one weighted otherwise."""
+    return f"{identity} tf {title_weight:g}/{body_weight:g}"
 
 
 class Invalid(Exception):
@@ -76,7 +88,9 @@ class MirrorCache:
     (writes that never pause); ``interval``: seconds from one save to the next
     at least. A bulk load is thus saved a few times, not after every batch:
     with a save after each 5,000-chunk batch, indexing 40k chunks ran 19 %
-    slower on this loaded 2-core machine (694-750 vs 865-925 chunks/s).
+    slower on this loaded 2-core machine (694-750 vs 865-925 chunks/s). ``vectors``:
+    the mirror holds the vectors (the embedded store's; a PostgreSQL mirror never
+    does, pgvector searches them), so a mirror without them yet is not saved.
     """
 
     def __init__(
@@ -87,8 +101,10 @@ class MirrorCache:
         quiet: float = 1.0,
         patience: float = 10.0,
         interval: float = 30.0,
+        vectors: bool = True,
     ) -> None:
         self.path = path
+        self._vectors = vectors
         self._identity = identity
         self._rows, self._quiet, self._patience = rows, quiet, patience
         self._interval = interval
@@ -206,7 +222,9 @@ class MirrorCache:
             mirror = self._mirror
             # Without vectors (a store no dense index was opened on) it saves nothing: a
             # cache without the matrix would make the next server rebuild.
-            if mirror is None or mirror.dense is None or mirror.snapshot.version < 0:
+            if mirror is None or (self._vectors and mirror.dense is None):
+                return
+            if mirror.snapshot.version < 0:
                 return
             if mirror.snapshot.version == self._saved_version and not self._unsaved:
                 return

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import json
 import math
+import secrets
 import threading
 import weakref
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,6 +36,7 @@ import numpy.typing as npt
 from rcpkit.engine.filters import Filter, compile_postgres
 from rcpkit.engine.store import deadline, migrations
 from rcpkit.engine.store._mirror import Mirror
+from rcpkit.engine.store._mirror_cache import MirrorCache, cache_stamp
 from rcpkit.engine.store._pg_dense import (
     VECTOR_BYTES,
     HnswSettings,
@@ -115,8 +118,10 @@ class PostgresStore:
         hnsw: HnswSettings | None = None,
         prepared_statements: bool = True,
         bm25: Mapping[str, float | None] | None = None,
+        cache: Path | None = None,
     ) -> None:
-        """``bm25``: the configured BM25 parameters (as ``SQLiteStore``'s)."""
+        """``bm25``: the configured BM25 parameters (as ``SQLiteStore``'s); ``cache``: a
+        local file for the mirror (``_mirror_cache``), checked against the database on load."""
         self.url = url
         self.hnsw = hnsw or HnswSettings()
         self.pool_timeout = pool_timeout
@@ -138,8 +143,15 @@ class PostgresStore:
         weakref.finalize(self, self._pool.close)
         legacy = self.setting("bm25") is None and self.version > 0
         self.bm25 = resolve_bm25(self.setting_default, bm25, "in this database", legacy=legacy)
+        self._cache: MirrorCache | None = None
+        if cache is not None:
+            # The database's identity (set once by whichever server came first; a
+            # standby reads the primary's) stamps the file, as the embedded store's.
+            identity = self.setting_default("dense.identity", secrets.token_hex(16))
+            stamp = cache_stamp(identity, self.bm25.title_weight, self.bm25.body_weight)
+            self._cache = MirrorCache(cache, stamp, vectors=False)
         # BM25's read side: committed rows in memory, following the database (_pg_mirror).
-        self._mirror = Mirror(PostgresSource(self._pool), bm25=self.bm25)
+        self._mirror = Mirror(PostgresSource(self._pool), self._cache, bm25=self.bm25)
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
@@ -775,6 +787,8 @@ class PostgresStore:
         return int(documents), int(chunks)
 
     def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
         self._pool.close()
 
 

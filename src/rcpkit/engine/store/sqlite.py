@@ -35,7 +35,7 @@ import numpy.typing as npt
 from rcpkit.engine.filters import Filter, compile_sqlite
 from rcpkit.engine.store._columns import Mask
 from rcpkit.engine.store._mirror import Mirror, Snapshot, SQLiteSource
-from rcpkit.engine.store._mirror_cache import MirrorCache
+from rcpkit.engine.store._mirror_cache import MirrorCache, cache_stamp
 from rcpkit.engine.store._pg_lexical import query_tokens, resolve_bm25
 from rcpkit.engine.store._postings import top_k
 from rcpkit.engine.store.analysis import surface_words
@@ -128,10 +128,7 @@ class SQLiteStore:
         self.bm25 = resolve_bm25(self.setting_default, bm25, self.path, legacy=legacy)
         self._cache: MirrorCache | None = None
         if cache and str(path) != ":memory:":
-            # The file's identity stamps what is saved beside it: another index's never fits;
-            # nor do postings weighted with other column weights than this index ranks with.
-            weights = f"{self.bm25.title_weight:g}/{self.bm25.body_weight:g}"
-            stamp = f"{self._identity()} tf {weights}"
+            stamp = cache_stamp(self._identity(), self.bm25.title_weight, self.bm25.body_weight)
             self._cache = MirrorCache(self.path.with_suffix(".mirror"), stamp)
         # What queries read: postings, filter columns, vectors; follows the file (_mirror).
         self._mirror = Mirror(SQLiteSource(lambda: self._reader), self._cache, self.bm25)
