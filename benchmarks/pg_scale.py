@@ -67,7 +67,9 @@ def store_figures(engine: Any, queries: int) -> dict[str, tuple[float, float]]:
     return figures
 
 
-def compare_stores(folder: Path, count: int, queries: int, url: str) -> dict[str, Any]:
+def compare_stores(
+    folder: Path, count: int, queries: int, url: str, build_memory_mb: int | None
+) -> dict[str, Any]:
     embedded = _engine(folder / "sqlite", EMBEDDER)
     texts = _texts(count, seed=2)
     started = time.perf_counter()
@@ -76,17 +78,23 @@ def compare_stores(folder: Path, count: int, queries: int, url: str) -> dict[str
     embedded_rate = count / (time.perf_counter() - started)
     ours = store_figures(embedded, queries)
     embedded.close()
-    bulk_rate = deferred_bulk_load(folder / "pg", count, url)
+    bulk_rate = deferred_bulk_load(folder / "pg", count, url, build_memory_mb)
     shared = _engine(folder / "pg-read", EMBEDDER, store=url)
     started = time.perf_counter()
     shared.store.lexical(["warm"], 1)
     mirror_load = time.perf_counter() - started
     theirs = store_figures(shared, queries)
-    shared.close()
+    shared.close()  # saves the mirror to pg-read/postgres.mirror
+    restarted = _engine(folder / "pg-read", EMBEDDER, store=url)
+    started = time.perf_counter()
+    restarted.store.lexical(["warm"], 1)
+    cached_load = time.perf_counter() - started
+    restarted.close()
     return {
         "embedded index chunks/s": embedded_rate,
         "postgres deferred bulk load chunks/s": bulk_rate,
         "postgres mirror first load s": mirror_load,
+        "postgres mirror first load from postgres.mirror s": cached_load,
         "embedded": ours,
         "postgres": theirs,
     }
@@ -159,7 +167,10 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--servers", default="1,2,4")
+    parser.add_argument("--servers", default="1,2,4", help="server counts; 'none' skips")
+    parser.add_argument(
+        "--build-memory-mb", type=int, default=None, help="hnsw_build_memory_mb (1M: 3072)"
+    )
     parser.add_argument("--skip-stores", action="store_true")
     args = parser.parse_args()
     postgres = start_server()
@@ -171,11 +182,13 @@ def main() -> None:
             folder = Path(name)
             report: dict[str, Any] = {"chunks": args.chunks, "load": os.getloadavg()}
             if not args.skip_stores:
-                report["stores"] = compare_stores(folder, args.chunks, args.queries, url)
+                report["stores"] = compare_stores(
+                    folder, args.chunks, args.queries, url, args.build_memory_mb
+                )
                 print(json.dumps(report["stores"], indent=1), flush=True)
             else:
-                deferred_bulk_load(folder / "pg", args.chunks, url)
-            counts = [int(n) for n in args.servers.split(",")]
+                deferred_bulk_load(folder / "pg", args.chunks, url, args.build_memory_mb)
+            counts = [] if args.servers == "none" else [int(n) for n in args.servers.split(",")]
             report["servers"] = scale_out(folder, url, args.seconds, counts)
             report["load after"] = os.getloadavg()
             print(json.dumps(report, indent=1))

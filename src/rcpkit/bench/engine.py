@@ -382,12 +382,19 @@ def _compare_stores(count: int, queries: int, store: str) -> None:
         )
 
 
-def deferred_bulk_load(folder: Path, count: int, url: str) -> float:
-    """chunks/s of ``rcpkit db defer-index``, the same load as row by row, ``db reindex``."""
+def deferred_bulk_load(
+    folder: Path, count: int, url: str, build_memory_mb: int | None = None
+) -> float:
+    """chunks/s of ``rcpkit db defer-index``, the same load as row by row, ``db reindex``.
+
+    ``build_memory_mb``: the build's ``hnsw_build_memory_mb`` (the setting's default
+    if None); a graph larger than it spills and builds several-fold slower.
+    """
     from rcpkit.engine.store._pg_dense import defer_vector_index, rebuild_vector_index
     from rcpkit.engine.store.postgres import connect
 
-    engine = _engine(folder, "hashing:384", store=url)  # types the column, builds the index
+    memory = {} if build_memory_mb is None else {"hnsw_build_memory_mb": build_memory_mb}
+    engine = _engine(folder, "hashing:384", store=url, **memory)  # types the column
     texts = _texts(count, seed=2)
     started = time.perf_counter()
     with connect(url) as connection:

@@ -10,6 +10,15 @@ works on what came before. Each worker runs onnxruntime on one thread, so
 
 Without the ``ocr`` extra no pool starts: those files load in the producer as any
 other, and an image is skipped with the reason (`_ocr.OCR_MISSING`).
+
+A worker that dies (a native crash in a decoder or onnxruntime, the kernel's
+out-of-memory killer) breaks the whole pool, and every file in flight fails
+with it, not knowing which one killed it. So the pool starts again in
+isolation, one file in flight at a time, from the file the producer waits
+for: a file that kills a worker with nothing else in flight is the culprit
+and is skipped with the reason, and the pool goes on as before; the others
+are read as usual (after 16 restarts, the files left are skipped). OCR never
+falls back to the indexing process, where such a file would end the run.
 """
 
 from __future__ import annotations
@@ -29,10 +38,12 @@ from rcpkit.engine.ingest._source import FileSource
 from rcpkit.engine.ingest._types import Skipped, SourceDocument
 from rcpkit.engine.ingest._walk import load_source
 
-__all__ = ["OCR_BOUND", "OcrPool", "default_workers"]
+__all__ = ["DIED", "OCR_BOUND", "OcrPool", "default_workers"]
 
 OCR_BOUND = frozenset({*_ocr.IMAGE_EXTENSIONS, ".pdf"})
 _AHEAD = 2  # files submitted per worker ahead of the one the producer waits for
+_RESTARTS = 16  # pools started again after workers died; then the rest is skipped
+DIED = "OCR worker died reading this file (out of memory or a crash)"
 
 Loaded = list[SourceDocument | Skipped]
 OnDone = Callable[[int, int], None]
@@ -86,24 +97,24 @@ class OcrPool:
         sources: Sequence[FileSource],
         workers: int | None = None,
         on_done: OnDone | None = None,
+        loader: Callable[[FileSource], Loaded] = _load,
     ) -> None:
+        """``loader``: what a worker runs per file (a module-level function, pickled by name)."""
         count = default_workers() if workers is None else workers
         pooled = [s for s in sources if s.ext in OCR_BOUND] if count > 0 else []
         self._queue = pooled if pooled and _ocr.ocr_available() else []
+        self._position = {source.path: n for n, source in enumerate(self._queue)}
         self._next = 0
         self._futures: dict[Path, Future[Loaded]] = {}
         self._done = 0
         self._on_done = on_done
+        self._workers = count
         self._window = count * _AHEAD
+        self._loader = loader
+        self._restarts = 0
         self._executor: ProcessPoolExecutor | None = None
         if self._queue:
-            # spawn, not fork: the parent runs threads (the producer, model loaders).
-            self._executor = ProcessPoolExecutor(
-                max_workers=count,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_start_worker,
-            )
-            self._fill()
+            self._start()
 
     @property
     def total(self) -> int:
@@ -122,24 +133,52 @@ class OcrPool:
             self._executor = None
 
     def load(self, source: FileSource) -> Iterator[SourceDocument | Skipped]:
-        future = self._futures.pop(source.path, None)
-        if future is None:
+        if source.path not in self._position:
             yield from load_source(source)
             return
-        try:
-            items = future.result()
-        except BrokenProcessPool:
-            # A worker died (out of memory, a native crash): this file is skipped,
-            # the rest of the run goes on inline.
-            self._executor = None
-            self._futures.clear()
-            self._queue = self._queue[: self._next]
-            items = [Skipped(source.path, "OCR worker died (out of memory or a crash)")]
+        items = self._result(source)
         self._done += 1
         if self._on_done is not None:
             self._on_done(self._done, self.total)
         self._fill()
         yield from items
+
+    def _result(self, source: FileSource) -> Loaded:
+        while True:
+            future = self._futures.pop(source.path, None)
+            if future is None:  # the pool gave up after too many deaths
+                return [Skipped(source.path, DIED)]
+            alone = not self._futures
+            try:
+                return future.result()
+            except BrokenProcessPool:
+                pass
+            position = self._position[source.path]
+            if alone:  # nothing else was in flight: this file killed the worker
+                self._restart(position + 1, self._workers * _AHEAD)
+                return [Skipped(source.path, DIED)]
+            self._restart(position, 1)  # again from this file, one at a time
+
+    def _restart(self, position: int, window: int) -> None:
+        """A new pool after a worker died, reading from ``position``, ``window`` ahead."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            self._executor = None
+        self._futures.clear()
+        self._restarts += 1
+        if self._restarts > _RESTARTS:
+            return  # the files left are skipped (`_result`)
+        self._next, self._window = position, window
+        self._start()
+
+    def _start(self) -> None:
+        # spawn, not fork: the parent runs threads (the producer, model loaders).
+        self._executor = ProcessPoolExecutor(
+            max_workers=self._workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start_worker,
+        )
+        self._fill()
 
     def _fill(self) -> None:
         while (
@@ -148,5 +187,5 @@ class OcrPool:
             and len(self._futures) < self._window
         ):
             source = self._queue[self._next]
-            self._futures[source.path] = self._executor.submit(_load, source)
+            self._futures[source.path] = self._executor.submit(self._loader, source)
             self._next += 1
