@@ -393,8 +393,10 @@ def deferred_bulk_load(
     from rcpkit.engine.store._pg_dense import defer_vector_index, rebuild_vector_index
     from rcpkit.engine.store.postgres import connect
 
-    memory = {} if build_memory_mb is None else {"hnsw_build_memory_mb": build_memory_mb}
-    engine = _engine(folder, "hashing:384", store=url, **memory)  # types the column
+    memory: dict[str, Any] = (
+        {} if build_memory_mb is None else {"hnsw_build_memory_mb": build_memory_mb}
+    )
+    engine = _engine(folder, "hashing:384", None, store=url, **memory)  # types the column
     texts = _texts(count, seed=2)
     started = time.perf_counter()
     with connect(url) as connection:
