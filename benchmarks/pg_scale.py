@@ -67,6 +67,11 @@ def store_figures(engine: Any, queries: int) -> dict[str, tuple[float, float]]:
     return figures
 
 
+def _progress(name: str, value: Any) -> None:
+    """One figure as soon as it is measured (a long run that is stopped keeps them)."""
+    print(f"# {name}: {json.dumps(value)}", flush=True)
+
+
 def compare_stores(
     folder: Path, count: int, queries: int, url: str, build_memory_mb: int | None
 ) -> dict[str, Any]:
@@ -76,14 +81,19 @@ def compare_stores(
     for start in range(0, count, 5000):
         index_documents(embedded, _documents(texts[start : start + 5000], start), chunk=False)
     embedded_rate = count / (time.perf_counter() - started)
+    _progress("embedded index chunks/s", embedded_rate)
     ours = store_figures(embedded, queries)
+    _progress("embedded", ours)
     embedded.close()
     bulk_rate = deferred_bulk_load(folder / "pg", count, url, build_memory_mb)
+    _progress("postgres deferred bulk load chunks/s", bulk_rate)
     shared = _engine(folder / "pg-read", EMBEDDER, store=url)
     started = time.perf_counter()
     shared.store.lexical(["warm"], 1)
     mirror_load = time.perf_counter() - started
+    _progress("postgres mirror first load s", mirror_load)
     theirs = store_figures(shared, queries)
+    _progress("postgres", theirs)
     shared.close()  # saves the mirror to pg-read/postgres.mirror
     restarted = _engine(folder / "pg-read", EMBEDDER, store=url)
     started = time.perf_counter()
