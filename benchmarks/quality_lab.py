@@ -330,6 +330,30 @@ def main() -> None:
                 break
         return out
 
+    def features_of(q: str) -> dict[str, float]:
+        d, lx = dense_first[q], lex_first[q]
+        dgap = d[0][1] - d[1][1] if len(d) > 1 else 0.0
+        dspread = d[0][1] - d[min(9, len(d) - 1)][1] if d else 0.0
+        lgap = (lx[0][1] - lx[1][1]) / lx[0][1] if len(lx) > 1 and lx[0][1] > 0 else 1.0
+        lspread = (lx[0][1] - lx[min(9, len(lx) - 1)][1]) / lx[0][1] if lx else 1.0
+        top_d = {doc_of[k] for k, _ in d[:10]}
+        top_l = {doc_of[k] for k, _ in lx[:10]}
+        return {
+            "dgap": dgap,
+            "lgap": lgap,
+            # >0: the dense arm's winner stands out more than the lexical arm's
+            "gapdiff": dgap / (dspread or 1.0) - lgap / (lspread or 1.0),
+            "overlap": len(top_d & top_l) / 10.0,
+        }
+
+    arm_features = {q: features_of(q) for q in qids}
+    if os.environ.get("PRINT_FEATURES"):
+        for name in ("dgap", "lgap", "gapdiff", "overlap"):
+            values = [arm_features[q][name] for q in halves["dev"]]
+            cuts = np.quantile(values, [0.1, 0.25, 0.5, 0.75, 0.9])
+            shown = " ".join(f"{c:.3f}" for c in cuts)
+            print(f"feature {name}: dev quantiles 10/25/50/75/90 {shown}")
+
     first_key: dict[str, int] = {}
     for i, d in enumerate(doc_of):
         first_key.setdefault(d, i)
@@ -368,9 +392,15 @@ def main() -> None:
         same_first: bool = True,
         short_terms: int = 0,
         alpha_short: float = 0.0,
+        alpha_feature: str = "",
+        alpha_slope: float = 0.0,
+        alpha_center: float = 0.0,
     ) -> dict[int, float]:
         if len(qterms[q]) < short_terms:  # query-length-aware arm weighting
             alpha = alpha_short
+        if alpha_feature:  # a per-query α from how sure each arm's first list is
+            value = arm_features[q][alpha_feature]
+            alpha = min(0.98, max(0.3, alpha + alpha_slope * (value - alpha_center)))
         feedback = feedback_of(q, fb, fusion if same_first else "rrf", alpha)
         if len(qterms[q]) < min_terms:
             lexprf, beta = False, 0.0
