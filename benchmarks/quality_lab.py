@@ -103,6 +103,40 @@ def build(dataset: Dataset, layout: str) -> dict[str, Any]:
     return data
 
 
+def splade_scores(dataset: Dataset, layout: str, data: dict[str, Any]) -> np.ndarray:
+    """splade-tiny dot products, queries × chunks, as the engine's learned-sparse arm.
+
+    Chunks keep their strongest 128 terms (``indexer._SPARSE_TERMS``); cached.
+    """
+    cached = CACHE / f"{dataset.name}-{layout}" / "splade.npy"
+    if cached.exists():
+        return np.load(cached)
+    from rcpkit.engine.models import load_splade_tiny
+
+    encoder = load_splade_tiny()
+    db = sqlite3.connect(CACHE / f"{dataset.name}-{layout}" / "index" / "index.sqlite3")
+    texts = dict(db.execute("SELECT key, text FROM chunks WHERE removed IS NULL"))
+    started = time.perf_counter()
+
+    def matrix(vectors: list[Any], keep: int | None = 128) -> sparse.csr_matrix:
+        rows, cols, vals = [], [], []
+        for i, v in enumerate(vectors):
+            strongest = np.argsort(-v.values, kind="stable")[:keep]
+            rows.extend([i] * len(strongest))
+            cols.extend(v.indices[strongest].tolist())
+            vals.extend(v.values[strongest].tolist())
+        return sparse.csr_matrix((vals, (rows, cols)), shape=(len(vectors), 30522))
+
+    chunks = matrix(encoder.encode([texts[k] for k in data["keys"]], "document"))
+    queries = [dataset.queries[q] for q in data["query_ids"]]
+    query_matrix = matrix(encoder.encode(queries, "query"), keep=None)  # the engine keeps all
+    print(f"splade-tiny over {len(texts)} chunks in {time.perf_counter() - started:.0f} s",
+          file=sys.stderr)  # fmt: skip
+    scores = np.asarray((query_matrix @ chunks.T).todense(), dtype=np.float32)
+    np.save(cached, scores)
+    return scores
+
+
 class Lexical:
     """FTS5's bm25() (k1 1.2, b 0.75, title column weight 2) in numpy, with query term weights."""
 
@@ -167,8 +201,8 @@ def rrf(lists: dict[str, list[tuple[int, float]]], weights: dict[str, float],
     return out
 
 
-def score_fusion(lists: dict[str, list[tuple[int, float]]], how: str,
-                 alpha: float) -> dict[int, float]:  # fmt: skip
+def score_fusion(lists: dict[str, list[tuple[int, float]]], how: str, alpha: float,
+                 shares: dict[str, float] | None = None) -> dict[int, float]:  # fmt: skip
     out: dict[int, float] = {}
     for arm, ranked in lists.items():
         if not ranked:
@@ -184,7 +218,7 @@ def score_fusion(lists: dict[str, list[tuple[int, float]]], how: str,
         else:
             span = (hi - lo) or 1.0
             norm = {k: (v - lo) / span for k, v in ranked}
-        share = alpha if arm == "d" else (1 - alpha)
+        share = alpha if arm == "d" else (1 - alpha) * (shares or {}).get(arm, 1.0)
         for k, v in norm.items():
             out[k] = out.get(k, 0.0) + share * v
     return out
@@ -291,6 +325,11 @@ def main() -> None:
     lex_first = {q: top(lex.scores(dict.fromkeys(qterms[q], 1.0)), 100) for q in qids}
     dense_first = {q: top(cos[i], 100, positive=False) for i, q in enumerate(qids)}
     base = bm25_baseline(dataset, 100)
+    uses_splade = "splade" in os.environ.get("GRID", "")
+    learned = splade_scores(dataset, args.format, data) if uses_splade else None
+    splade_first = (
+        {q: top(learned[i], 100) for i, q in enumerate(qids)} if learned is not None else {}
+    )
 
     dump: dict[str, dict[str, float]] = {}
 
@@ -309,6 +348,8 @@ def main() -> None:
     report("bm25s baseline", lambda q: base[q], docs=True)
     report("lexical (FTS5 bm25)", lambda q: dict(lex_first[q]))
     report("dense", lambda q: dict(dense_first[q]))
+    if splade_first:
+        report("splade-tiny", lambda q: dict(splade_first[q]))
     for k in (60,):
         report(f"hybrid rrf k={k}", lambda q, k=k: rrf(
             {"s": lex_first[q], "d": dense_first[q]}, {}, k))  # fmt: skip
@@ -395,6 +436,7 @@ def main() -> None:
         alpha_feature: str = "",
         alpha_slope: float = 0.0,
         alpha_center: float = 0.0,
+        splade: float = 0.0,
     ) -> dict[int, float]:
         if len(qterms[q]) < short_terms:  # query-length-aware arm weighting
             alpha = alpha_short
@@ -449,11 +491,16 @@ def main() -> None:
         if keep_first:
             lists["s1"] = lex_first[q]
             weights_["s1"] = keep_first
+        shares = None
+        if splade:  # the learned-sparse arm takes this part of the lexical share
+            lists["p"] = splade_first[q]
+            shares = {"s": 1.0 - splade, "p": splade}
+            weights_["p"] = splade
         if doclevel:
             lists = {arm: collapse(ranked) for arm, ranked in lists.items()}
         if fusion == "rrf":
             return rrf(lists, weights_, rrf_k)
-        return score_fusion(lists, fusion, alpha)
+        return score_fusion(lists, fusion, alpha, shares)
 
     grid = eval(os.environ.get("GRID", "{}"))
     names = list(grid)
