@@ -33,7 +33,7 @@ from scipy import sparse
 
 from rcpkit.engine.config import load_config
 from rcpkit.engine.ingest import SourceDocument
-from rcpkit.engine.ingest.indexer import content_hash_of, index_documents
+from rcpkit.engine.ingest.indexer import _SPARSE_TERMS, content_hash_of, index_documents
 from rcpkit.engine.open import open_engine
 from rcpkit.engine.store._pg_lexical import tokens
 from rcpkit.engine.store.analysis import analyze
@@ -106,7 +106,7 @@ def build(dataset: Dataset, layout: str) -> dict[str, Any]:
 def splade_scores(dataset: Dataset, layout: str, data: dict[str, Any]) -> np.ndarray:
     """splade-tiny dot products, queries × chunks, as the engine's learned-sparse arm.
 
-    Chunks keep their strongest 128 terms (``indexer._SPARSE_TERMS``); cached.
+    Chunks keep their strongest terms as the indexer does; cached.
     """
     cached = CACHE / f"{dataset.name}-{layout}" / "splade.npy"
     if cached.exists():
@@ -114,18 +114,19 @@ def splade_scores(dataset: Dataset, layout: str, data: dict[str, Any]) -> np.nda
     from rcpkit.engine.models import load_splade_tiny
 
     encoder = load_splade_tiny()
+    width = encoder.vocabulary_size
     db = sqlite3.connect(CACHE / f"{dataset.name}-{layout}" / "index" / "index.sqlite3")
     texts = dict(db.execute("SELECT key, text FROM chunks WHERE removed IS NULL"))
     started = time.perf_counter()
 
-    def matrix(vectors: list[Any], keep: int | None = 128) -> sparse.csr_matrix:
+    def matrix(vectors: list[Any], keep: int | None = _SPARSE_TERMS) -> sparse.csr_matrix:
         rows, cols, vals = [], [], []
         for i, v in enumerate(vectors):
             strongest = np.argsort(-v.values, kind="stable")[:keep]
             rows.extend([i] * len(strongest))
             cols.extend(v.indices[strongest].tolist())
             vals.extend(v.values[strongest].tolist())
-        return sparse.csr_matrix((vals, (rows, cols)), shape=(len(vectors), 30522))
+        return sparse.csr_matrix((vals, (rows, cols)), shape=(len(vectors), width))
 
     chunks = matrix(encoder.encode([texts[k] for k in data["keys"]], "document"))
     queries = [dataset.queries[q] for q in data["query_ids"]]
@@ -325,8 +326,9 @@ def main() -> None:
     lex_first = {q: top(lex.scores(dict.fromkeys(qterms[q], 1.0)), 100) for q in qids}
     dense_first = {q: top(cos[i], 100, positive=False) for i, q in enumerate(qids)}
     base = bm25_baseline(dataset, 100)
-    uses_splade = "splade" in os.environ.get("GRID", "")
-    learned = splade_scores(dataset, args.format, data) if uses_splade else None
+    # GRID='{"alpha": [...], ...}': pipeline() keyword arguments, every combination.
+    grid = eval(os.environ.get("GRID", "{}"))
+    learned = splade_scores(dataset, args.format, data) if "splade" in grid else None
     splade_first = (
         {q: top(learned[i], 100) for i, q in enumerate(qids)} if learned is not None else {}
     )
@@ -380,6 +382,8 @@ def main() -> None:
         top_d = {doc_of[k] for k, _ in d[:10]}
         top_l = {doc_of[k] for k, _ in lx[:10]}
         return {
+            "terms": len(qterms[q]),
+            "dtop": d[0][1] if d else 0.0,
             "dgap": dgap,
             "lgap": lgap,
             # >0: the dense arm's winner stands out more than the lexical arm's
@@ -495,6 +499,7 @@ def main() -> None:
         if splade:  # the learned-sparse arm takes this part of the lexical share
             lists["p"] = splade_first[q]
             shares = {"s": 1.0 - splade, "p": splade}
+            weights_["s"] *= 1.0 - splade
             weights_["p"] = splade
         if doclevel:
             lists = {arm: collapse(ranked) for arm, ranked in lists.items()}
@@ -502,7 +507,6 @@ def main() -> None:
             return rrf(lists, weights_, rrf_k)
         return score_fusion(lists, fusion, alpha, shares)
 
-    grid = eval(os.environ.get("GRID", "{}"))
     names = list(grid)
     # BM25_GRID='{"k1": [...], "b": [...], "title_weight": [...]}': the lexical arm's
     # parameters (the stores' `bm25_*` settings), the dense arm and its cache unchanged.
@@ -528,15 +532,9 @@ def main() -> None:
     if os.environ.get("DUMP"):
         features = {
             q: {
-                "terms": len(qterms[q]),
-                "dgap": dense_first[q][0][1] - dense_first[q][1][1],
-                "dtop": dense_first[q][0][1],
-                "lgap": (lex_first[q][0][1] - lex_first[q][1][1]) / lex_first[q][0][1]
-                if len(lex_first[q]) > 1
-                else 1.0,
-                "agree": doc_of[lex_first[q][0][0]] == doc_of[dense_first[q][0][0]]
-                if lex_first[q]
-                else False,
+                **arm_features[q],
+                "agree": bool(lex_first[q])
+                and doc_of[lex_first[q][0][0]] == doc_of[dense_first[q][0][0]],
                 "split": split_of(q),
             }
             for q in qids
