@@ -1,0 +1,42 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { overlap } from "../../../src/rcpkit/console/static/js/compare.mjs";
+import { barChart, formatSeconds, histograms, parseExposition, quantileBound } from "../../../src/rcpkit/console/static/js/metrics.mjs";
+
+const EXPOSITION = `# HELP rcp_request_duration_seconds time
+# TYPE rcp_request_duration_seconds histogram
+rcp_request_duration_seconds_bucket{le="0.001",method="retrieve"} 1.0
+rcp_request_duration_seconds_bucket{le="0.01",method="retrieve"} 4.0
+rcp_request_duration_seconds_bucket{le="+Inf",method="retrieve"} 5.0
+rcp_request_duration_seconds_count{method="retrieve"} 5.0
+rcp_request_duration_seconds_sum{method="retrieve"} 0.2
+rcp_request_duration_seconds_bucket{le="0.001",method="ping"} 0.0
+rcp_request_duration_seconds_bucket{le="+Inf",method="ping"} 0.0
+rcp_request_duration_seconds_count{method="ping"} 0.0
+`;
+
+test("a histogram is read per label, bucket counts made non-cumulative", () => {
+  const [retrieve, ...rest] = histograms(parseExposition(EXPOSITION), "rcp_request_duration_seconds", "method");
+  assert.equal(rest.length, 0); // nothing measured for ping
+  assert.equal(retrieve.label, "retrieve");
+  assert.deepEqual(retrieve.buckets.map((bucket) => bucket.count), [1, 3, 1]);
+  assert.equal(quantileBound(retrieve.buckets, 0.5), 0.01);
+  assert.equal(quantileBound(retrieve.buckets, 0.99), Infinity);
+  assert.equal(formatSeconds(0.0025), "2.5 ms");
+});
+
+test("bars fill the box, the tallest bucket full height", () => {
+  const bars = barChart([{ le: 1, count: 0 }, { le: 2, count: 2 }, { le: 3, count: 4 }, { le: 4, count: 0 }], 100, 50);
+  assert.equal(bars.length, 2); // empty buckets at either end are left out
+  assert.deepEqual(bars.map((bar) => bar.height), [25, 50]);
+  assert.equal(bars[1].y, 0);
+});
+
+test("compare marks each shared hit with its rank in the other list", () => {
+  const result = overlap([{ id: "a" }, { id: 2 }, { id: "c" }], [{ id: "2" }, { id: "x" }]);
+  assert.deepEqual(result.left, [null, 1, null]);
+  assert.deepEqual(result.right, [2, null]);
+  assert.equal(result.shared, 1);
+  assert.equal(result.fraction, 0.5);
+});
