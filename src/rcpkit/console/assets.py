@@ -72,10 +72,10 @@ class ConsoleSite:
         if name == CONFIG_FILE:
             body = json.dumps({"api": self.api, "metrics": self.metrics}).encode()
             return self._ok(body, _TYPES[".json"], verb)
-        body = _file(name)
-        if body is None:
+        shipped = _file(name)
+        if shipped is None:
             return StaticReply(404, (("content-type", "text/plain; charset=utf-8"),), b"not found")
-        return self._ok(body, _TYPES[name[name.rfind(".") :]], verb)
+        return self._ok(shipped, _TYPES[name[name.rfind(".") :]], verb)
 
     @property
     def content_security_policy(self) -> str:

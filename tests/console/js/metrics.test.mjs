@@ -26,11 +26,13 @@ test("a histogram is read per label, bucket counts made non-cumulative", () => {
   assert.equal(formatSeconds(0.0025), "2.5 ms");
 });
 
-test("bars fill the box, the tallest bucket full height", () => {
-  const bars = barChart([{ le: 1, count: 0 }, { le: 2, count: 2 }, { le: 3, count: 4 }, { le: 4, count: 0 }], 100, 50);
-  assert.equal(bars.length, 2); // empty buckets at either end are left out
-  assert.deepEqual(bars.map((bar) => bar.height), [25, 50]);
-  assert.equal(bars[1].y, 0);
+test("bars share one axis, the tallest bucket full height, an empty +Inf left out", () => {
+  const buckets = [{ le: 1, count: 0 }, { le: 2, count: 2 }, { le: 3, count: 4 }, { le: Infinity, count: 0 }];
+  const bars = barChart(buckets, 90, 50);
+  assert.deepEqual(bars.map((bar) => bar.height), [0, 25, 50]);
+  assert.deepEqual(bars.map((bar) => bar.x), [0.5, 30.5, 60.5]);
+  assert.equal(bars[2].y, 0);
+  assert.deepEqual(barChart([{ le: 1, count: 0 }], 90, 50), []);
 });
 
 test("compare marks each shared hit with its rank in the other list", () => {

@@ -1,4 +1,4 @@
-// The console's entry point: where the RCP endpoint is (config.json, or ?api=), the
+// The console's entry point: where the RCP endpoint is (config.json), the
 // token (asked for on a 401, kept in this tab's sessionStorage only), the handshake,
 // then one view per URL. Keyboard: "/" query, "j"/"k" hits, "n" next page, "g" + s/c/i/h
 // views, "?" help.
@@ -50,9 +50,7 @@ async function boot() {
 
 async function loadConfig() {
   const response = await fetch("/ui/config.json", { credentials: "omit" });
-  const config = await response.json();
-  const override = new URLSearchParams(location.search).get("api");
-  return override ? { api: override, metrics: null } : config;
+  return response.json(); // {api, metrics}: written by whoever serves these files
 }
 
 async function connect() {

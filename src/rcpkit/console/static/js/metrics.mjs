@@ -76,24 +76,21 @@ export function formatSeconds(seconds) {
 }
 
 /**
- * A bar chart of ``buckets`` in a ``width`` × ``height`` box: one bar per bucket from the
- * first non-empty one to the last, heights relative to the tallest. [{x, y, width,
- * height, le, count}].
+ * A bar chart of ``buckets`` in a ``width`` × ``height`` box: one bar per bucket, on the
+ * same latency axis for every chart (an empty +Inf bucket left out), heights relative
+ * to the tallest. [{x, y, width, height, le, count}].
  */
 export function barChart(buckets, width, height) {
-  const first = buckets.findIndex((bucket) => bucket.count > 0);
-  if (first < 0) return [];
-  let last = buckets.length - 1;
-  while (last > first && buckets[last].count === 0) last -= 1;
-  const shown = buckets.slice(first, last + 1);
+  const shown = buckets.filter((bucket) => bucket.le !== Infinity || bucket.count > 0);
+  if (!shown.some((bucket) => bucket.count > 0)) return [];
   const tallest = Math.max(...shown.map((bucket) => bucket.count));
   const step = width / shown.length;
   return shown.map((bucket, i) => {
-    const barHeight = tallest ? Math.max(bucket.count ? 1 : 0, (bucket.count / tallest) * height) : 0;
+    const barHeight = Math.max(bucket.count ? 1 : 0, (bucket.count / tallest) * height);
     return {
-      x: +(i * step + 1).toFixed(2),
+      x: +(i * step + 0.5).toFixed(2),
       y: +(height - barHeight).toFixed(2),
-      width: +Math.max(1, step - 2).toFixed(2),
+      width: +Math.max(1, step - 1).toFixed(2),
       height: +barHeight.toFixed(2),
       le: bucket.le,
       count: bucket.count,

@@ -25,7 +25,7 @@ function sourceLine(hit, citation) {
   if (citation.source) parts.push(h("span", { class: "source-name" }, citation.source));
   if (citation.uri && citation.uri !== citation.source) parts.push(safeLink(citation.uri));
   if (citation.page) parts.push(h("span", {}, `page ${citation.page}`));
-  if (hit.unit) parts.push(h("span", {}, hit.unit));
+  if (hit.unit && hit.unit !== "chunk") parts.push(h("span", {}, hit.unit));
   if (hit.chunk) {
     const doc = hit.chunk.docId === citation.source ? "" : `${hit.chunk.docId} · `;
     parts.push(h("span", {}, `${doc}chunk ${hit.chunk.index}`));

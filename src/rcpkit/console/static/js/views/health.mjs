@@ -6,6 +6,7 @@ import { barChart, formatSeconds, histograms, parseExposition, quantileBound } f
 
 const WIDTH = 240;
 const HEIGHT = 56;
+const AXIS = 14; // room for the bucket bounds under the bars
 
 export function renderHealth(app) {
   const info = app.info;
@@ -71,9 +72,15 @@ function chart(entry) {
   const p50 = formatSeconds(quantileBound(entry.buckets, 0.5));
   const p95 = formatSeconds(quantileBound(entry.buckets, 0.95));
   const caption = `${entry.label}: ${entry.count} measured, p50 ≤ ${p50}, p95 ≤ ${p95}`;
+  const axis = bars.length ? [bars[0], bars[Math.floor(bars.length / 2)], bars[bars.length - 1]] : [];
+  const anchors = ["start", "middle", "end"];
   return h("figure", { class: "chart" },
-    svg("svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, width: String(WIDTH), height: String(HEIGHT), role: "img", "aria-label": caption },
+    svg("svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT + AXIS}`, width: String(WIDTH), height: String(HEIGHT + AXIS), role: "img", "aria-label": caption },
+      svg("line", { x1: 0, y1: HEIGHT + 0.5, x2: WIDTH, y2: HEIGHT + 0.5, class: "axis" }),
       bars.map((bar) => svg("rect", { x: bar.x, y: bar.y, width: bar.width, height: bar.height, class: "bar" },
-        svg("title", {}, `≤ ${formatSeconds(bar.le)}: ${bar.count}`)))),
+        svg("title", {}, `≤ ${formatSeconds(bar.le)}: ${bar.count}`))),
+      axis.map((bar, i) => svg("text", {
+        x: i === 0 ? 0 : i === 2 ? WIDTH : bar.x + bar.width / 2, y: HEIGHT + AXIS - 2, "text-anchor": anchors[i], class: "tick",
+      }, `≤${formatSeconds(bar.le)}`))),
     h("figcaption", {}, caption));
 }
