@@ -76,6 +76,7 @@ def server(serve: Callable[..., Served]) -> Served:
 def test_a_typed_query_shows_the_expected_hit_its_cited_span_and_page_two(
     browser: Any, server: Served, tmp_path: Path
 ) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
     browser.get(f"{server.origin}/ui")
@@ -83,7 +84,10 @@ def test_a_typed_query_shows_the_expected_hit_its_cited_span_and_page_two(
     k = browser.find_element(*by_css("#k"))
     k.clear()
     k.send_keys("4")
-    browser.find_element(*by_css("#q")).send_keys("reciprocal rank fusion", Keys.ENTER)
+    keys = ActionChains(browser)
+    keys.send_keys(Keys.ESCAPE, "/").perform()  # keyboard-first: "/" is the query box
+    assert browser.switch_to.active_element.get_attribute("id") == "q"
+    keys.send_keys("reciprocal rank fusion", Keys.ENTER).perform()
     cards = wait_for(browser, "article.hit", count=4)
     assert len(cards) == 4
     first = cards[0]
@@ -100,7 +104,9 @@ def test_a_typed_query_shows_the_expected_hit_its_cited_span_and_page_two(
 
     screenshot(browser, tmp_path, "search")
     page_one = [card.get_attribute("data-id") for card in cards]
-    browser.find_element(*by_css("#next-page")).click()
+    ActionChains(browser).send_keys(Keys.ESCAPE, "j", "j").perform()  # j: the next hit
+    assert browser.switch_to.active_element.get_attribute("data-id") == page_one[1]
+    ActionChains(browser).send_keys("n").perform()  # n: the next page, through the cursor
     cards = wait_for(browser, "article.hit", count=5)
     page_two = [card.get_attribute("data-id") for card in cards[4:]]
     assert page_two and not set(page_two) & set(page_one)
