@@ -58,6 +58,9 @@ export function safeLink(uri, text) {
   return h("span", { class: "uri" }, text ?? uri ?? "");
 }
 
+/** A score for people: fixed digits, or 1.3e-6 when fixed digits would read as zero. */
 export function number(value, digits = 3) {
-  return typeof value === "number" ? value.toFixed(digits) : String(value ?? "–");
+  if (typeof value !== "number") return String(value ?? "–");
+  if (value !== 0 && Math.abs(value) < 10 ** -digits) return value.toExponential(1);
+  return value.toFixed(digits);
 }

@@ -5,7 +5,8 @@ import { h, number, safeLink } from "../dom.mjs";
 import { citedSegments, termSegments } from "../highlight.mjs";
 import { writeState } from "../state.mjs";
 
-export function hitCard(hit, rank, terms, { compact = false, badge = null } = {}) {
+/** ``documents``: the server offers x-rcpkit/document, so a card links to its document. */
+export function hitCard(hit, rank, terms, { compact = false, badge = null, documents = false } = {}) {
   const citation = hit.citation || {};
   const title = citation.title || hit.chunk?.docId || String(hit.id);
   return h(
@@ -16,7 +17,7 @@ export function hitCard(hit, rank, terms, { compact = false, badge = null } = {}
     sourceLine(hit, citation),
     compact ? null : passage(hit, citation, terms),
     h("div", { class: "hit-facts" }, scores(hit), compact ? null : confidence(hit), trust(hit)),
-    compact ? null : documentLink(hit, citation),
+    compact || !documents ? null : documentLink(hit, citation),
   );
 }
 

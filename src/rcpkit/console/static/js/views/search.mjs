@@ -7,6 +7,7 @@ import { queryTerms } from "../highlight.mjs";
 import { retrieveParams } from "../params.mjs";
 import { configOf, writeState } from "../state.mjs";
 import { hitCard } from "./cards.mjs";
+import { EXTENSION, offers } from "./index.mjs";
 import { filterBuilder, readFilters } from "./filterbar.mjs";
 import { optionFields, readOptions } from "./options.mjs";
 
@@ -67,10 +68,11 @@ async function runSearch(app, state, results) {
     app.busy(null);
   }
   let shown = 0;
+  const documents = offers(capabilities, `${EXTENSION}/document`);
   const append = (hits) => {
     for (const hit of hits) {
       shown += 1;
-      list.append(h("li", {}, hitCard(hit, shown, terms)));
+      list.append(h("li", {}, hitCard(hit, shown, terms, { documents })));
     }
   };
   append(page.hits || []);
