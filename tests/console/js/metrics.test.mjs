@@ -42,3 +42,11 @@ test("compare marks each shared hit with its rank in the other list", () => {
   assert.equal(result.shared, 1);
   assert.equal(result.fraction, 0.5);
 });
+
+test("scores keep their digits, and a tiny one does not read as zero", async () => {
+  const { number } = await import("../../../src/rcpkit/console/static/js/dom.mjs");
+  assert.equal(number(0.83456), "0.835");
+  assert.equal(number(0), "0.000");
+  assert.equal(number(1.3186e-6), "1.3e-6");
+  assert.equal(number(undefined), "–");
+});

@@ -134,6 +134,12 @@ class HttpApp:
             if scope["type"] == "lifespan":
                 await self._lifespan(receive, send)
             return
+        if self._console is not None and self._console.owns(scope["path"]):
+            # Public files, before auth (a browser navigating sends no token) and outside
+            # the RCP metrics and access log: they are not RCP exchanges. The calls the
+            # pages make are authenticated and counted like any other.
+            await _send_static(send, self._console.reply(scope["method"], scope["path"]))
+            return
         if self._observer is None:
             await self._exchange(scope, receive, send)
         else:
@@ -161,11 +167,6 @@ class HttpApp:
             observer.http_done(record, status[0] or 499)
 
     async def _exchange(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self._console is not None and self._console.owns(scope["path"]):
-            # Public files, before auth: a browser navigating sends no token. Their
-            # calls to the RCP endpoint are then authenticated like any other.
-            await _send_static(send, self._console.reply(scope["method"], scope["path"]))
-            return
         headers = RequestHeaders.of(scope["headers"])
         admitted = self._admit(headers, scope)
         if isinstance(admitted, Reply):
