@@ -149,6 +149,15 @@ def test_a_filter_built_from_the_advertised_fields_narrows_the_hits(
     narrowed = browser.find_elements(*by_css("article.hit .source-name"))
     assert 0 < len(narrowed) < len(everything)
     assert len(narrowed) <= 4  # the notes folder holds four documents
+    assert browser.execute_script(UNLABELLED) == []  # every control says what it is
+
+
+# Controls a screen reader could not name: no <label>, no aria-label, no text.
+UNLABELLED = """
+return [...document.querySelectorAll("input, select, button, meter")]
+  .filter((e) => !(e.labels?.length || e.getAttribute("aria-label") || e.textContent.trim()))
+  .map((e) => e.outerHTML);
+"""
 
 
 def test_index_document_and_health_views_show_what_the_server_reports(
