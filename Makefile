@@ -30,7 +30,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # Debian packages that some tests start (pgbouncer, for the transaction-pooling
-# test). Installed as root through apt-get when missing; elsewhere, or if apt
+# test; chromium and its WebDriver, for the web console's browser tests). Installed as root through apt-get when missing; elsewhere, or if apt
 # cannot, those tests skip and say why.
 system-deps:
 	@command -v pgbouncer >/dev/null || [ -x /usr/sbin/pgbouncer ] || \
@@ -40,6 +40,13 @@ system-deps:
 	      { apt-get update -qq >/dev/null 2>&1 && \
 	        apt-get install -y -qq --no-install-recommends pgbouncer >/dev/null 2>&1; }; }; } || \
 	  echo "pgbouncer could not be installed: tests/e2e/test_e2e_pgbouncer.py will skip"
+	@{ command -v chromium >/dev/null && command -v chromedriver >/dev/null; } || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	    { export DEBIAN_FRONTEND=noninteractive; \
+	      apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null 2>&1 || \
+	      { apt-get update -qq >/dev/null 2>&1 && \
+	        apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null 2>&1; }; }; } || \
+	  echo "chromium could not be installed: the browser tests of tests/console/ will skip"
 
 # pytest exits 5 when a selection collects no test; that is not a failure.
 # Coverage is its own target: its tracer makes the in-process tests about 1.5x slower

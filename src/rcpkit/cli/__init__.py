@@ -18,6 +18,7 @@ from rcpkit.cli import (
     backup,
     bench,
     check,
+    console,
     db,
     delete,
     demo,
@@ -61,6 +62,7 @@ COMMANDS: dict[str, Subcommand] = {
     "gateway": gateway,
     "check": check,
     "mcp": mcp,
+    "console": console,
     "bench": bench,
 }
 

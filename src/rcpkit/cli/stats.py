@@ -37,22 +37,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def describe(store: Any) -> dict[str, Any]:
-    """The figures ``rcpkit stats`` prints, from the store alone."""
-    from rcpkit.engine.ingest.roots import ROOT_SETTING
+    """The figures ``rcpkit stats`` prints, from the store alone (also ``x-rcpkit/stats``)."""
+    from rcpkit.handlers.inspect import index_figures
 
-    documents, chunks = store.count()
-    live = store.live_documents()
-    return {
-        **store.describe(),
-        "documents": documents,
-        "ingested": sum(1 for _, _, origin in live if origin == "ingest"),
-        "chunks": chunks,
-        "version": store.version,
-        "floor": store.floor,
-        "embedder": store.setting("embed.identity"),
-        "dimension": int(store.setting("embed.dimension") or 0) or None,
-        "root": store.setting(ROOT_SETTING),
-    }
+    return index_figures(store)
 
 
 def _lines(figures: dict[str, Any]) -> list[tuple[str, str]]:

@@ -32,6 +32,7 @@ from rcpkit.handlers.images import (
     ocr_text,
     query_text,
 )
+from rcpkit.handlers.inspect import register_inspection
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.capabilities import FilterCapability
 from rcpkit.protocol.content import Content, text_of
@@ -43,7 +44,8 @@ __all__ = ["build_engine_app"]
 
 
 def build_engine_app(engine: Engine) -> App:
-    """An App over ``engine``: retrieve, embed, embed/sparse, index/add, index/delete."""
+    """An App over ``engine``: retrieve, embed, embed/sparse, index/add, index/delete,
+    and the read-only ``x-rcpkit/stats``/``x-rcpkit/document`` extensions."""
     config = engine.config
     # A store on a standby (PostgreSQL in recovery) takes no writes, whatever --read-only says.
     writable = config.writable and not getattr(engine.store, "read_only", False)
@@ -131,6 +133,7 @@ def build_engine_app(engine: Engine) -> App:
     _register_multi_vector(app, engine)
 
     _register_memory(app, engine)
+    register_inspection(app, engine)  # x-rcpkit/stats and x-rcpkit/document (read-only)
     if engine.graphs is not None:
         _register_graph(app, engine)
 

@@ -243,6 +243,19 @@ def test_live_documents_and_a_document_with_its_text_are_read_back(store: Store)
     assert store.describe()["size_bytes"] > 0
 
 
+def test_a_documents_chunks_are_its_live_ones_in_order_within_its_tenant(store: Store) -> None:
+    store.commit(WriteBatch(documents=[document("a", "one", "two", "three"), document("b", "x")]))
+    store.commit(WriteBatch(documents=[document("a", "uno", "dos")]))  # replaces a's chunks
+    store.commit(WriteBatch(documents=[document("a", "tenant words")], tenant="t1"))
+    chunks = store.document_chunks("a")
+    assert [(chunk.index, chunk.text) for chunk in chunks] == [(0, "uno"), (1, "dos")]
+    assert {chunk.doc_id for chunk in chunks} == {"a"}
+    assert [chunk.text for chunk in store.document_chunks("a", "t1")] == ["tenant words"]
+    assert store.document_chunks("missing") == []
+    store.commit(WriteBatch(delete=["a"]))
+    assert store.document_chunks("a") == []
+
+
 def test_an_unchanged_batch_commits_nothing_and_creates_no_version(store: Store) -> None:
     # Issue 14: a no-op re-index must not age pinned snapshots and cursors.
     first = store.commit(WriteBatch(documents=[document("a", "alpha")]))

@@ -303,6 +303,10 @@ class Store(Protocol):
         """The live document ``doc_id`` with its full text (what citation offsets index)."""
         ...
 
+    def document_chunks(self, doc_id: str, tenant: str | None = None) -> list[ChunkRow]:
+        """The live chunks of the live document ``doc_id``, in their order (by index)."""
+        ...
+
     def describe(self) -> dict[str, Any]:
         """``tenants`` (live ones), ``size_bytes`` on disk (None: unknown)."""
         ...

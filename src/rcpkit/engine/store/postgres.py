@@ -721,6 +721,16 @@ class PostgresStore:
         return None if row is None else document_row(row)
 
     @unavailable()
+    def document_chunks(self, doc_id: str, tenant: str | None = None) -> list[ChunkRow]:
+        with self.reading() as connection:
+            rows = connection.execute(
+                f"SELECT {CHUNK_FIELDS} FROM chunks c JOIN documents d ON d.doc_key = c.doc_key"
+                " WHERE c.tenant = %s AND c.doc_id = %s AND c.removed IS NULL ORDER BY c.idx",
+                (tenant or "", doc_id),
+            ).fetchall()
+        return [chunk_row(row) for row in rows]
+
+    @unavailable()
     def describe(self) -> dict[str, Any]:
         tenants = self._one("SELECT count(DISTINCT tenant) FROM documents WHERE removed IS NULL")
         size = self._one("SELECT pg_database_size(current_database())")

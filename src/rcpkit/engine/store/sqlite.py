@@ -610,6 +610,14 @@ class SQLiteStore:
         ).fetchone()
         return None if row is None else document_row(row)
 
+    def document_chunks(self, doc_id: str, tenant: str | None = None) -> list[ChunkRow]:
+        rows = self._reader.execute(
+            f"SELECT {CHUNK_FIELDS} FROM chunks c JOIN documents d ON d.doc_key = c.doc_key"
+            " WHERE c.tenant = ? AND c.doc_id = ? AND c.removed IS NULL ORDER BY c.idx",
+            (tenant or "", doc_id),
+        ).fetchall()
+        return [chunk_row(row) for row in rows]
+
     def describe(self) -> dict[str, Any]:
         (tenants,) = self._reader.execute(
             "SELECT count(DISTINCT tenant) FROM documents WHERE removed IS NULL"

@@ -1,5 +1,8 @@
 """The ASGI app: admission (auth, origin, limits), routing and the lifespan.
 
+With ``HttpConfig.console`` the web console's files are answered first, at
+``/ui``: they are public and hold no data (``rcpkit.console.assets``).
+
 Order of checks, each before the next (§5.2, §15.6): the caller is
 authenticated (else 401, before ``initialize``, ``info``, capability gating
 or even a 404/405 can say anything; only a CORS preflight, answered by the
@@ -20,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from rcpkit.console import ConsoleSite, StaticReply
 from rcpkit.observe.access import CURRENT_EXCHANGE, AccessRecord
 from rcpkit.observe.metrics import CONTENT_TYPE
 from rcpkit.observe.observer import Observer
@@ -70,7 +74,7 @@ def build_http_app(
         app = CORSMiddleware(
             app,
             allow_origins=list(config.cors_origins),
-            allow_methods=["POST", "OPTIONS"],
+            allow_methods=["POST", "OPTIONS", "GET"],  # GET: /metrics for a console elsewhere
             allow_headers=_CORS_REQUEST_HEADERS,
             expose_headers=_CORS_RESPONSE_HEADERS,
             max_age=600,
@@ -120,11 +124,21 @@ class HttpApp:
         self._stateless = not config.stateful  # ping and info take the fast path
         self._any_origin = "*" in config.cors_origins
         self._origins = frozenset(config.cors_origins)
+        self._console = None
+        if config.console:
+            public = observer is not None and observer.public_metrics
+            self._console = ConsoleSite(self._prefix, "/metrics" if public else None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             if scope["type"] == "lifespan":
                 await self._lifespan(receive, send)
+            return
+        if self._console is not None and self._console.owns(scope["path"]):
+            # Public files, before auth (a browser navigating sends no token) and outside
+            # the RCP metrics and access log: they are not RCP exchanges. The calls the
+            # pages make are authenticated and counted like any other.
+            await _send_static(send, self._console.reply(scope["method"], scope["path"]))
             return
         if self._observer is None:
             await self._exchange(scope, receive, send)
@@ -220,7 +234,7 @@ class HttpApp:
             if found is None:
                 return Reply.error(401, _UNAUTHENTICATED, [(b"www-authenticate", b"Bearer")])
             principal = found
-        if headers.origin is not None and not self._origin_allowed(headers.origin):
+        if headers.origin is not None and not self._origin_allowed(headers.origin, scope):
             # A browser page we were not configured to serve (or DNS rebinding).
             return Reply.error(403, RCPError(ErrorCode.UNAUTHORIZED, "origin not allowed"))
         if principal.name is not None:
@@ -246,8 +260,12 @@ class HttpApp:
                 return _rate_limited("rate limit exceeded", wait_ms)
         return None
 
-    def _origin_allowed(self, origin: str) -> bool:
-        return self._any_origin or origin in self._origins
+    def _origin_allowed(self, origin: str, scope: Scope) -> bool:
+        if self._any_origin or origin in self._origins:
+            return True
+        # The console's own pages: their origin is this server's address as bound. A
+        # DNS-rebinding page names its own host, so it is still refused.
+        return self._console is not None and origin in _own_origins(scope)
 
     def _take_slot(self, key: str) -> Reply | None:
         """§15.5: an in-flight slot, taken once the body is in (429, 503 when none)."""
@@ -283,6 +301,25 @@ class HttpApp:
         """After the drain (every exchange has ended or was cancelled): release threads."""
         # Cancelled work in threads stops at its next checkpoint; do not wait on it.
         self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+def _own_origins(scope: Scope) -> tuple[str, ...]:
+    """The origins a page served by this socket has: its address, and localhost on loopback."""
+    server = scope.get("server")
+    if not server or server[1] is None:
+        return ()
+    host, port = server[0], server[1]
+    literal = f"[{host}]" if ":" in host else host
+    origins = [f"{scope.get('scheme', 'http')}://{literal}:{port}"]
+    if host in ("127.0.0.1", "::1"):
+        origins.append(f"{scope.get('scheme', 'http')}://localhost:{port}")
+    return tuple(origins)
+
+
+async def _send_static(send: Send, reply: StaticReply) -> None:
+    headers = [(name.encode(), value.encode()) for name, value in reply.headers]
+    await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+    await send({"type": "http.response.body", "body": reply.body})
 
 
 def _not_post(verb: str) -> Reply:

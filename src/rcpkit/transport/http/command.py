@@ -45,6 +45,7 @@ def config_from_args(
         # §13.1: the server's default unless the operator says otherwise (0: none).
         deadline=DEFAULT_DEADLINE if args.deadline is None else (args.deadline or None),
         workers=args.workers,
+        console=getattr(args, "console", False),
     )
     listen = Listen(
         host=host,

@@ -46,7 +46,8 @@ class HttpConfig:
     ``unauthenticated_writes``: without credentials, the server is read-only
     (writes are refused with -32012 and not advertised) unless this is set.
     ``deadline``: seconds per request (§13.1), the server default unless set;
-    None for no deadline.
+    None for no deadline. ``console``: also serve the web console's pages at
+    ``/ui`` (public files; every call they make is authenticated like any other).
     """
 
     base: str = DEFAULT_BASE
@@ -65,6 +66,7 @@ class HttpConfig:
     max_batch: int = 1024
     deadline: float | None = DEFAULT_DEADLINE
     workers: int = 4
+    console: bool = False
 
     def __post_init__(self) -> None:
         if not self.base.startswith("/") or (self.base.endswith("/") and self.base != "/"):

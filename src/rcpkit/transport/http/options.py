@@ -26,6 +26,12 @@ def add_http_arguments(parser: argparse.ArgumentParser) -> None:
     )
     http.add_argument("--base", default=config.base, help="base path (POST <base>/<method>)")
     http.add_argument(
+        "--no-ui",
+        dest="console",
+        action="store_false",
+        help="do not serve the web console at /ui (docs/console.md)",
+    )
+    http.add_argument(
         "--stateful",
         action="store_true",
         help="sessions: initialize returns _meta.session, sent back as RCP-Session",

@@ -1,0 +1,78 @@
+// What a hit card highlights: the cited span (§7.7 Hit.citation) inside the hit's text,
+// and the query's words inside that. Pure functions returning segments to render.
+
+/** The query's distinct words (two letters or more), lower-cased, longest first. */
+export function queryTerms(query) {
+  const words = String(query || "").toLowerCase().match(/[\p{L}\p{N}]{2,}/gu) || [];
+  return [...new Set(words)].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * The hit's text as [{text, cited}] segments. A citation's start/end index the
+ * document, not the hit: when the span is as long as the text, the text is the cited
+ * chunk itself; a `document` unit joins its chunks with the cited one first, so the
+ * span's length from the start is the cited part. Otherwise the span cannot be placed
+ * in the text, and nothing is marked cited.
+ */
+export function citedSegments(text, citation, unit) {
+  const body = String(text ?? "");
+  const start = citation?.start;
+  const end = citation?.end;
+  if (!Number.isInteger(start) || !Number.isInteger(end) || end <= start || !body) {
+    return [{ text: body, cited: false }];
+  }
+  const length = end - start;
+  if (length >= body.length) return [{ text: body, cited: true }];
+  if (unit !== "document") return [{ text: body, cited: false }];
+  return [{ text: body.slice(0, length), cited: true }, { text: body.slice(length), cited: false }];
+}
+
+/** ``text`` as [{text, term}] segments, each word-initial occurrence of a term (any case) marked. */
+export function termSegments(text, terms) {
+  if (!terms.length || !text) return [{ text, term: false }];
+  // Words that start with a term ("rank" in "ranked", not in "reranked").
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])(${terms.map(escape).join("|")})`, "giu");
+  const parts = text.split(pattern);
+  // split() with one capture group alternates text, term, text, ...
+  return parts.map((part, i) => ({ text: part, term: i % 2 === 1 })).filter((part) => part.text !== "");
+}
+
+function escape(word) {
+  return word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/**
+ * The document view's text as segments: chunk boundaries (``boundary``: the chunk's
+ * index) where a chunk starts, and the cited span [cited.start, cited.end) marked.
+ * ``offset`` is where ``text`` starts in the document (a long document is paged).
+ */
+export function documentSegments(text, offset, chunks, cited) {
+  const cuts = new Map();
+  const mark = (at, what) => {
+    const local = at - offset;
+    if (local < 0 || local > text.length) return;
+    if (!cuts.has(local)) cuts.set(local, []);
+    cuts.get(local).push(what);
+  };
+  for (const chunk of chunks) mark(chunk.start, { boundary: chunk.index });
+  const hasCited = cited && Number.isInteger(cited.start) && Number.isInteger(cited.end) && cited.end > cited.start;
+  if (hasCited) {
+    mark(Math.max(cited.start, offset), { open: true });
+    mark(Math.min(cited.end, offset + text.length), { close: true });
+  }
+  const positions = [...cuts.keys()].sort((a, b) => a - b);
+  const segments = [];
+  let inside = hasCited && cited.start < offset && cited.end > offset;
+  let from = 0;
+  for (const at of positions) {
+    if (at > from) segments.push({ text: text.slice(from, at), cited: inside });
+    for (const what of cuts.get(at)) {
+      if (what.boundary !== undefined) segments.push({ boundary: what.boundary });
+      if (what.open) inside = true;
+      if (what.close) inside = false;
+    }
+    from = at;
+  }
+  if (from < text.length) segments.push({ text: text.slice(from), cited: inside });
+  return segments;
+}

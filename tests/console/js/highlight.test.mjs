@@ -1,0 +1,33 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { citedSegments, documentSegments, queryTerms, termSegments } from "../../../src/rcpkit/console/static/js/highlight.mjs";
+
+test("a chunk hit whose span is its whole text is cited whole", () => {
+  assert.deepEqual(citedSegments("abcdef", { start: 10, end: 16 }, "chunk"), [{ text: "abcdef", cited: true }]);
+});
+
+test("a document hit cites its first span; elsewhere an unplaceable span marks nothing", () => {
+  assert.deepEqual(citedSegments("best\n\nnext", { start: 40, end: 44 }, "document"),
+    [{ text: "best", cited: true }, { text: "\n\nnext", cited: false }]);
+  assert.deepEqual(citedSegments("window text", { start: 3, end: 5 }, "chunk"), [{ text: "window text", cited: false }]);
+  assert.deepEqual(citedSegments("no span", {}, "chunk"), [{ text: "no span", cited: false }]);
+});
+
+test("query terms are marked where a word starts with them, in any case", () => {
+  const terms = queryTerms("Rank a FUSION rank");
+  assert.deepEqual(terms, ["fusion", "rank"]);
+  const marked = termSegments("Ranked lists, reranked; fusion.", terms).filter((part) => part.term).map((part) => part.text);
+  assert.deepEqual(marked, ["Rank", "fusion"]);
+});
+
+test("the document view marks chunk starts and the cited span, paged text included", () => {
+  const chunks = [{ index: 0, start: 0, end: 6 }, { index: 1, start: 4, end: 10 }];
+  assert.deepEqual(documentSegments("0123456789", 0, chunks, { start: 4, end: 6 }), [
+    { boundary: 0 }, { text: "0123", cited: false }, { boundary: 1 }, { text: "45", cited: true }, { text: "6789", cited: false },
+  ]);
+  // The text starts at offset 5, inside the cited span [4, 6).
+  assert.deepEqual(documentSegments("56789", 5, chunks, { start: 4, end: 6 }), [
+    { text: "5", cited: true }, { text: "6789", cited: false },
+  ]);
+});
