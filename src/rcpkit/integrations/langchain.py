@@ -15,7 +15,7 @@ server does not advertise raises ``CapabilityMissing`` naming it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
@@ -28,6 +28,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 from rcpkit.integrations._connect import Connection, connection_from
 from rcpkit.integrations._retrieval import Passthrough, hit_metadata, retrieve, retrieve_async
 from rcpkit.protocol.content import Hit
+from rcpkit.protocol.messages import RetrieveMode
 
 __all__ = ["RCPRetriever"]
 
@@ -50,7 +51,7 @@ class RCPRetriever(BaseRetriever):  # type: ignore[misc]
     k: int = 4
     filter: dict[str, Any] | None = None
     """A §8 filter tree, applied to every call unless the call gives its own."""
-    mode: Literal["dense", "sparse", "hybrid", "multi"] | None = None
+    mode: RetrieveMode | None = None
     fusion: dict[str, Any] | None = None
     rerank: dict[str, Any] | bool | None = None
     token_budget: int | None = None

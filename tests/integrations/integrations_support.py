@@ -1,0 +1,78 @@
+"""Real ``rcpkit serve`` processes for the integration tests: a small generated corpus over
+stdio or HTTP, the hashing embedder by default (the wiring is under test), MiniLM on request."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+_CLIENT = str(Path(__file__).parent.parent / "client")
+if _CLIENT not in sys.path:
+    sys.path.append(_CLIENT)
+
+from client_support import announced_http  # noqa: E402
+
+from rcpkit.integrations import Connection  # noqa: E402
+
+HASHING = "hashing:64"
+TOPICS = ("fusion", "bm25", "embedding", "citation", "reranking", "pagination")
+
+
+def corpus() -> list[dict[str, Any]]:
+    """Twelve documents, two per topic, with the engine's filterable fields (lang, year, tag)."""
+    documents = []
+    for number in range(12):
+        topic = TOPICS[number % len(TOPICS)]
+        documents.append(
+            {
+                "id": f"doc-{number}",
+                "title": f"{topic.title()} note {number}",
+                "uri": f"file:///notes/{number}.md",
+                "text": f"A note about {topic}: {topic} matters for retrieval, note {number}.",
+                "meta": {
+                    "lang": "en" if number % 2 == 0 else "de",
+                    "year": 2018 + number,
+                    "tag": topic,
+                },
+            }
+        )
+    return documents
+
+
+def serve_args(index: Path, *extra: str, embedder: str | None = HASHING) -> list[str]:
+    """``rcpkit serve`` over ``index`` (created if missing)."""
+    words = [sys.executable, "-m", "rcpkit", "serve", "--index", str(index), "--create"]
+    if embedder is not None:
+        words += ["--embedder", embedder]
+    return [*words, *extra]
+
+
+@contextmanager
+def http_server(index: Path, *, embedder: str | None = HASHING) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1:0 that accepts writes from loopback; yields its URL."""
+    words = serve_args(
+        index, "--http", "127.0.0.1:0", "--allow-unauthenticated-writes", embedder=embedder
+    )
+    with announced_http(words, timeout=60.0) as (url, _):
+        yield url
+
+
+def populate(connection: Connection) -> None:
+    connection.client.index_add(corpus(), chunk=False)
+
+
+# A server that answers the handshake and advertises no method: every integration must
+# refuse it by name, not return nothing.
+BARE_SERVER = """
+from rcpkit import App
+App("bare-engine", "1.0").run_stdio()
+"""
+
+
+def bare_server(folder: Path) -> list[str]:
+    script = folder / "bare_server.py"
+    script.write_text(BARE_SERVER)
+    return [sys.executable, str(script)]
