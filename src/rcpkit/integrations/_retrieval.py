@@ -6,12 +6,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rcpkit.client import Client, SyncClient
+from rcpkit.client import CapabilityMissing, Client, SyncClient
 from rcpkit.integrations._connect import Connection
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.content import Hit
 
-__all__ = ["Passthrough", "hit_metadata", "retrieve", "retrieve_async"]
+__all__ = ["PROBE_QUERY", "Passthrough", "every_hit", "hit_metadata", "retrieve", "retrieve_async"]
 
 Filter = Mapping[str, Any]
 
@@ -70,6 +70,38 @@ async def retrieve_async(
         return (await client.retrieve(query, **arguments)).hits
 
     return await connection.run(work)
+
+
+# RCP has no "list documents" method. A dense retrieve ranks every chunk, and its cursor
+# (§10) pages on past maxK, so paging through one to its end lists the index. The query
+# only orders the pages; any non-empty text will do (§7.7 refuses an empty one).
+PROBE_QUERY = "*"
+
+
+def every_hit(connection: Connection, filter: Filter | None, *, page: int = 100) -> list[Hit]:
+    """Every hit a paged dense ``retrieve`` yields (O(index size): for stores' list/count).
+
+    Needs ``retrieve`` with the ``dense`` mode and ``pagination``; a server without
+    either raises CapabilityMissing naming it rather than listing nothing.
+    """
+    block = connection.require("retrieve", "retrieve")
+    modes = block.get("modes")
+    if isinstance(modes, list) and "dense" not in modes:
+        raise CapabilityMissing("retrieve", "retrieve.modes: dense")
+    connection.require("retrieve", "pagination")
+    maximum = block.get("maxK")
+    size = min(page, maximum) if isinstance(maximum, int) and maximum > 0 else page
+    arguments = Passthrough(mode="dense").arguments(size, filter)
+    hits: list[Hit] = []
+    cursor: str | None = None
+    while True:
+        result = connection.call(
+            lambda client: client.retrieve(PROBE_QUERY, cursor=cursor, **arguments)
+        )
+        hits.extend(result.hits)
+        cursor = result.next_cursor
+        if not cursor or not result.hits:
+            return hits
 
 
 def hit_metadata(hit: Hit) -> dict[str, Any]:
