@@ -9,9 +9,9 @@ import pytest
 # Haystack reports usage unless told not to; no test may reach the network.
 os.environ["HAYSTACK_TELEMETRY_ENABLED"] = "False"
 
-from integrations_support import http_server, populate  # noqa: E402
+from integrations_support import http_server, populate
 
-from rcpkit.integrations import Connection  # noqa: E402
+from rcpkit.integrations import Connection
 
 
 @pytest.fixture(scope="module")

@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("haystack")
 
-from haystack import Document  # noqa: E402
-from haystack.document_stores.types import DuplicatePolicy  # noqa: E402
-from haystack.testing.document_store import (  # noqa: E402
+from haystack import Document
+from haystack.document_stores.types import DuplicatePolicy
+from haystack.testing.document_store import (
     CountDocumentsByFilterTest,
     CountDocumentsTest,
     DeleteAllTest,
@@ -19,9 +19,9 @@ from haystack.testing.document_store import (  # noqa: E402
     FilterDocumentsTest,
     WriteDocumentsTest,
 )
-from integrations_support import http_server  # noqa: E402
+from integrations_support import http_server
 
-from rcpkit.integrations.haystack import RCPDocumentStore  # noqa: E402
+from rcpkit.integrations.haystack import RCPDocumentStore
 
 
 @pytest.fixture(scope="module")
@@ -45,41 +45,32 @@ def document_store(store_url: str) -> Iterator[RCPDocumentStore]:
 # cannot pass against this engine. Every other test of these mixins runs (the date ones
 # use the advertised `date` field).
 _UNADVERTISED = "filters on a field the engine does not advertise (§8)"
-_NOT_APPLICABLE = {
-    # Equality and ranges on meta.number / meta.name / meta.page / meta.chapter.
-    **{
-        name: _UNADVERTISED
-        for name in (
-            "test_comparison_equal",
-            "test_comparison_equal_with_none",
-            "test_comparison_not_equal",
-            "test_comparison_not_equal_with_none",
-            "test_comparison_greater_than",
-            "test_comparison_greater_than_with_none",
-            "test_comparison_greater_than_equal",
-            "test_comparison_greater_than_equal_with_none",
-            "test_comparison_less_than",
-            "test_comparison_less_than_with_none",
-            "test_comparison_less_than_equal",
-            "test_comparison_less_than_equal_with_none",
-            "test_comparison_in",
-            "test_comparison_not_in",
-            "test_and_operator",
-            "test_or_operator",
-            "test_not_operator",
-        )
-    },
-    # CountDocumentsByFilterTest filters on meta.category throughout.
-    **{
-        name: _UNADVERTISED
-        for name in (
-            "test_count_documents_by_filter_simple",
-            "test_count_documents_by_filter_compound",
-            "test_count_documents_by_filter_no_matches",
-            "test_count_documents_by_filter_empty_collection",
-        )
-    },
-}
+_FILTERABLE = (  # meta.number / meta.name / meta.page / meta.chapter
+    "test_comparison_equal",
+    "test_comparison_equal_with_none",
+    "test_comparison_not_equal",
+    "test_comparison_not_equal_with_none",
+    "test_comparison_greater_than",
+    "test_comparison_greater_than_with_none",
+    "test_comparison_greater_than_equal",
+    "test_comparison_greater_than_equal_with_none",
+    "test_comparison_less_than",
+    "test_comparison_less_than_with_none",
+    "test_comparison_less_than_equal",
+    "test_comparison_less_than_equal_with_none",
+    "test_comparison_in",
+    "test_comparison_not_in",
+    "test_and_operator",
+    "test_or_operator",
+    "test_not_operator",
+)
+_BY_CATEGORY = (  # CountDocumentsByFilterTest filters on meta.category throughout
+    "test_count_documents_by_filter_simple",
+    "test_count_documents_by_filter_compound",
+    "test_count_documents_by_filter_no_matches",
+    "test_count_documents_by_filter_empty_collection",
+)
+_NOT_APPLICABLE = dict.fromkeys((*_FILTERABLE, *_BY_CATEGORY), _UNADVERTISED)
 
 
 class TestRCPDocumentStore(

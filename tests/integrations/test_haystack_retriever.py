@@ -10,14 +10,14 @@ import pytest
 
 pytest.importorskip("haystack")
 
-from haystack import Document, Pipeline  # noqa: E402
-from haystack.document_stores.errors import DocumentStoreError  # noqa: E402
-from haystack.errors import FilterError  # noqa: E402
-from haystack.utils import Secret  # noqa: E402
-from integrations_support import bare_server, corpus, http_server, serve_args  # noqa: E402
+from haystack import Document, Pipeline
+from haystack.document_stores.errors import DocumentStoreError
+from haystack.errors import FilterError
+from haystack.utils import Secret
+from integrations_support import bare_server, corpus, http_server, serve_args
 
-from rcpkit.client import CapabilityMissing  # noqa: E402
-from rcpkit.integrations.haystack import RCPDocumentStore, RCPRetriever  # noqa: E402
+from rcpkit.client import CapabilityMissing
+from rcpkit.integrations.haystack import RCPDocumentStore, RCPRetriever
 
 
 def _haystack_corpus() -> list[Document]:
@@ -69,7 +69,9 @@ def test_the_retriever_round_trips_through_to_dict_with_an_env_token(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("RCP_TEST_TOKEN", "secret-value")
-    store = RCPDocumentStore(url="http://127.0.0.1:9/rcp", token=Secret.from_env_var("RCP_TEST_TOKEN"))
+    store = RCPDocumentStore(
+        url="http://127.0.0.1:9/rcp", token=Secret.from_env_var("RCP_TEST_TOKEN")
+    )
     retriever = RCPRetriever(document_store=store, top_k=2, filters={"field": "meta.tag",
                                                                       "operator": "==",
                                                                       "value": "x"})  # fmt: skip

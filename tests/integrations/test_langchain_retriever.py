@@ -9,12 +9,12 @@ import pytest
 
 pytest.importorskip("langchain_core")
 
-from integrations_support import bare_server, populate, serve_args  # noqa: E402
+from integrations_support import bare_server, populate, serve_args
 
-from rcpkit.client import CapabilityMissing, OptionUnsupported  # noqa: E402
-from rcpkit.integrations import Connection  # noqa: E402
-from rcpkit.integrations.langchain import RCPRetriever  # noqa: E402
-from rcpkit.protocol.errors import RCPError  # noqa: E402
+from rcpkit.client import CapabilityMissing, OptionUnsupported
+from rcpkit.integrations import Connection
+from rcpkit.integrations.langchain import RCPRetriever
+from rcpkit.protocol.errors import RCPError
 
 
 def test_k_given_at_call_time_overrides_the_constructor(corpus_url: str) -> None:
@@ -114,8 +114,9 @@ def test_one_connection_is_shared_by_retrievers_and_a_registry_entry_reaches_it(
     with Connection.registry(registry, "notes") as connection:
         populate(connection)
         first = RCPRetriever(connection=connection, k=1)
-        second = RCPRetriever(connection=connection, k=3, filter={"field": "tag", "op": "eq",
-                                                                   "value": "bm25"})
+        second = RCPRetriever(
+            connection=connection, k=3, filter={"field": "tag", "op": "eq", "value": "bm25"}
+        )
         assert len(first.invoke("bm25")) == 1
         assert {doc.metadata["tag"] for doc in second.invoke("bm25")} == {"bm25"}
     with pytest.raises(ValueError, match="no engine `other`"):

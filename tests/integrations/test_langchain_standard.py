@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("langchain_tests")
 
-from langchain_tests.integration_tests import RetrieversIntegrationTests  # noqa: E402
+from langchain_tests.integration_tests import RetrieversIntegrationTests
 
-from rcpkit.integrations.langchain import RCPRetriever  # noqa: E402
+from rcpkit.integrations.langchain import RCPRetriever
 
 
 class TestRCPRetrieverStandard(RetrieversIntegrationTests):

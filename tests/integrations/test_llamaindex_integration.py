@@ -10,13 +10,13 @@ import pytest
 
 pytest.importorskip("llama_index.core")
 
-from integrations_support import bare_server, serve_args  # noqa: E402
-from llama_index.core import Document, Settings, StorageContext, VectorStoreIndex  # noqa: E402
-from llama_index.core.embeddings import MockEmbedding  # noqa: E402
-from llama_index.core.llms import MockLLM  # noqa: E402
-from llama_index.core.node_parser import SentenceSplitter  # noqa: E402
-from llama_index.core.schema import NodeRelationship, QueryBundle  # noqa: E402
-from llama_index.core.vector_stores.types import (  # noqa: E402
+from integrations_support import bare_server, serve_args
+from llama_index.core import Document, Settings, StorageContext, VectorStoreIndex
+from llama_index.core.embeddings import MockEmbedding
+from llama_index.core.llms import MockLLM
+from llama_index.core.node_parser import SentenceSplitter
+from llama_index.core.schema import NodeRelationship, QueryBundle
+from llama_index.core.vector_stores.types import (
     FilterCondition,
     FilterOperator,
     MetadataFilter,
@@ -25,9 +25,9 @@ from llama_index.core.vector_stores.types import (  # noqa: E402
     VectorStoreQueryMode,
 )
 
-from rcpkit.client import CapabilityMissing  # noqa: E402
-from rcpkit.integrations import Connection, Passthrough  # noqa: E402
-from rcpkit.integrations.llamaindex import (  # noqa: E402
+from rcpkit.client import CapabilityMissing
+from rcpkit.integrations import Connection, Passthrough
+from rcpkit.integrations.llamaindex import (
     RCPRetriever,
     RCPVectorStore,
     to_rcp_filter,
@@ -35,11 +35,10 @@ from rcpkit.integrations.llamaindex import (  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
-def _no_openai() -> Iterator[None]:
+def _no_openai() -> None:
     # LlamaIndex defaults to OpenAI for both; nothing here may reach for it.
     Settings.embed_model = MockEmbedding(embed_dim=8)
     Settings.llm = MockLLM()
-    yield
 
 
 def _documents() -> list[Document]:

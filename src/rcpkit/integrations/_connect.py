@@ -173,7 +173,9 @@ class Connection:
         Cancelling the awaiting task cancels the call, which sends
         ``notifications/cancel`` (§7.14).
         """
-        blocking = self._sync or await asyncio.to_thread(lambda: self.client)
+        blocking = self._sync
+        if blocking is None:  # the first call connects off this loop, never blocking it
+            blocking = await asyncio.to_thread(lambda: self.client)
         loop = self._loop
         assert loop is not None
         future = asyncio.run_coroutine_threadsafe(work(blocking.client), loop)

@@ -95,9 +95,8 @@ def every_hit(connection: Connection, filter: Filter | None, *, page: int = 100)
     hits: list[Hit] = []
     cursor: str | None = None
     while True:
-        result = connection.call(
-            lambda client: client.retrieve(PROBE_QUERY, cursor=cursor, **arguments)
-        )
+        page_arguments = {**arguments, "cursor": cursor} if cursor else arguments
+        result = connection.client.retrieve(PROBE_QUERY, **page_arguments)
         hits.extend(result.hits)
         cursor = result.next_cursor
         if not cursor or not result.hits:

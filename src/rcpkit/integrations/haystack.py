@@ -1,6 +1,6 @@
 """Haystack: a DocumentStore and a retriever component over any RCP server (``rcpkit[haystack]``).
 
->>> store = RCPDocumentStore(url="http://127.0.0.1:8080/rcp", token=Secret.from_env_var("RCP_TOKEN"))
+>>> store = RCPDocumentStore(url="http://127.0.0.1:8080/rcp", token=Secret.from_env_var("TOKEN"))
 >>> store.write_documents([Document(content="RRF fuses ranked lists", meta={"lang": "en"})])
 >>> retriever = RCPRetriever(document_store=store, top_k=5)
 >>> retriever.run(query="fusion", filters={"field": "meta.lang", "operator": "==", "value": "en"})
@@ -37,6 +37,7 @@ from rcpkit.integrations._retrieval import (
 )
 from rcpkit.protocol.content import Hit
 from rcpkit.protocol.errors import ErrorCode, RCPError
+from rcpkit.protocol.messages import RetrieveMode
 
 __all__ = ["RCPDocumentStore", "RCPRetriever", "to_rcp_filter"]
 
@@ -157,7 +158,7 @@ class RCPRetriever:
         *,
         top_k: int = 10,
         filters: dict[str, Any] | None = None,
-        mode: str | None = None,
+        mode: RetrieveMode | None = None,
         fusion: dict[str, Any] | None = None,
         rerank: dict[str, Any] | bool | None = None,
         token_budget: int | None = None,
@@ -199,7 +200,7 @@ class RCPRetriever:
         self, top_k: int | None, filters: dict[str, Any] | None
     ) -> tuple[int, dict[str, Any] | None, Passthrough]:
         options = Passthrough(
-            mode=self.mode,  # type: ignore[arg-type]  # the server validates the mode (§7.7)
+            mode=self.mode,
             fusion=self.fusion,
             rerank=self.rerank,
             token_budget=self.token_budget,
@@ -230,13 +231,13 @@ def _rcp_document(document: Document) -> dict[str, Any]:
 
 def _stored(hit: Hit) -> Document:
     """A listed hit as the Document that was written (its id, content and meta)."""
-    identifier = hit.chunk.doc_id if hit.chunk is not None else hit.id
+    identifier = hit.chunk.doc_id if hit.chunk is not None else str(hit.id)
     return Document(id=identifier, content=hit.text, meta=dict(hit.meta or {}))
 
 
 def _retrieved(hit: Hit) -> Document:
     """A ranked hit: the stored Document plus its score and the RCP fields in ``meta``."""
-    identifier = hit.chunk.doc_id if hit.chunk is not None else hit.id
+    identifier = hit.chunk.doc_id if hit.chunk is not None else str(hit.id)
     return Document(id=identifier, content=hit.text, meta=hit_metadata(hit), score=hit.score)
 
 
@@ -315,4 +316,3 @@ def _comparison(field: str, operator: str, value: Any) -> dict[str, Any]:
     if operator in _ORDERED and (value is None or isinstance(value, list | dict | bool)):
         raise FilterError(f"`{operator}` takes a number or a date, not {value!r}")
     return {"field": name, "op": op, "value": value}
-

@@ -1,4 +1,6 @@
-"""LangChain: :class:`RCPRetriever`, a ``BaseRetriever`` over any RCP server (``rcpkit[langchain]``).
+"""LangChain: :class:`RCPRetriever`, a ``BaseRetriever`` over any RCP server.
+
+Install with ``pip install 'rcpkit[langchain]'``.
 
 >>> retriever = RCPRetriever(url="http://127.0.0.1:8080/rcp", token="…", k=5, mode="hybrid")
 >>> docs = retriever.invoke("reciprocal rank fusion", k=3, filter={"field": "lang", "op": "eq",
@@ -33,8 +35,7 @@ from rcpkit.protocol.messages import RetrieveMode
 __all__ = ["RCPRetriever"]
 
 
-# BaseRetriever is a pydantic model whose generic Runnable base mypy sees as untyped.
-class RCPRetriever(BaseRetriever):  # type: ignore[misc]
+class RCPRetriever(BaseRetriever):
     """Documents from an RCP server's ``retrieve`` (§7.7), sync or native async."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -117,4 +118,4 @@ class RCPRetriever(BaseRetriever):  # type: ignore[misc]
 
 
 def _document(hit: Hit) -> Document:
-    return Document(page_content=hit.text or "", metadata=hit_metadata(hit), id=hit.id)
+    return Document(page_content=hit.text or "", metadata=hit_metadata(hit), id=str(hit.id))

@@ -94,8 +94,7 @@ class RCPRetriever(BaseRetriever):
         return [node_with_score(hit) for hit in hits]
 
 
-# BasePydanticVectorStore is a pydantic model mypy sees through an untyped base.
-class RCPVectorStore(BasePydanticVectorStore):  # type: ignore[misc]
+class RCPVectorStore(BasePydanticVectorStore):
     """A LlamaIndex vector store whose writes are ``index/add`` and reads ``retrieve``."""
 
     stores_text: bool = True
@@ -132,7 +131,7 @@ class RCPVectorStore(BasePydanticVectorStore):  # type: ignore[misc]
         """
         ids = sorted(
             {
-                hit.chunk.doc_id if hit.chunk is not None else hit.id
+                hit.chunk.doc_id if hit.chunk is not None else str(hit.id)
                 for hit in every_hit(self._connection, None)
                 if (hit.meta or {}).get(_REF_DOC_KEY) == ref_doc_id
             }
@@ -186,7 +185,7 @@ def node_with_score(hit: Hit) -> NodeWithScore:
     metadata = hit_metadata(hit)
     own = {key: value for key, value in metadata.items() if key not in _RCP_KEYS}
     rcp = {key: value for key, value in metadata.items() if key in _RCP_KEYS}
-    node_id = hit.chunk.doc_id if hit.chunk is not None else hit.id
+    node_id = hit.chunk.doc_id if hit.chunk is not None else str(hit.id)
     node = TextNode(id_=node_id, text=hit.text or "", metadata={**own, **rcp})
     # The RCP fields describe the hit, not the text: keep them out of embeddings and prompts.
     node.excluded_embed_metadata_keys = sorted(rcp)
@@ -295,4 +294,3 @@ def _clause(item: MetadataFilter) -> dict[str, Any]:
     if operator is None:
         raise ValueError(f"filter operator `{item.operator.value}` has no §8 equivalent")
     return {"field": item.key, "op": operator, "value": item.value}
-
