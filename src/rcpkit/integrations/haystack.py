@@ -71,7 +71,24 @@ class RCPDocumentStore:
         )
         self.connection = Connection(source, timeout=timeout)
 
+    @classmethod
+    def from_connection(cls, connection: Connection) -> RCPDocumentStore:
+        """A store over an open, shared :class:`Connection` (one session for many users)."""
+        source = connection.source
+        store = cls(
+            url=source.url,
+            command=list(source.command) or None,
+            registry=source.registry,
+            engine=source.engine,
+            timeout=connection.timeout,
+        )
+        store.connection = connection
+        return store
+
     def to_dict(self) -> dict[str, Any]:
+        if self.token is None and self.connection.source.token is not None:
+            # A plain-string token would be written into the pipeline's YAML.
+            raise ValueError("give the token as Secret.from_env_var(...) to serialize this store")
         return default_to_dict(
             self,
             url=self.url,
