@@ -24,16 +24,16 @@ from pathlib import Path
 
 os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
 
-from haystack import Pipeline  # noqa: E402
-from llama_index.core import Settings, StorageContext, VectorStoreIndex  # noqa: E402
-from llama_index.core.embeddings import MockEmbedding  # noqa: E402
-from llama_index.core.llms import MockLLM  # noqa: E402
+from haystack import Pipeline
+from llama_index.core import Settings, VectorStoreIndex
+from llama_index.core.embeddings import MockEmbedding
+from llama_index.core.llms import MockLLM
 
-from rcpkit.client import Client  # noqa: E402
-from rcpkit.integrations import Connection  # noqa: E402
-from rcpkit.integrations import haystack as hs  # noqa: E402
-from rcpkit.integrations import langchain as lc  # noqa: E402
-from rcpkit.integrations import llamaindex as li  # noqa: E402
+from rcpkit.client import Client
+from rcpkit.integrations import Connection
+from rcpkit.integrations import haystack as hs
+from rcpkit.integrations import langchain as lc
+from rcpkit.integrations import llamaindex as li
 
 QUERY = "how does reciprocal rank fusion combine rankings"
 K = 5
