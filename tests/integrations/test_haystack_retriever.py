@@ -122,5 +122,5 @@ def test_a_store_over_a_shared_connection_serializes_without_a_plain_token(
         store.write_documents(_haystack_corpus()[:3])
         assert RCPDocumentStore.from_dict(store.to_dict()).connection.source == connection.source
         assert len(RCPRetriever(document_store=store, top_k=2).run(query="bm25")["documents"]) == 2
-    with pytest.raises(ValueError, match="Secret.from_env_var"):
+    with pytest.raises(ValueError, match=r"Secret\.from_env_var"):
         RCPDocumentStore.from_connection(Connection.http("http://127.0.0.1:9", token="t")).to_dict()
