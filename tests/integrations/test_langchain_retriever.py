@@ -121,3 +121,14 @@ def test_one_connection_is_shared_by_retrievers_and_a_registry_entry_reaches_it(
         assert {doc.metadata["tag"] for doc in second.invoke("bm25")} == {"bm25"}
     with pytest.raises(ValueError, match="no engine `other`"):
         RCPRetriever(registry=str(registry), engine="other").invoke("bm25")
+
+
+def test_token_budget_and_mode_pass_through_to_retrieve(corpus_url: str) -> None:
+    unbounded = RCPRetriever(url=corpus_url, k=12, mode="sparse")
+    budgeted = RCPRetriever(url=corpus_url, k=12, mode="sparse", token_budget=40)
+    everything = unbounded.invoke("fusion bm25 embedding citation")
+    within = budgeted.invoke("fusion bm25 embedding citation")
+    assert 0 < len(within) < len(everything)
+    assert [doc.id for doc in within] == [doc.id for doc in everything][: len(within)]
+    unbounded.close()
+    budgeted.close()
