@@ -76,3 +76,57 @@ def bare_server(folder: Path) -> list[str]:
     script = folder / "bare_server.py"
     script.write_text(BARE_SERVER)
     return [sys.executable, str(script)]
+
+
+# A retrieve that notes when it starts and how it ends, and waits (up to 60 s) to be
+# cancelled: what an async framework call does when its task is cancelled.
+SLOW_SERVER = """
+import json, sys, threading
+from rcpkit import App
+from rcpkit.protocol import RetrieveParams, RetrieveResult
+
+record = sys.argv[1]
+app = App("slow-engine", "1.0")
+
+def note(entry):
+    with open(record, "a") as out:
+        out.write(json.dumps(entry) + "\\n")
+
+@app.retrieve(max_k=10, modes=["sparse"])
+def retrieve(params: RetrieveParams, ctx) -> RetrieveResult:
+    note({"started": True})
+    stop = threading.Event()
+    try:
+        for _ in range(600):
+            ctx.check_cancelled()
+            stop.wait(0.1)
+    except Exception as error:
+        note({"stopped": getattr(error, "code", None)})
+        raise
+    return RetrieveResult(hits=[])
+
+app.run_stdio()
+"""
+
+
+def slow_server(folder: Path) -> tuple[list[str], Path]:
+    script, record = folder / "slow_server.py", folder / "record.jsonl"
+    script.write_text(SLOW_SERVER)
+    return [sys.executable, str(script), str(record)], record
+
+
+async def until_recorded(record: Path, key: str, timeout: float = 20.0) -> dict[str, Any]:
+    """The first line of the child's record that has ``key``, within ``timeout``."""
+    import asyncio
+    import json
+
+    def read() -> list[dict[str, Any]]:
+        lines = record.read_text().splitlines() if record.exists() else []
+        return [json.loads(line) for line in lines]
+
+    async with asyncio.timeout(timeout):
+        while True:
+            for entry in await asyncio.to_thread(read):
+                if key in entry:
+                    return entry
+            await asyncio.sleep(0.05)  # the child is another process: poll its record

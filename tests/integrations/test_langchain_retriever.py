@@ -132,3 +132,18 @@ def test_token_budget_and_mode_pass_through_to_retrieve(corpus_url: str) -> None
     assert [doc.id for doc in within] == [doc.id for doc in everything][: len(within)]
     unbounded.close()
     budgeted.close()
+
+
+async def test_cancelling_ainvoke_sends_the_server_a_cancel(tmp_path: Path) -> None:
+    from integrations_support import slow_server, until_recorded
+
+    command, record = slow_server(tmp_path)
+    with Connection.stdio(command) as connection:
+        retriever = RCPRetriever(connection=connection)
+        task = asyncio.create_task(retriever.ainvoke("slow"))
+        await until_recorded(record, "started")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        stopped = await until_recorded(record, "stopped")
+        assert stopped["stopped"] == -32006  # §7.14: the server saw notifications/cancel
