@@ -97,6 +97,7 @@ def test_refusals_are_haystack_errors_naming_the_cause(tmp_path: Path) -> None:
 
 def test_the_store_and_retriever_work_with_the_real_default_model(tmp_path: Path) -> None:
     store = RCPDocumentStore(command=serve_args(tmp_path / "index", embedder=None), timeout=120)
+    assert "all-MiniLM-L6-v2" in store.connection.capabilities["embed"]["identity"]
     store.write_documents(_haystack_corpus())
     found = RCPRetriever(document_store=store, top_k=2, mode="dense").run(
         query="how are search results combined and ranked together"

@@ -94,6 +94,7 @@ def test_the_retriever_works_over_stdio_with_the_real_default_model(tmp_path: Pa
     # No --embedder: the engine's default, all-MiniLM-L6-v2 (int8 ONNX from PyPI).
     command = serve_args(tmp_path / "index", embedder=None)
     with Connection.stdio(command, timeout=120.0) as connection:
+        assert "all-MiniLM-L6-v2" in connection.capabilities["embed"]["identity"]
         populate(connection)
         retriever = RCPRetriever(connection=connection, k=2, mode="dense")
         docs = retriever.invoke("how are search results combined and ranked together")
