@@ -51,12 +51,18 @@ def serve_args(index: Path, *extra: str, embedder: str | None = HASHING) -> list
 
 
 @contextmanager
-def http_server(index: Path, *, embedder: str | None = HASHING) -> Iterator[str]:
-    """An HTTP server on 127.0.0.1:0 that accepts writes from loopback; yields its URL."""
-    words = serve_args(
-        index, "--http", "127.0.0.1:0", "--allow-unauthenticated-writes", embedder=embedder
-    )
-    with announced_http(words, timeout=60.0) as (url, _):
+def http_server(
+    index: Path, *, embedder: str | None = HASHING, tokens: str | None = None
+) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1:0; yields its URL.
+
+    Without ``tokens`` it accepts writes from loopback; with them (``TOKEN,...``) every
+    call needs a bearer token.
+    """
+    extra = ["--allow-unauthenticated-writes"] if tokens is None else []
+    words = serve_args(index, "--http", "127.0.0.1:0", *extra, embedder=embedder)
+    env = {"RCPKIT_HTTP_TOKENS": tokens} if tokens is not None else None
+    with announced_http(words, env=env, timeout=60.0) as (url, _):
         yield url
 
 

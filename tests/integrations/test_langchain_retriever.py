@@ -148,3 +148,17 @@ async def test_cancelling_ainvoke_sends_the_server_a_cancel(tmp_path: Path) -> N
             await task
         stopped = await until_recorded(record, "stopped")
         assert stopped["stopped"] == -32006  # §7.14: the server saw notifications/cancel
+
+
+def test_an_http_server_behind_a_token_is_reached_with_it_and_refused_without(
+    tmp_path: Path,
+) -> None:
+    from integrations_support import http_server
+
+    with http_server(tmp_path / "index", tokens="s3cret-token") as url:
+        with Connection.http(url, token="s3cret-token") as connection:
+            populate(connection)
+            assert len(RCPRetriever(connection=connection, k=2).invoke("bm25")) == 2
+        with pytest.raises(RCPError, match="unauthorized") as refused:
+            RCPRetriever(url=url, token="wrong-token").invoke("bm25")
+        assert refused.value.code == -32012
