@@ -162,3 +162,13 @@ def test_an_http_server_behind_a_token_is_reached_with_it_and_refused_without(
         with pytest.raises(RCPError, match="unauthorized") as refused:
             RCPRetriever(url=url, token="wrong-token").invoke("bm25")
         assert refused.value.code == -32012
+
+
+def test_a_closed_connection_reconnects_on_the_next_call(corpus_url: str) -> None:
+    with Connection.http(corpus_url) as connection:
+        retriever = RCPRetriever(connection=connection, k=1)
+        first = retriever.invoke("citation")
+        connection.close()
+        assert [doc.id for doc in asyncio.run(retriever.ainvoke("citation"))] == [
+            doc.id for doc in first
+        ]

@@ -107,8 +107,8 @@ class Connection:
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self._lock = threading.Lock()
-        self._sync: SyncClient | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        # The blocking client and the loop its async client runs on, set together.
+        self._opened: tuple[SyncClient, asyncio.AbstractEventLoop] | None = None
         self._closer: weakref.finalize[Any, Any] | None = None
 
     @classmethod
@@ -131,12 +131,15 @@ class Connection:
     @property
     def client(self) -> SyncClient:
         """The blocking client, connected (``initialize``) on first use."""
-        with self._lock:
-            if self._sync is None:
-                self._sync = self._open()
-            return self._sync
+        return self._session()[0]
 
-    def _open(self) -> SyncClient:
+    def _session(self) -> tuple[SyncClient, asyncio.AbstractEventLoop]:
+        with self._lock:
+            if self._opened is None:
+                self._opened = self._open()
+            return self._opened
+
+    def _open(self) -> tuple[SyncClient, asyncio.AbstractEventLoop]:
         runner = LoopThread()
         bound = self.connect_timeout + 5.0
         try:
@@ -146,10 +149,9 @@ class Connection:
             runner.stop()
             raise
         blocking = SyncClient(client, runner)
-        self._loop = runner.loop
         # A connection dropped without close() still ends its server and its thread.
         self._closer = weakref.finalize(self, blocking.close)
-        return blocking
+        return blocking, runner.loop
 
     @property
     def capabilities(self) -> Mapping[str, Any]:
@@ -173,18 +175,17 @@ class Connection:
         Cancelling the awaiting task cancels the call, which sends
         ``notifications/cancel`` (§7.14).
         """
-        blocking = self._sync
-        if blocking is None:  # the first call connects off this loop, never blocking it
-            blocking = await asyncio.to_thread(lambda: self.client)
-        loop = self._loop
-        assert loop is not None
+        opened = self._opened
+        if opened is None:  # the first call connects off this loop, never blocking it
+            opened = await asyncio.to_thread(self._session)
+        blocking, loop = opened
         future = asyncio.run_coroutine_threadsafe(work(blocking.client), loop)
         return await asyncio.wrap_future(future)
 
     def close(self) -> None:
         """``shutdown`` and close (a spawned server exits); a later call reconnects."""
         with self._lock:
-            closer, self._closer, self._sync = self._closer, None, None
+            closer, self._closer, self._opened = self._closer, None, None
         if closer is not None:
             closer()
 
