@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 
 import pytest
+
+# `rcpkit serve --http` starts one process per core by default; the suite's servers
+# are one process each unless a test asks for workers (tests/transport/http/test_http_workers.py).
+os.environ.setdefault("RCPKIT_HTTP_WORKERS", "1")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -86,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cut = words.index("--")
         words, server = words[:cut], words[cut + 1 :]
     args = _parser().parse_args(words)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # to start copies (serve --workers)
     if args.subcommand in ("eval", "mcp"):
         args.command = server
     try:

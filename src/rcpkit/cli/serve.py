@@ -74,11 +74,19 @@ def run(args: argparse.Namespace) -> int:
     from rcpkit.server.limits import resolve_deadline
     from rcpkit.server.runner import run_async
 
+    if args.http is not None:
+        workers = _workers(args)
+        if workers > 1:
+            from rcpkit.transport.http.command import serve_workers_command
+
+            return serve_workers_command(args, workers)
     try:
         observer, metrics_at = observer_from_args(args)
     except (ValueError, RuntimeError, OSError) as error:
         print(f"rcpkit serve: {error}", file=sys.stderr)
         return 2
+    if _is_later_worker():
+        metrics_at = None  # worker 0 serves the metrics port; its /metrics sums every worker
     if args.engine == "keyword":
         from rcpkit.engine.keyword import KeywordIndex
         from rcpkit.handlers.keyword import build_keyword_app, load_samples
@@ -110,6 +118,30 @@ def run(args: argparse.Namespace) -> int:
     )
     run_async(observed(observer, metrics_at, serving))
     return 0
+
+
+def _workers(args: argparse.Namespace) -> int:
+    """How many processes serve HTTP: one inside a worker, else --workers or the default.
+
+    The persistent engine allows one per core (each worker follows the index's
+    commits; writes serialise in the store). The in-memory keyword engine keeps
+    its corpus in the process, so it is served by one.
+    """
+    from rcpkit.transport.http.workers import default_workers, worker_index
+
+    if worker_index() is not None:
+        return 1
+    if args.workers is not None:
+        if args.engine == "keyword" and args.workers > 1:
+            raise ValueError("--engine keyword keeps its corpus in one process: --workers 1")
+        return int(args.workers)
+    return default_workers() if args.engine == "index" else 1
+
+
+def _is_later_worker() -> bool:
+    from rcpkit.transport.http.workers import worker_index
+
+    return worker_index() not in (None, 0)
 
 
 _INDEX_HELP = {

@@ -3,16 +3,23 @@
 Each :class:`Metrics` owns its registry (two servers in one process never
 share counters). Names follow Prometheus conventions: ``rcp_`` prefix,
 seconds, ``_total`` counters.
+
+Under ``rcpkit serve --workers N`` every worker process writes its values to
+the folder ``$PROMETHEUS_MULTIPROC_DIR`` (prometheus-client's multiprocess
+mode, chosen when the library is imported), and a scrape of any worker sums
+them, so ``/metrics`` describes the whole server, not the worker that answered.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = ["CONTENT_TYPE", "Metrics"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+_MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 # Latencies from a cached ping (~50 µs) to a slow rerank (~30 s).
 _BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
@@ -64,7 +71,10 @@ class Metrics:
             registry=r,
         )
         self.in_flight = prom.Gauge(
-            "rcp_requests_in_flight", "requests not yet answered", registry=r
+            "rcp_requests_in_flight",
+            "requests not yet answered",
+            registry=r,
+            multiprocess_mode="livesum",  # summed over the live workers
         )
         self.http = prom.Counter(
             "rcp_http_responses", "HTTP responses by status", ["status"], registry=r
@@ -97,8 +107,20 @@ class Metrics:
             self._collector_registered = True
 
     def render(self) -> bytes:
-        data: bytes = self._prom.generate_latest(self.registry)
+        data: bytes = self._prom.generate_latest(self._scrape_registry())
         return data
+
+    def _scrape_registry(self) -> Any:
+        folder = os.environ.get(_MULTIPROC_ENV)
+        if not folder:
+            return self.registry
+        from prometheus_client import multiprocess
+
+        merged = self._prom.CollectorRegistry(auto_describe=True)
+        multiprocess.MultiProcessCollector(merged, path=folder)  # type: ignore[no-untyped-call]
+        if self._gauges:  # read from the index, the same in every worker
+            merged.register(_Scraped(self))
+        return merged
 
     def scraped(self) -> Iterable[Any]:
         import prometheus_client.core as core

@@ -15,21 +15,48 @@ from dataclasses import dataclass
 
 __all__ = ["Screen", "screen", "trust_level"]
 
-_INSTRUCTIONS = [
-    r"\b(ignore|disregard|forget|override)\b.{0,40}\b(previous|prior|above|earlier|all|any)\b"
-    r".{0,40}\b(instructions?|prompts?|rules?|directions?|messages?)\b",
-    r"\b(reveal|print|show|repeat|output)\b.{0,30}\b(system|hidden|initial)\s+(prompt|instructions?)\b",
-    r"\byou\s+are\s+now\s+(a|an|in)\b",
-    r"\b(new|updated)\s+instructions?\s*:",
-    r"\bdo\s+not\s+(tell|inform)\s+the\s+user\b",
-    r"\bact\s+as\s+(if\s+you\s+were|a|an)\b.{0,40}\b(unrestricted|jailbroken|dan)\b",
+# Each pattern with the words it cannot match without: one of every group must occur in
+# the lower-cased text. A few `in` tests then spare ordinary prose the regular
+# expressions (measured on 193-character chunks: 53 µs a chunk for the seven patterns,
+# about 3 µs for the tests). Only ASCII text is guarded: IGNORECASE also matches
+# letters such as "ſ", "K" or "İ" that lower() does not map to ASCII.
+_INSTRUCTIONS: list[tuple[tuple[tuple[str, ...], ...], str]] = [
+    (
+        (
+            ("ignore", "disregard", "forget", "override"),
+            ("previous", "prior", "above", "earlier", "all", "any"),
+            ("instruction", "prompt", "rule", "direction", "message"),
+        ),
+        r"\b(ignore|disregard|forget|override)\b.{0,40}\b(previous|prior|above|earlier|all|any)\b"
+        r".{0,40}\b(instructions?|prompts?|rules?|directions?|messages?)\b",
+    ),
+    (
+        (
+            ("reveal", "print", "show", "repeat", "output"),
+            ("system", "hidden", "initial"),
+            ("prompt", "instruction"),
+        ),
+        r"\b(reveal|print|show|repeat|output)\b.{0,30}\b(system|hidden|initial)\s+"
+        r"(prompt|instructions?)\b",
+    ),
+    ((("you",), ("are",), ("now",)), r"\byou\s+are\s+now\s+(a|an|in)\b"),
+    ((("new", "updated"), ("instruction",), (":",)), r"\b(new|updated)\s+instructions?\s*:"),
+    (
+        (("do",), ("not",), ("tell", "inform"), ("user",)),
+        r"\bdo\s+not\s+(tell|inform)\s+the\s+user\b",
+    ),
+    (
+        (("act",), ("as",), ("unrestricted", "jailbroken", "dan")),
+        r"\bact\s+as\s+(if\s+you\s+were|a|an)\b.{0,40}\b(unrestricted|jailbroken|dan)\b",
+    ),
 ]
 _ROLE_MARKERS = (
     r"(<\|?(im_start|im_end|system|assistant|user)\|?>|\[/?INST\]|^\s*(system|assistant)\s*:)"
 )
-_PATTERNS = [re.compile(p, re.IGNORECASE | re.DOTALL) for p in _INSTRUCTIONS] + [
-    re.compile(_ROLE_MARKERS, re.IGNORECASE | re.MULTILINE)
-]
+_ROLE_GUARD = (("<", "[inst]", "[/inst]", "system", "assistant"),)
+_PATTERNS = [
+    (guard, re.compile(pattern, re.IGNORECASE | re.DOTALL)) for guard, pattern in _INSTRUCTIONS
+] + [(_ROLE_GUARD, re.compile(_ROLE_MARKERS, re.IGNORECASE | re.MULTILINE))]
 # Zero-width, bidi embedding/override/isolate controls, and Unicode tag characters.
 _INVISIBLE = re.compile(
     "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
@@ -46,8 +73,18 @@ class Screen:
 def screen(text: str) -> Screen:
     """Strip invisible characters and flag instruction-like text."""
     cleaned, removed = _INVISIBLE.subn("", text)
-    suspected = removed > 0 or any(pattern.search(cleaned) for pattern in _PATTERNS)
+    suspected = removed > 0 or _instruction_like(cleaned)
     return Screen(cleaned, suspected, removed > 0)
+
+
+def _instruction_like(text: str) -> bool:
+    if not text.isascii():
+        return any(pattern.search(text) for _, pattern in _PATTERNS)
+    lowered = text.lower()
+    return any(
+        all(any(word in lowered for word in group) for group in guard) and pattern.search(text)
+        for guard, pattern in _PATTERNS
+    )
 
 
 def trust_level(origin: str, uri: str | None, trusted_sources: Sequence[str]) -> str:

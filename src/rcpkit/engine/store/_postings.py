@@ -342,9 +342,13 @@ def _threshold(
             break
     if found < k:
         return 0.0
+    # Bound the work: the full scores of any k distinct rows give a lower bound, so a
+    # common term's seeds are thinned before the (hashing) unique, not after it.
+    cap = 4 * k * 64
+    if found > cap:
+        step = found // cap + 1
+        seeds = [kept[::step] for kept in seeds]
     rows = np.unique(np.concatenate(seeds))
-    if len(rows) > 4 * k * 64:  # bound the work: any k of them still give a lower bound
-        rows = rows[:: len(rows) // (4 * k * 64) + 1]
     scores = np.zeros(len(rows), dtype=np.float64)
     for term in terms:
         scores += _lookup(term, rows, view, scale)

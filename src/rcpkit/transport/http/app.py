@@ -104,7 +104,7 @@ class HttpApp:
         self.server = server
         self._prefix = "" if config.base == "/" else config.base
         self._slashed = self._prefix + "/"
-        self._executor = ThreadPoolExecutor(config.workers, thread_name_prefix="rcpkit-http")
+        self._executor = ThreadPoolExecutor(config.threads, thread_name_prefix="rcpkit-http")
         self._rates = RateLimiter(config.rate_limit, clock=clock) if config.rate_limit else None
         self._slots = ConcurrencyLimiter(config.max_concurrent, config.max_inflight)
         self.sessions = (

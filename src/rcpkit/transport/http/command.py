@@ -5,14 +5,17 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import threading
+from typing import Any
 
 from rcpkit.observe.observer import Observer
 from rcpkit.server.dispatcher import DEFAULT_DEADLINE
 from rcpkit.server.lowlevel import Server
 from rcpkit.transport.http.auth import TOKENS_ENV, WRITE_METHODS, Credentials
 from rcpkit.transport.http.config import HttpConfig, Listen, RateLimit, is_loopback, parse_bind
+from rcpkit.transport.http.workers import worker_index
 
-__all__ = ["config_from_args", "serve_command"]
+__all__ = ["config_from_args", "serve_command", "serve_workers_command"]
 
 log = logging.getLogger("rcpkit.http")
 
@@ -44,7 +47,7 @@ def config_from_args(
         unauthenticated_writes=getattr(args, "allow_unauthenticated_writes", False),
         # §13.1: the server's default unless the operator says otherwise (0: none).
         deadline=DEFAULT_DEADLINE if args.deadline is None else (args.deadline or None),
-        workers=args.workers,
+        threads=args.threads,
         console=getattr(args, "console", False),
     )
     listen = Listen(
@@ -74,10 +77,91 @@ def serve_command(
         log.warning(
             "serving %s without authentication (set --auth-file or $%s)", listen.host, TOKENS_ENV
         )
-    if config.credentials is None:
+    if config.credentials is None and worker_index() in (None, 0):  # said once, not per worker
         _announce_write_policy(server, config)
     run_http(server, config, listen, observer=observer, metrics_at=metrics_at)
     return 0
+
+
+def serve_workers_command(args: argparse.Namespace, workers: int) -> int:
+    """``--workers N``: bind once, then run N copies of this command.
+
+    The parent opens no index: it checks the options, binds, and supervises
+    (``workers.Supervisor``); each worker runs ``serve_command``. Stateless,
+    the workers share the public socket. With ``--stateful`` each worker has a
+    loopback socket of its own and the parent routes (``router.WorkerRouter``),
+    so every request of a session reaches the worker that holds it.
+    """
+    from rcpkit.transport.http.serve import bind_socket, url_of
+    from rcpkit.transport.http.workers import Supervisor
+
+    config, listen = config_from_args(args)
+    public = bind_socket(listen)
+    url = url_of(public, config.base)
+    argv = [sys.executable, "-m", "rcpkit", *args.argv]
+    if config.stateful:
+        private = [bind_socket(Listen(port=0, backlog=listen.backlog)) for _ in range(workers)]
+        # The router is the workers' only client: they believe its X-Forwarded-For.
+        trusted = ",".join(filter(None, ["127.0.0.1", listen.trusted_proxies]))
+        argv += ["--trust-proxy", trusted]
+        router = _Router(public, private, listen)
+        sockets, on_stop = private, router.stop
+    else:
+        router, private, sockets, on_stop = None, [], [public], _nothing
+    for sock in sockets:
+        sock.set_inheritable(True)
+
+    def announce() -> None:
+        if router is not None:
+            router.start()
+        routed = ", sessions routed to their worker" if router is not None else ""
+        print(
+            f"rcpkit: serving RCP over HTTP on {url} ({workers} worker processes{routed})",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    supervisor = Supervisor(
+        argv, workers, sockets, announce, drain_timeout=listen.drain_timeout, on_stop=on_stop
+    )
+    try:
+        return supervisor.run()
+    finally:
+        if router is not None:
+            router.join()
+        for sock in [public, *private]:
+            sock.close()
+
+
+class _Router:
+    """The parent's ``WorkerRouter`` on the public socket, served from a thread."""
+
+    def __init__(self, public: Any, private: list[Any], listen: Listen) -> None:
+        from rcpkit.transport.http.router import WorkerRouter
+        from rcpkit.transport.http.serve import routing_server
+
+        upstreams = [f"http://127.0.0.1:{sock.getsockname()[1]}" for sock in private]
+        self._server = routing_server(WorkerRouter(upstreams), listen)
+        self._public = public
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._public]}, name="rcpkit-router"
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+
+    def join(self) -> None:
+        self.stop()
+        if self._thread is not None:
+            self._thread.join(timeout=60)
+
+
+def _nothing() -> None:
+    return None
 
 
 def _announce_write_policy(server: Server, config: HttpConfig) -> None:

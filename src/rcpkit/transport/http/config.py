@@ -46,8 +46,10 @@ class HttpConfig:
     ``unauthenticated_writes``: without credentials, the server is read-only
     (writes are refused with -32012 and not advertised) unless this is set.
     ``deadline``: seconds per request (§13.1), the server default unless set;
-    None for no deadline. ``console``: also serve the web console's pages at
-    ``/ui`` (public files; every call they make is authenticated like any other).
+    None for no deadline. ``threads``: the pool that runs CPU-bound handlers
+    (worker processes are ``rcpkit serve --workers``, ``workers.py``).
+    ``console``: also serve the web console's pages at ``/ui`` (public files;
+    every call they make is authenticated like any other).
     """
 
     base: str = DEFAULT_BASE
@@ -65,13 +67,13 @@ class HttpConfig:
     max_body_bytes: int = 16 * 1024 * 1024
     max_batch: int = 1024
     deadline: float | None = DEFAULT_DEADLINE
-    workers: int = 4
+    threads: int = 4
     console: bool = False
 
     def __post_init__(self) -> None:
         if not self.base.startswith("/") or (self.base.endswith("/") and self.base != "/"):
             raise ValueError(f"base path {self.base!r} must start with '/' and not end with one")
-        if self.max_body_bytes < 1 or self.max_batch < 1 or self.workers < 1:
+        if self.max_body_bytes < 1 or self.max_batch < 1 or self.threads < 1:
             raise ValueError("body, batch and worker limits must be positive")
         if self.session_ttl <= 0:
             raise ValueError("session TTL must be positive")

@@ -68,7 +68,19 @@ def add_http_arguments(parser: argparse.ArgumentParser) -> None:
     )
     http.add_argument("--max-body-bytes", type=int, default=config.max_body_bytes)
     http.add_argument(
-        "--workers", type=int, default=config.workers, help="threads for CPU-bound handlers"
+        "--workers",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="worker processes on one socket (default: $RCPKIT_HTTP_WORKERS, else one per "
+        "core for the persistent engine, 1 for the in-memory one)",
+    )
+    http.add_argument(
+        "--threads",
+        type=_positive,
+        default=config.threads,
+        metavar="N",
+        help="threads per process for CPU-bound handlers",
     )
     http.add_argument("--keep-alive", type=int, default=listen.keep_alive, metavar="SECONDS")
     http.add_argument(
@@ -84,3 +96,13 @@ def add_http_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="IPS",
         help="proxy addresses whose X-Forwarded-For names the client",
     )
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"takes a positive integer, not {text!r}")
+    return value

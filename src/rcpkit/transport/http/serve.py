@@ -26,8 +26,9 @@ from rcpkit.server.lowlevel import Server
 from rcpkit.server.runner import run_async
 from rcpkit.transport.http.app import build_http_app
 from rcpkit.transport.http.config import HttpConfig, Listen
+from rcpkit.transport.http.workers import inherited_socket, signal_ready
 
-__all__ = ["bind_socket", "run_http", "serve_asgi", "serve_http"]
+__all__ = ["bind_socket", "routing_server", "run_http", "serve_asgi", "serve_http"]
 
 Announce = Callable[[str], None]
 
@@ -78,9 +79,11 @@ async def serve_asgi(
 ) -> None:
     """Serve any ASGI app the way ``serve_http`` does (the benchmark's no-op floor)."""
     listen = listen or Listen()
+    inherited = sock is None and (sock := inherited_socket()) is not None
     sock = sock or bind_socket(listen)
     uvicorn_server = _Server(uvicorn_config(app, listen))
-    (announce or _to_stderr)(url_of(sock, base))
+    if not inherited:  # a worker's parent announces the address once for all of them
+        (announce or _to_stderr)(url_of(sock, base))
     await uvicorn_server.serve(sockets=[sock])
 
 
@@ -103,6 +106,11 @@ def uvicorn_config(app: ASGIApp, listen: Listen) -> uvicorn.Config:
     )
 
 
+def routing_server(app: ASGIApp, listen: Listen) -> uvicorn.Server:
+    """A uvicorn server for the parent's router (run from a thread: no signal handlers)."""
+    return _Server(uvicorn_config(app, listen))
+
+
 def run_http(
     server: Server,
     config: HttpConfig | None = None,
@@ -123,7 +131,13 @@ class _Server(uvicorn.Server):
 
     uvicorn re-raises a captured SIGTERM after draining, which kills the
     process with the signal's default action; a drained server exits 0.
+    A worker process tells its parent once it accepts connections.
     """
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            signal_ready()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:

@@ -19,6 +19,7 @@ from rcpkit.server.dispatcher import Dispatcher
 from rcpkit.server.registration import Served
 from rcpkit.server.session import Call, Immediate, Session
 from rcpkit.transport.http.limits import Clock
+from rcpkit.transport.http.workers import mint_prefix
 
 __all__ = ["HttpSession", "SessionEntry", "SessionStore"]
 
@@ -34,7 +35,8 @@ class HttpSession(Session):
         prepared = super().prepare(request)
         if request.method == "initialize" and isinstance(prepared, Immediate):
             # §5.2: the token rides in initialize.result._meta.session.
-            self.token = self.token or secrets.token_urlsafe(32)
+            # Under --workers, the token names its worker (the router keeps it there).
+            self.token = self.token or mint_prefix() + secrets.token_urlsafe(32)
             result = dict(prepared.result)
             result["_meta"] = {**result.get("_meta", {}), "session": self.token}
             prepared = Immediate(result)

@@ -1,0 +1,201 @@
+"""End to end: `rcpkit serve --http --workers N`, N processes on one socket under a parent."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+from http_support import rpc
+
+from process_support import read_until, stop
+
+TOKEN = "writer-token"
+HASHING = {"RCPKIT_EMBEDDER": "hashing"}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("workers")
+    corpus = folder / "docs"
+    corpus.mkdir()
+    for number in range(12):
+        (corpus / f"doc{number}.md").write_text(f"# Document {number}\n\nwidget topic{number}\n")
+    subprocess.run(
+        [sys.executable, "-m", "rcpkit", "index", str(corpus), "--index", str(folder / "idx")],
+        check=True,
+        capture_output=True,
+        env={**os.environ, **HASHING},
+        timeout=120,
+    )
+    return folder / "idx"
+
+
+class Served:
+    """The parent process, its announced URL, and its live worker processes."""
+
+    def __init__(self, index: Path, *options: str, env: dict[str, str] | None = None) -> None:
+        command = [sys.executable, "-m", "rcpkit", "serve", "--index", str(index)]
+        command += ["--http", "127.0.0.1:0", *options]
+        environment = {**os.environ, **HASHING, "RCPKIT_HTTP_TOKENS": TOKEN, **(env or {})}
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment
+        )
+        match, self.stderr = read_until(
+            self.process, b"", rb"serving RCP over HTTP on (\S+)", timeout=60
+        )
+        self.url = match.group(1).decode()
+
+    def workers(self) -> list[psutil.Process]:
+        try:
+            return psutil.Process(self.process.pid).children()
+        except psutil.NoSuchProcess:
+            return []
+
+    def call(
+        self, method: str, params: dict[str, object], request_id: int = 1
+    ) -> dict[str, object]:
+        headers = {"authorization": f"Bearer {TOKEN}"}
+        response = httpx.post(
+            self.url, json=rpc(request_id, method, params), headers=headers, timeout=30
+        )
+        answer: dict[str, object] = response.json()
+        return answer
+
+
+@pytest.fixture
+def serve(index: Path) -> Iterator[type[Served]]:
+    started: list[Served] = []
+
+    class Tracked(Served):
+        def __init__(self, *options: str, env: dict[str, str] | None = None) -> None:
+            super().__init__(index, *options, env=env)
+            started.append(self)
+
+    yield Tracked
+    for served in started:
+        for worker in served.workers():
+            worker.kill()
+        stop(served.process)
+
+
+def _wait_for(predicate: object, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not met in time")
+        time.sleep(0.05)
+
+
+def test_two_workers_are_two_processes_that_answer_every_request(serve: type[Served]) -> None:
+    served = serve("--workers", "2", "--metrics", "public")
+    assert b"(2 worker processes)" in served.stderr
+    _wait_for(lambda: len(served.workers()) == 2)
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        answers = list(
+            pool.map(lambda n: served.call("retrieve", {"query": "widget", "k": 3}, n), range(64))
+        )
+    assert all(len(answer["result"]["hits"]) == 3 for answer in answers)  # type: ignore[index]
+    # /metrics sums the workers' counters, whichever worker answers the scrape.
+    metrics_url = served.url.removesuffix("/rcp") + "/metrics"
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    metrics = httpx.get(metrics_url, headers=auth, timeout=10).text
+    counted = [line for line in metrics.splitlines() if line.startswith("rcp_requests_total")]
+    assert any('method="retrieve"' in line and line.endswith(" 64.0") for line in counted), counted
+
+
+def test_a_worker_that_dies_is_replaced_and_the_others_go_on_answering(
+    serve: type[Served],
+) -> None:
+    served = serve("--workers", "2")
+    _wait_for(lambda: len(served.workers()) == 2)
+    victim = served.workers()[0]
+    victim.kill()
+    _wait_for(
+        lambda: victim.pid not in {w.pid for w in served.workers()} and len(served.workers()) == 2
+    )
+    for number in range(8):
+        answer = served.call("retrieve", {"query": "widget", "k": 1}, number)
+        assert "result" in answer, answer
+
+
+def test_sigterm_drains_every_worker_and_the_parent_exits_zero(serve: type[Served]) -> None:
+    served = serve("--workers", "2")
+    _wait_for(lambda: len(served.workers()) == 2)
+    workers = served.workers()
+    served.process.send_signal(signal.SIGTERM)
+    assert served.process.wait(60) == 0
+    assert not any(worker.is_running() and worker.status() != "zombie" for worker in workers)
+
+
+def test_writes_from_either_worker_land_once_and_every_worker_sees_them(
+    serve: type[Served],
+) -> None:
+    served = serve("--workers", "2")
+    _wait_for(lambda: len(served.workers()) == 2)
+
+    def add(number: int) -> dict[str, object]:
+        document = {"id": f"new{number}", "text": f"gizmo{number} appears once"}
+        return served.call("index/add", {"documents": [document]}, number)
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(add, range(16)))
+    versions = [answer["result"]["indexVersion"] for answer in answers]  # type: ignore[index]
+    assert len(set(versions)) == 16, versions  # each write its own version, none reused
+    # Whichever worker answers (new connections spread over both), every write shows.
+    for attempt in range(12):
+        hits = served.call("retrieve", {"query": "gizmo7", "k": 1, "mode": "sparse"}, attempt)
+        assert hits["result"]["hits"][0]["id"].startswith("new7"), hits  # type: ignore[index]
+
+
+def test_a_first_worker_that_cannot_start_ends_the_parent_with_its_error(
+    tmp_path: Path,
+) -> None:
+    command = [sys.executable, "-m", "rcpkit", "serve", "--index", str(tmp_path / "none")]
+    command += ["--http", "127.0.0.1:0", "--workers", "2"]
+    done = subprocess.run(command, capture_output=True, timeout=60, env={**os.environ, **HASHING})
+    assert done.returncode == 2
+    assert b"none" in done.stderr  # the worker's own message names the missing index
+
+
+def test_the_default_is_one_worker_per_core_and_the_keyword_engine_keeps_one(
+    serve: type[Served],
+) -> None:
+    cores = len(os.sched_getaffinity(0))
+    env = {"RCPKIT_HTTP_WORKERS": ""}
+    served = serve(env=env)
+    if cores > 1:
+        assert f"({cores} worker processes)".encode() in served.stderr
+    command = [sys.executable, "-m", "rcpkit", "serve", "--engine", "keyword"]
+    command += ["--http", "127.0.0.1:0", "--workers", "2"]
+    done = subprocess.run(command, capture_output=True, timeout=60)
+    assert done.returncode == 2 and b"--workers 1" in done.stderr
+
+
+def test_stateful_sessions_stick_to_the_worker_that_opened_them(serve: type[Served]) -> None:
+    served = serve("--workers", "2", "--stateful")
+    assert b"sessions routed to their worker" in served.stderr
+    _wait_for(lambda: len(served.workers()) == 2)
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    tokens = []
+    for number in range(4):  # round-robin: sessions open on both workers
+        params = {"protocolVersion": 1, "client": {"name": f"c{number}", "version": "1"}}
+        answer = httpx.post(served.url, json=rpc(number, "initialize", params), headers=auth)
+        tokens.append(answer.json()["result"]["_meta"]["session"])
+    assert {token.partition(".")[0] for token in tokens} == {"0", "1"}
+    # Every request of a session, each on a new connection, reaches its session's worker.
+    for number in range(24):
+        token = tokens[number % len(tokens)]
+        with httpx.Client(headers={**auth, "rcp-session": token}, timeout=30) as fresh:
+            answer = fresh.post(served.url, json=rpc(100 + number, "retrieve", {"query": "widget"}))
+        assert "result" in answer.json(), answer.text
+    served.process.send_signal(signal.SIGTERM)
+    assert served.process.wait(60) == 0
