@@ -21,7 +21,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from mcp_support import bridge_args, environment
+from mcp_support import bridge_args, environment, http_bridge
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -185,3 +185,29 @@ def test_write_tools_need_asking_for(tmp_path: Path) -> None:
     )
     assert "--read-only" in json.loads(printed.stdout)["mcpServers"]["rcpkit"]["args"]
     assert "--read-only" not in json.loads(writes.stdout)["mcpServers"]["rcpkit"]["args"]
+
+
+def test_over_http_a_frame_the_sdk_would_take_for_a_notification_gets_its_error(
+    tmp_path: Path,
+) -> None:
+    import httpx
+
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    frames = {
+        "boolean id": b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}',
+        "no method": b'{"jsonrpc":"2.0","id":9}',
+        "oversized": _nested(8, 1) + b" " * (9 * 1024 * 1024),
+    }
+    with http_bridge(bridge_args(tmp_path / "idx")) as url, httpx.Client(timeout=30) as http:
+        answers = {
+            name: http.post(url, content=body, headers=headers) for name, body in frames.items()
+        }
+        hello = http.post(url, json=_INIT, headers=headers)
+    assert {name: answer.status_code for name, answer in answers.items()} == {
+        "boolean id": 400,
+        "no method": 400,
+        "oversized": 413,
+    }
+    assert answers["no method"].json()["id"] == 9
+    assert answers["oversized"].json()["error"]["code"] == -32600
+    assert hello.status_code == 200  # an ordinary frame still reaches the SDK

@@ -15,7 +15,7 @@ from typing import Any
 
 from rcpkit.mcp_bridge.backends import Source, open_backend
 from rcpkit.mcp_bridge.bridge import Bridge
-from rcpkit.mcp_bridge.frames import screen
+from rcpkit.mcp_bridge.frames import MAX_FRAME_BYTES, screen
 
 log = logging.getLogger("rcpkit.mcp")
 
@@ -86,9 +86,57 @@ async def serve_http(
     try:
         server = Bridge(backend, timeout=timeout, writes=writes).server()
         app: Any = server.streamable_http_app(streamable_http_path=path, host=host)
-        await serve_asgi(app, Listen(host=host, port=port), base=path, announce=_announce)
+        screened = _ScreenedBodies(app)
+        await serve_asgi(screened, Listen(host=host, port=port), base=path, announce=_announce)
     finally:
         await backend.close()
+
+
+class _ScreenedBodies:
+    """ASGI: a POST body the SDK would mishandle (a boolean id taken for a notification)
+    is answered here, as over stdio: 413 past the limit, else 400 with the JSON-RPC error."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                await self.app(scope, receive, send)  # a disconnect: the SDK's to handle
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = bool(message.get("more_body")) and size <= MAX_FRAME_BYTES
+        body = b"".join(chunks)
+        refusal = screen(body)
+        if refusal is not None:
+            status = 413 if len(body) > MAX_FRAME_BYTES else 400
+            reply = refusal.reply().model_dump_json(by_alias=True).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": status,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": reply})
+            return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
 
 
 def _announce(url: str) -> None:
