@@ -133,3 +133,18 @@ def test_each_response_gets_its_own_fence_tag() -> None:
         assert isinstance(block, types.TextContent)
         tags.add(block.text.split("\n")[1])
     assert len(tags) == 5
+
+
+def test_a_broken_frame_is_answered_with_its_top_level_id_only() -> None:
+    from rcpkit.mcp_bridge.frames import screen
+
+    deep = b'{"not":' * 3000 + b"{}" + b"}" * 3000
+    frame = b'{"jsonrpc":"2.0","method":"id","params":{"id":3,"x":' + deep + b'},"id":"top"}'
+    refusal = screen(frame)
+    assert refusal is not None and refusal.code == -32700
+    assert refusal.id == "top"  # not the 3 inside params, not the method's value "id"
+    assert screen(b'{"jsonrpc":"2.0","id":4,"method":"ping"}') is None
+    big = screen(
+        b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"p":"' + b"x" * 99 + b'"}}', 64
+    )
+    assert big is not None and (big.id, big.code) == (5, -32600)

@@ -84,15 +84,17 @@ def _id_of(data: bytes) -> str | int | None:
 
 def _head_id(text: str) -> str | int | None:
     """A top-level ``"id": <number or string>`` in the first bytes of a broken frame."""
-    depth, index, key_start = 0, 0, -1
+    depth, index = 0, 0
     while index < len(text):
         char = text[index]
         if char == '"':
             end = _string_end(text, index)
             if end < 0:
                 return None
-            if depth == 1 and text[index:end] == '"id"' and key_start < 0:
-                return _value_after(text, end)
+            if depth == 1 and text[index:end] == '"id"':
+                found = _value_after(text, end)  # None: "id" was a value, not the key
+                if found is not None:
+                    return found
             index = end
             continue
         if char in "{[":
