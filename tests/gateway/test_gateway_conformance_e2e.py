@@ -91,6 +91,11 @@ async def test_rerank_answers_scores_aligned_with_the_passages_given(
     passages = ["orchards of apples", "rank fusion merges lists", "bananas"]
     async with await Client.connect_stdio([*GATEWAY, str(path)], **SPAWN) as gateway:
         reranked = await gateway.call("rerank", {"query": "apple orchards", "passages": passages})
+        if example_priority == 20:  # cross-encoder: only the example server lists it
+            asked = {"query": "apple orchards", "passages": passages, "method": "cross-encoder"}
+            with pytest.raises(RCPError) as nobody:
+                await gateway.call("rerank", asked)
+            assert nobody.value.code == -32010 and "example: " in nobody.value.message
     assert len(reranked["scores"]) == len(passages)
     assert all(isinstance(score, float) for score in reranked["scores"])
     assert reranked["_meta"]["federation"]["engine"] == "notes"

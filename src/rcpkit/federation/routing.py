@@ -80,6 +80,12 @@ async def route_call(
     trace_id: str | None,
 ) -> Routed:
     candidates = _candidates(members, method, engine, hop)
+    if method == "rerank" and isinstance(wire.get("method"), str) and engine is None:
+        # §7.6: `method` must be one the engine lists; fail over only to such engines.
+        wanted = wire["method"]
+        candidates = [s for s in candidates if wanted in _listed(s, "rerank", "methods")] or (
+            candidates[:1]
+        )
     tried: list[str] = []
     last: RCPError | None = None
     for state in candidates:
@@ -193,6 +199,12 @@ def _forwarded_meta(given: Any, hop: Hop, trace_id: str | None) -> dict[str, Any
     if trace_id is not None:
         meta["traceId"] = trace_id
     return meta
+
+
+def _listed(state: EngineState, key: str, field: str) -> list[Any]:
+    value = state.capabilities.get(key)
+    listed = value.get(field) if isinstance(value, dict) else None
+    return listed if isinstance(listed, list) else []
 
 
 def _well_formed(state: EngineState, key: str) -> bool:
