@@ -148,3 +148,11 @@ def test_a_broken_frame_is_answered_with_its_top_level_id_only() -> None:
         b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"p":"' + b"x" * 99 + b'"}}', 64
     )
     assert big is not None and (big.id, big.code) == (5, -32600)
+
+
+def test_a_tool_call_without_a_name_is_refused_naming_the_field() -> None:
+    from rcpkit.mcp_bridge.frames import screen
+
+    refusal = screen(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}')
+    assert refusal is not None and (refusal.id, refusal.code) == (1, -32602)
+    assert "params.name" in refusal.message

@@ -8,18 +8,19 @@ Against the real ``rcpkit mcp --index DIR`` process (the deterministic
   unknown method;
 * huge and mistyped tool arguments: an unknown tool, ``k`` as a string,
   negative and absurd, a filter as a string and nested 100 deep, arguments as
-  a list, a numeric query, a 500 KB query, no query, a forged cursor;
+  a list, a numeric query, a 500 KB query, no query, a forged cursor, a
+  ``tools/call`` without params, a tool name that is a number;
 * write tools without permission (a second bridge, ``--read-only``);
 * a cancellation storm: many calls in flight, each cancelled at once, then an
   ordinary call.
 
 Every request must be answered exactly once (a cancelled one may go
 unanswered: MCP says the receiver should not answer it), within
-``_REPLY_TIMEOUT``, with a clear error where one is due (a JSON-RPC error with
-a message, an HTTP 4xx with a body, or a tool error whose text says what went
-wrong); the bridge must never crash and must answer an ordinary call after
-each attack. Counts: requests, crashes, hangs, ``-32603``, unclear errors,
-double answers.
+``_REPLY_TIMEOUT``, with a clear error where one is due (a JSON-RPC error whose
+message says what was wrong, which the SDK's bare "Invalid request parameters"
+does not; an HTTP 4xx with a body; or a tool error with its text); the bridge
+must never crash and must answer an ordinary call after each attack. Counts:
+requests, crashes, hangs, ``-32603``, unclear errors, double answers.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ _PROTOCOL = "2025-06-18"
 # What a case must get: "error" (JSON-RPC error or HTTP 4xx), "tool-error", or "answer"
 # (a result or a tool error: either is a clear answer to an odd but legal call).
 Expect = str
+# Errors that say nothing about what was wrong (the MCP SDK's own, for bad params).
+_GENERIC = {"invalid request parameters", "invalid params", "internal error"}
 
 
 @dataclass
@@ -69,7 +72,7 @@ class Tally:
         self.notes.append(what)
 
 
-def _call(id: int, name: str, arguments: Any) -> bytes:
+def _call(id: int, name: Any, arguments: Any) -> bytes:
     params = {"name": name, "arguments": arguments}
     return json.dumps(
         {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
@@ -117,6 +120,8 @@ def _frames() -> list[tuple[str, bytes, Expect]]:
             _call(116, "retrieve", {"query": "x", "cursor": "Zm9yZ2Vk"}),
             "tool-error",
         ),
+        ("tools/call, no params", b'{"jsonrpc":"2.0","id":117,"method":"tools/call"}', "error"),
+        ("tool name a number", _call(118, 7, {}), "error"),
     ]
 
 
@@ -294,7 +299,7 @@ def _judge(tally: Tally, where: str, name: str, expect: Expect, replies: list[An
     if isinstance(error, dict):
         if error.get("code") == -32603:
             tally.miss("internal", f"{what}: -32603 {error.get('message')}")
-        elif expect != "error" or not str(error.get("message") or "").strip():
+        elif expect != "error" or _vague(error.get("message")):
             tally.miss("unclear", f"{what}: expected {expect}, got error {error}")
         return
     if not isinstance(result, dict):
@@ -308,6 +313,10 @@ def _judge(tally: Tally, where: str, name: str, expect: Expect, replies: list[An
         tally.miss("unclear", f"{what}: expected {expect}, got {text[:80]!r}")
     elif failed and not text.strip():
         tally.miss("unclear", f"{what}: a tool error with no text")
+
+
+def _vague(message: Any) -> bool:
+    return str(message or "").strip().lower() in {"", *_GENERIC}
 
 
 def _still_serving(tally: Tally, where: str, transport: Any, id: int) -> None:

@@ -10,7 +10,9 @@ be worse than ``null``, so only a top-level ``"id"`` counts):
 * longer than ``max_bytes``: -32600, naming the size and the limit;
 * not JSON, or nested past ``rcpkit.codec.MAX_DEPTH``: -32700;
 * JSON but not one JSON-RPC message the SDK accepts (a batch, no ``method``):
-  -32600.
+  -32600;
+* a ``tools/call`` without a string ``name`` (or ``arguments`` not an object):
+  -32602 naming the field (the SDK says only "Invalid request parameters").
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def screen(line: bytes | str, max_bytes: int = MAX_FRAME_BYTES) -> Refusal | Non
     if isinstance(frame, codec.Batch):
         return Refusal(None, -32600, "JSON-RPC batches are not part of MCP")
     try:
-        types.jsonrpc_message_adapter.validate_json(data, by_name=False)
+        parsed = types.jsonrpc_message_adapter.validate_json(data, by_name=False)
     except pydantic.ValidationError as error:
         first: Any = error.errors()[0] if error.errors() else {}
         id = _usable(getattr(frame, "id", None)) or _id_of(data)
@@ -66,6 +68,20 @@ def screen(line: bytes | str, max_bytes: int = MAX_FRAME_BYTES) -> Refusal | Non
         where = ".".join(str(part) for part in first.get("loc", ())[1:]) or "message"
         message = f"not a JSON-RPC message MCP accepts ({where}: {first.get('msg', 'invalid')})"
         return Refusal(id, -32600, message)
+    if isinstance(parsed, types.JSONRPCRequest) and parsed.method == "tools/call":
+        return _tool_call(parsed)
+    return None
+
+
+def _tool_call(request: types.JSONRPCRequest) -> Refusal | None:
+    """``tools/call`` params the SDK would refuse as just "Invalid request parameters"."""
+    try:
+        types.CallToolRequestParams.model_validate(request.params or {})
+    except pydantic.ValidationError as error:
+        first: Any = error.errors()[0] if error.errors() else {}
+        where = ".".join(str(part) for part in first.get("loc", ())) or "params"
+        detail = f"tools/call params.{where}: {first.get('msg', 'invalid')}"
+        return Refusal(request.id, -32602, detail)
     return None
 
 
