@@ -72,3 +72,24 @@ def test_the_gateway_estimate_becomes_the_fused_hits_confidence() -> None:
     assert all(hit.confidence is not None and 0 <= hit.confidence <= 1 for hit in fused.hits)
     assert fused.hits[0].confidence is not None and fused.hits[1].confidence is not None
     assert fused.hits[0].confidence >= fused.hits[1].confidence
+
+
+def test_an_engine_claiming_099_on_every_hit_no_longer_takes_rank_1() -> None:
+    # Issue 35 item 5: a liar's constant confidence carries no information, so its
+    # hits are worth what its scores show against its own session background.
+    calibration = SessionCalibration()
+    liar = [Hit(id=f"spam-{n}", score=1.0 - n / 100, confidence=0.99) for n in range(6)]
+    honest = _confident(("eiffel", 0.91), ("big-ben", 0.2), ("colosseum", 0.1))
+    lists = [EngineHits("liar", liar), EngineHits("landmarks", honest)]
+    fused = fuse_hits(lists, 3, CALIBRATED, calibration)
+    assert fused.hits[0].id == "eiffel"
+    assert all(hit.confidence is not None and hit.confidence < 0.9 for hit in fused.hits[1:])
+    assert not calibration.trusted("liar") and calibration.trusted("landmarks")
+
+
+def test_a_claim_can_lower_a_hit_but_never_lift_it_past_its_scores() -> None:
+    calibration = SessionCalibration()
+    flat = [Hit(id=n, score=0.5, confidence=0.99) for n in range(6)]
+    assert calibration.calibrate("flat", flat) == [0.0] * 6  # nothing stands out
+    low = [Hit(id=n, score=float(10 - n), confidence=0.01) for n in range(6)]
+    assert max(calibration.calibrate("low", low)) <= 0.01 + 1e-9

@@ -219,12 +219,13 @@ def test_print_config_prints_the_host_snippet(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     entry = json.loads(done.stdout)["mcpServers"]["rcpkit"]
-    assert entry["args"][-5:] == [
+    assert entry["args"][-6:] == [
         "mcp",
         "--index",
         str(tmp_path / "idx"),
         "--embedder",
         "hashing:64",
+        "--read-only",  # write tools only when asked for (--writes)
     ]
     assert entry["env"]["PYTHONPATH"]
     http = subprocess.run(

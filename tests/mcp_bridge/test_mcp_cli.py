@@ -44,4 +44,4 @@ def test_print_config_for_a_url_never_prints_the_token(capsys: pytest.CaptureFix
     printed = capsys.readouterr().out
     entry = json.loads(printed)["mcpServers"]["rcpkit"]
     assert "s3cret" not in printed
-    assert entry["args"][-2:] == ["--url", url] and "RCPKIT_TOKEN" in entry["env"]
+    assert entry["args"][-3:] == ["--url", url, "--read-only"] and "RCPKIT_TOKEN" in entry["env"]

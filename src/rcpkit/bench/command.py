@@ -1,7 +1,8 @@
-"""``rcpkit bench [all|protocol|engine|http|load|auth|crash]``: run the suites, print one table.
+"""``rcpkit bench [all|protocol|engine|http|load|auth|crash|gateway|mcp]``: run the suites.
 
 ``all`` is the speed suites; the campaigns (``load``, ``auth``, ``crash``: kill -9
-during writes, then an audit) run only when named.
+during writes, then an audit; ``gateway``: lying engines; ``mcp``: the MCP bridge)
+run only when named.
 
 For the CLI: ``add_arguments(parser)`` declares the options, ``run(args)``
 runs the chosen suites in order and returns the exit status: 0 when every
@@ -65,6 +66,14 @@ def _suite(
         from rcpkit.bench.crash import run as crash
 
         return crash
+    if name == "gateway":
+        from rcpkit.bench.gateway_campaign import run as gateway
+
+        return gateway
+    if name == "mcp":
+        from rcpkit.bench.mcp_campaign import run as mcp
+
+        return mcp
     from rcpkit.bench.http import run as http
 
     return http

@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from rcpkit.check.checks_batch import BATCH, FINAL
 from rcpkit.check.checks_handshake import HANDSHAKE, initialize
+from rcpkit.check.checks_index import INDEX
 from rcpkit.check.checks_retrieve import RETRIEVE
 from rcpkit.check.checks_session import SESSION
 from rcpkit.check.checks_sota import SOTA
@@ -23,7 +24,7 @@ log = logging.getLogger("rcpkit.check")
 # A server that dies this often is unavailable; the remaining checks fail without it.
 MAX_RESTARTS = 3
 
-ALL_CHECKS: list[Check] = [*HANDSHAKE, *SESSION, *BATCH, *RETRIEVE, *SOTA, *FINAL]
+ALL_CHECKS: list[Check] = [*HANDSHAKE, *SESSION, *BATCH, *RETRIEVE, *SOTA, *INDEX, *FINAL]
 
 PeerFactory = Callable[[], Awaitable[Peer]]
 

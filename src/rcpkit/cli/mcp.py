@@ -11,7 +11,8 @@ Declaring these options imports nothing of the MCP SDK; ``run`` does.
     rcpkit mcp --url http://host/rcp  # an RCP server over HTTP
     rcpkit mcp --registry rcp.json    # every engine of a registry (federated)
     rcpkit mcp ... --http 8000        # MCP Streamable HTTP instead of stdio
-    rcpkit mcp ... --print-config     # the host config snippet, then exit
+    rcpkit mcp ... --print-config     # the host config snippet (read-only), then exit
+    rcpkit mcp ... --print-config --writes   # ... offering index_add/index_delete too
 """
 
 from __future__ import annotations
@@ -37,7 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     source.add_argument("--embedder", default=None, help="passed to `rcpkit serve`")
     source.add_argument("--config", type=Path, default=None, help="passed to `rcpkit serve`")
-    source.add_argument("--read-only", action="store_true", help="passed to `rcpkit serve`")
+    source.add_argument(
+        "--read-only",
+        action="store_true",
+        help="offer no write tools (and pass --read-only to `rcpkit serve`)",
+    )
     source.add_argument("--url", default=None, help="an RCP server over HTTP (its base URL)")
     source.add_argument(
         "--token", default=os.environ.get("RCPKIT_TOKEN"), help="bearer token for --url"
@@ -63,6 +68,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="print the mcpServers entry an MCP host needs, then exit",
     )
     parser.add_argument("--name", default="rcpkit", help="the server name in --print-config")
+    parser.add_argument(
+        "--writes",
+        action="store_true",
+        help="with --print-config: give the agent index_add/index_delete "
+        "(the printed config is --read-only otherwise)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -95,15 +106,17 @@ def _serve(args: argparse.Namespace, source: Any) -> int:
     from rcpkit.server.runner import run_async
 
     try:
+        writes = not args.read_only
         if args.http is None:
-            run_async(serve_stdio(source, timeout=args.timeout))
+            run_async(serve_stdio(source, timeout=args.timeout, writes=writes))
         else:
             from rcpkit.transport.http.config import parse_bind
 
             host, port = parse_bind(args.http)
-            run_async(
-                serve_http(source, host=host, port=port, path=args.path, timeout=args.timeout)
+            served = serve_http(
+                source, host=host, port=port, path=args.path, timeout=args.timeout, writes=writes
             )
+            run_async(served)
     except RCPError as error:
         print(f"rcpkit mcp: {source.describe()}: {error.message}", file=sys.stderr, flush=True)
         return 1
@@ -156,8 +169,8 @@ def _bridge_args(args: argparse.Namespace, command: list[str]) -> list[str]:
             words += ["--embedder", args.embedder]
         if args.config is not None:
             words += ["--config", str(args.config.expanduser().resolve())]
-        if args.read_only:
-            words.append("--read-only")
+    if args.read_only or not args.writes:
+        words.append("--read-only")  # an agent gets write tools only when asked for
     if args.timeout != 60.0:
         words += ["--timeout", f"{args.timeout:g}"]
     if command:

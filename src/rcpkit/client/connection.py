@@ -25,7 +25,7 @@ from rcpkit.client.errors import DeadlineExceeded, TransportClosed
 from rcpkit.codec import Message, Notification, Request, Response
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.base import Id
-from rcpkit.protocol.errors import RCPError
+from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["Connection", "LogCallback", "ProgressCallback", "SentCallback"]
 
@@ -47,6 +47,7 @@ class _Pending:
     token: str | None
     on_progress: ProgressCallback | None
     on_log: LogCallback | None
+    size: int = 0  # bytes of the request's line: an oversized-line error names it
 
 
 def _key(id: Id) -> tuple[type, Id]:
@@ -105,7 +106,7 @@ class Connection:
         token = f"rcpkit-{id}" if want_progress else None
         data = self._encode(id, method, _with_meta(params, timeout, token))
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        pending = _Pending(method, future, token, on_progress, on_log)
+        pending = _Pending(method, future, token, on_progress, on_log, len(data))
         self._pending[_key(id)] = pending
         if token is not None:
             self._tokens[token] = pending
@@ -154,6 +155,24 @@ class Connection:
         except (TypeError, ValueError, OverflowError) as error:
             raise RCPError.invalid_params("params", f"params are not JSON: {error}") from None
 
+    def _refuse_oversized(self, error: dict[str, Any]) -> bool:
+        """A line the server could not read has no id, but its size is in ``data.size``:
+        the one pending call whose line was that long gets the error (issue 35)."""
+        data = error.get("data")
+        size = data.get("size") if isinstance(data, dict) else None
+        if error.get("code") != ErrorCode.PAYLOAD_TOO_LARGE or not isinstance(size, int):
+            return False
+        # The line on the wire may or may not count its newline.
+        matches = [key for key, entry in self._pending.items() if entry.size - size in (0, 1)]
+        if len(matches) != 1:
+            return False
+        pending = self._pending.pop(matches[0])
+        self._forget_token(pending)
+        if not pending.future.done():
+            message = str(error.get("message") or "the request is too large")
+            pending.future.set_exception(RCPError(ErrorCode.PAYLOAD_TOO_LARGE, message, extra=data))
+        return True
+
     def _forget_token(self, pending: _Pending) -> None:
         if pending.token is not None:
             self._tokens.pop(pending.token, None)
@@ -191,7 +210,8 @@ class Connection:
     def _resolve(self, response: Response) -> None:
         if response.id is None:
             error = response.error or {}
-            log.warning("server error with no id: %s", error.get("message", error))
+            if not self._refuse_oversized(error):
+                log.warning("server error with no id: %s", error.get("message", error))
             return
         key = _key(response.id)
         pending = self._pending.pop(key, None)

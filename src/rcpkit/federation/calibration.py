@@ -7,7 +7,11 @@ with nothing relevant still puts its best hit near the top. Calibrated
 fusion instead puts every hit on one probability-like scale:
 
 - a hit that carries ``confidence`` (an engine advertising
-  ``retrieve.confidence``, §7.7.2) keeps it;
+  ``retrieve.confidence``, §7.7.2) keeps it while the engine's claims carry
+  information: once an engine has sent ``_CLAIMS`` of them, claims that hardly
+  vary (an engine saying 0.99 on every hit, issue 35) are worth no more than the
+  gateway's own estimate below, and the hit gets the smaller of the two — a
+  claim can lower a hit, never lift it past what the engine's scores show;
 - a hit that does not (a foreign engine) gets the gateway's estimate from
   that engine's own scores over the session. Most of the hits an engine
   returns are not relevant, so the running sample of everything it has
@@ -38,6 +42,10 @@ __all__ = ["SessionCalibration", "non_increasing"]
 
 _SAMPLE = 4096  # scores kept per engine (the most recent)
 _OFFSET = 2.0  # deviations above the background that calibrate to 0.5
+_CLAIMS = 5  # claimed confidences seen before their spread is judged
+# Claims whose standard deviation over the session is below this say nothing: an
+# honest engine's confidence separates its relevant hits from the rest.
+_MIN_SPREAD = 0.05
 
 
 class SessionCalibration:
@@ -46,34 +54,46 @@ class SessionCalibration:
     def __init__(self, sample: int = _SAMPLE) -> None:
         self._sample = sample
         self._scores: dict[str, deque[float]] = {}
+        self._claims: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
 
     def observed(self, engine: str) -> int:
         with self._lock:
             return len(self._scores.get(engine, ()))
 
+    def trusted(self, engine: str) -> bool:
+        """Whether the engine's own ``confidence`` values carry information so far."""
+        with self._lock:
+            claims = list(self._claims.get(engine, ()))
+        return len(claims) < _CLAIMS or pstdev(claims) >= _MIN_SPREAD
+
     def calibrate(self, engine: str, hits: Sequence[Hit]) -> list[float]:
         """Each hit's calibrated relevance in [0, 1], non-increasing down the list."""
-        estimated = [hit.confidence is None for hit in hits]
-        background: tuple[float, float] | None = None
-        if any(estimated):
-            background = self._observe(engine, [hit.score for hit in hits])
+        background = self._observe(engine, [hit.score for hit in hits])
+        claims = [float(hit.confidence) for hit in hits if hit.confidence is not None]
+        if claims:
+            self._record(self._claims, engine, claims)
+        trusted = self.trusted(engine)
         values: list[float] = []
-        for hit, estimate in zip(hits, estimated, strict=True):
-            if not estimate:
-                assert hit.confidence is not None
+        for hit in hits:
+            estimate = _logistic(hit.score, *background)
+            if hit.confidence is None:
+                values.append(estimate)
+            elif trusted:
                 values.append(float(hit.confidence))
             else:
-                assert background is not None
-                values.append(_logistic(hit.score, *background))
+                values.append(min(float(hit.confidence), estimate))
         return non_increasing(values)
 
-    def _observe(self, engine: str, scores: list[float]) -> tuple[float, float]:
-        finite = [score for score in scores if math.isfinite(score)]
+    def _record(self, store: dict[str, deque[float]], engine: str, values: list[float]) -> None:
+        finite = [value for value in values if math.isfinite(value)]
         with self._lock:
-            sample = self._scores.setdefault(engine, deque(maxlen=self._sample))
-            sample.extend(finite)
-            values = list(sample)
+            store.setdefault(engine, deque(maxlen=self._sample)).extend(finite)
+
+    def _observe(self, engine: str, scores: list[float]) -> tuple[float, float]:
+        self._record(self._scores, engine, scores)
+        with self._lock:
+            values = list(self._scores.get(engine, ()))
         if not values:
             return 0.0, 0.0
         mean = fmean(values)

@@ -244,8 +244,9 @@ def _fused_hit(
     if len(sources) > 1:
         meta["engines"] = [source[0] for source in sources]
     weight = sum(weights.get(source[0], 1.0) for source in sources)
-    if calibrated and richest.confidence is None:
-        # §7.7.2: the gateway's estimate is the confidence the caller can threshold on.
+    if calibrated:
+        # §7.7.2: the gateway's calibrated value is the confidence the caller can
+        # threshold on (an engine's own claim only as far as calibration kept it).
         confidence = min(1.0, max(0.0, score / weight if weight > 0 else 0.0))
         fused_hit = msgspec.structs.replace(
             richest, score=score, meta=meta, confidence=round(confidence, 6)

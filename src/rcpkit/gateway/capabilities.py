@@ -14,7 +14,7 @@ from typing import Any
 from rcpkit.client.wire import typed_capabilities
 from rcpkit.protocol import capabilities as caps
 
-__all__ = ["filter_capability", "graph_capability", "retrieve_capability"]
+__all__ = ["cites", "filter_capability", "graph_capability", "retrieve_capability"]
 
 _MODES = ("dense", "sparse", "hybrid")
 
@@ -29,6 +29,13 @@ def _union(values: Iterable[Any], order: Iterable[str] | None = None) -> list[An
 
 def _any(values: Iterable[bool | None]) -> bool | None:
     return True if any(value for value in values) else None
+
+
+def cites(engines: Sequence[Mapping[str, Any]]) -> bool:
+    """``citations`` (§6: hits carry ``citation``) holds for fused hits only when every
+    engine that retrieves advertises it: one engine without it puts uncited hits in."""
+    retrieving = [engine for engine in engines if "retrieve" in engine]
+    return bool(retrieving) and all("citations" in engine for engine in retrieving)
 
 
 def retrieve_capability(engines: Sequence[Mapping[str, Any]]) -> caps.RetrieveCapability | None:

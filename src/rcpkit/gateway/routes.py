@@ -49,7 +49,7 @@ def register_routes(server: Server, federation: Federation) -> list[str]:
             continue
         source = engines[0]
         if method in ("index/add", "index/delete"):
-            source = write_target(members) or source
+            source = write_target(members, method) or source
         key = _capability_key(method)
         server.handle(method, _handler(federation, method), capability=source.capabilities[key])
         registered.append(method)

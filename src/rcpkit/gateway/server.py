@@ -19,7 +19,12 @@ from typing import Any
 
 import rcpkit
 from rcpkit.federation.federation import Federation
-from rcpkit.gateway.capabilities import filter_capability, graph_capability, retrieve_capability
+from rcpkit.gateway.capabilities import (
+    cites,
+    filter_capability,
+    graph_capability,
+    retrieve_capability,
+)
 from rcpkit.gateway.filters import validate_filter
 from rcpkit.gateway.routes import register_routes, routes_writes
 from rcpkit.protocol import messages as m
@@ -67,7 +72,7 @@ def build_gateway(
     server.advertise("streaming", Empty())
     # Cursors over the fused list, signed by the gateway (rcpkit.federation.cursors).
     server.advertise("pagination", Empty())
-    if any("citations" in engine for engine in members):
+    if cites(members):
         server.advertise("citations", Empty())
     filters = filter_capability(members)
     if filters is not None:

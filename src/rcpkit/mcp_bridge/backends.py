@@ -99,6 +99,7 @@ class FederationBackend:
 
     def __init__(self, federation: Federation) -> None:
         from rcpkit.gateway.capabilities import (
+            cites,
             filter_capability,
             graph_capability,
             retrieve_capability,
@@ -115,7 +116,7 @@ class FederationBackend:
         self.capabilities: Mapping[str, Any] = {
             key: msgspec.to_builtins(value) for key, value in derived.items() if value is not None
         }
-        if any("citations" in engine for engine in members):
+        if cites(members):
             self.capabilities = {**self.capabilities, "citations": {}}
 
     async def call(

@@ -14,11 +14,20 @@ Mapped both ways, per tool call:
 * deadlines: the bridge's ``timeout``, narrowed by ``_meta.deadlineMs`` on
   the MCP request when the host sends one, travels to the engine as
   ``_meta.deadlineMs`` (§13.1); running out is a tool error naming it.
+
+A tool call is answered by the bridge itself, as a tool error the model can
+read, when its arguments weigh more than ``max_argument_bytes`` (-32013), when
+it calls a write tool of a read-only bridge (-32003), and when it pages with a
+cursor but changed ``query``, ``k``, ``tokenBudget`` or ``filter`` since the
+call that returned the cursor (-32602 naming the argument: a cursor continues
+that very call, §10).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +38,8 @@ from mcp.shared.exceptions import MCPError
 
 from rcpkit.mcp_bridge import content, schemas
 from rcpkit.mcp_bridge.backends import Backend
-from rcpkit.protocol.errors import RCPError
+from rcpkit.mcp_bridge.frames import MAX_FRAME_BYTES
+from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["Bridge", "ToolSpec", "tools_for"]
 
@@ -38,6 +48,9 @@ Formatter = Callable[[Mapping[str, Any], str], types.CallToolResult]
 # MCP defines no deadline: a host may send RCP's own key (§13.1) in the request's _meta,
 # bare or namespaced.
 _DEADLINE_KEYS = ("deadlineMs", "rcpkit/deadlineMs")
+_WRITE_TOOLS = ("index_add", "index_delete")
+# What a cursor is bound to, as the host spells it (k's schema default is 10).
+_PAGED = {"query": None, "k": 10, "tokenBudget": None, "filter": None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +61,9 @@ class ToolSpec:
     streams: bool = True  # the method can report progress
 
 
-def tools_for(capabilities: Mapping[str, Any]) -> dict[str, ToolSpec]:
-    """The tools the engine's capabilities justify; nothing it did not advertise."""
+def tools_for(capabilities: Mapping[str, Any], *, writes: bool = True) -> dict[str, ToolSpec]:
+    """The tools the engine's capabilities justify; nothing it did not advertise, and no
+    write tool unless ``writes``."""
     specs: dict[str, ToolSpec] = {}
     if "retrieve" in capabilities:
         specs["retrieve"] = ToolSpec(
@@ -79,7 +93,7 @@ def tools_for(capabilities: Mapping[str, Any]) -> dict[str, ToolSpec]:
             content.graph_result,
         )
     index = capabilities.get("index")
-    if isinstance(index, Mapping) and index.get("writable") is True:
+    if writes and isinstance(index, Mapping) and index.get("writable") is True:
         specs["index_add"] = ToolSpec(
             types.Tool(
                 name="index_add",
@@ -107,10 +121,20 @@ def tools_for(capabilities: Mapping[str, Any]) -> dict[str, ToolSpec]:
 class Bridge:
     """One backend (engine or registry) served as MCP tools."""
 
-    def __init__(self, backend: Backend, *, timeout: float | None = 60.0) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        timeout: float | None = 60.0,
+        writes: bool = True,
+        max_argument_bytes: int = MAX_FRAME_BYTES,
+    ) -> None:
         self.backend = backend
         self.timeout = timeout
-        self.tools = tools_for(backend.capabilities)
+        self.writes = writes
+        self.max_argument_bytes = max_argument_bytes
+        self.tools = tools_for(backend.capabilities, writes=writes)
+        self._cursors: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     def server(self) -> Server[Any]:
         """A fresh MCP low-level server whose handlers call this bridge."""
@@ -134,8 +158,19 @@ class Bridge:
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         spec = self.tools.get(params.name)
+        if spec is None and params.name in _WRITE_TOOLS and not self.writes:
+            return content.error_result(
+                ErrorCode.CAPABILITY_MISSING,
+                f"`{params.name}` is not offered: this bridge is read-only "
+                "(started with --read-only)",
+                None,
+            )
         if spec is None:
             raise MCPError(types.INVALID_PARAMS, f"unknown tool {params.name!r}")
+        arguments = dict(params.arguments or {})
+        refused = self._refusal(spec, arguments)
+        if refused is not None:
+            return refused
         raw = ctx.params if isinstance(ctx.params, Mapping) else {}
         given = raw.get("_meta")
         meta: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
@@ -145,7 +180,7 @@ class Bridge:
         try:
             result = await self.backend.call(
                 spec.method,
-                dict(params.arguments or {}),
+                arguments,
                 timeout=timeout,
                 on_progress=forward.push if forward is not None else None,
             )
@@ -154,7 +189,38 @@ class Bridge:
         finally:
             if forward is not None:
                 await forward.drain()
+        if spec.method == "retrieve" and isinstance(result.get("nextCursor"), str):
+            self._remember(result["nextCursor"], arguments)
         return spec.format(result, self.backend.name)
+
+    def _refusal(self, spec: ToolSpec, arguments: dict[str, Any]) -> types.CallToolResult | None:
+        """The tool error this call gets before it reaches the engine, if any."""
+        size = len(json.dumps(arguments, ensure_ascii=False, default=str).encode())
+        if size > self.max_argument_bytes:
+            return content.error_result(
+                ErrorCode.PAYLOAD_TOO_LARGE,
+                f"the arguments are {size} bytes; the limit is {self.max_argument_bytes}",
+                {"limit": self.max_argument_bytes},
+            )
+        cursor = arguments.get("cursor")
+        bound = self._cursors.get(cursor) if isinstance(cursor, str) else None
+        for name, default in _PAGED.items() if bound is not None else ():
+            assert bound is not None
+            was, now = bound.get(name, default), arguments.get(name, default)
+            if was != now:
+                return content.error_result(
+                    ErrorCode.INVALID_PARAMS,
+                    f"cursor: `{name}` is {json.dumps(now)} but the call that returned this "
+                    f"cursor had {json.dumps(was)}; repeat query, k, tokenBudget and filter "
+                    "unchanged with the cursor (or drop the cursor to start over)",
+                    {"field": name},
+                )
+        return None
+
+    def _remember(self, cursor: str, arguments: dict[str, Any]) -> None:
+        self._cursors[cursor] = {key: arguments[key] for key in _PAGED if key in arguments}
+        while len(self._cursors) > 1024:  # a host's recent pages; older ones the engine checks
+            self._cursors.popitem(last=False)
 
     def _deadline(self, meta: Mapping[str, Any]) -> float | None:
         budget = self.timeout

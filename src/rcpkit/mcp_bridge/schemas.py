@@ -1,10 +1,11 @@
 """JSON Schemas for the bridge's tools, derived from the engine's advertised capabilities.
 
 The ``filter`` schema lists only the advertised fields (§8), each with the
-operators that apply to its type and that the engine advertises, and the JSON
-type its ``value`` must have, so a host's model sees what it may ask for
-instead of guessing. The engine still validates (-32602/-32005): the schema
-is guidance, never the check.
+operators that apply to its type and that the engine advertises (``contains``
+on keyword fields too: it is membership on array-valued ones such as
+``folders`` and ``tag``), and the JSON type its ``value`` must have, so a
+host's model sees what it may ask for instead of guessing. The engine still
+validates (-32602/-32005): the schema is guidance, never the check.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def filter_schema(capability: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def _clause(name: str, kind: str | None, operators: Sequence[str]) -> dict[str, Any] | None:
-    usable = [op for op in operators if kind is None or kind in OPERATOR_RULES[op].applies_to]  # type: ignore[index]
+    usable = [op for op in operators if _applies(op, kind)]
     if not usable:
         return None  # e.g. a geo field: nothing applies
     scalar = _SCALARS.get(kind, _ANY_SCALAR) if kind is not None else _ANY_SCALAR
@@ -89,6 +90,16 @@ def _clause(name: str, kind: str | None, operators: Sequence[str]) -> dict[str, 
         "additionalProperties": False,
         "description": f"{name} ({kind or 'untyped'})",
     }
+
+
+def _applies(op: str, kind: str | None) -> bool:
+    rule = OPERATOR_RULES[op]  # type: ignore[index]
+    if kind is None or kind in rule.applies_to:
+        return True
+    # §8 `contains` is membership on an array-valued field; an advertisement does not
+    # say which fields hold arrays (rcpkit's `folders` and `tag` do), so a keyword
+    # field offers it and the engine refuses it on a scalar one (-32602).
+    return rule.on_arrays and kind == "keyword"
 
 
 def _junction(key: str, node: dict[str, Any]) -> dict[str, Any]:

@@ -131,4 +131,8 @@ def decode_cursor(token: str, secret: bytes, digest: str, store: Store) -> Curso
 
 
 def _not_this_cursor() -> RCPError:
-    return RCPError.invalid_params("cursor", "not a cursor of this query on this index")
+    return RCPError.invalid_params(
+        "cursor",
+        "not a cursor of this query on this index: a cursor continues the call that "
+        "returned it, so repeat its query, k, tokenBudget, filter and mode unchanged",
+    )
