@@ -118,4 +118,7 @@ def _http_config(args: argparse.Namespace) -> tuple[Any, Any]:
     # The same options, parsed the same way, as `rcpkit serve --http`.
     from rcpkit.transport.http.command import config_from_args
 
+    if (getattr(args, "workers", None) or 1) > 1:
+        # Its engines' connections, health and session calibration live in one process.
+        raise ValueError("rcpkit gateway serves from one process: --workers 1")
     return config_from_args(args)
