@@ -7,7 +7,6 @@ The pages are rendered here with Pillow's bundled font and read by RapidOCR
 
 from __future__ import annotations
 
-import base64
 import io
 import sys
 from pathlib import Path
@@ -15,34 +14,14 @@ from typing import Any
 
 import pytest
 from engine_support import Calls, make_engine, serving
+from image_support import OTHER, SCAN, block, needs_ocr, render
 
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.ingest.images import image_ocr_available
 from rcpkit.handlers.engine import build_engine_app
 from support import running
 
 PIL = pytest.importorskip("PIL")
-from PIL import Image, ImageDraw, ImageFont  # noqa: E402
-
-needs_ocr = pytest.mark.skipif(not image_ocr_available(), reason="the 'ocr' extra is missing")
-
-SCAN = ("Boundary layer transition", "at supersonic speeds")
-OTHER = ("Heat transfer in turbines", "cooled by film injection")
-
-
-def render(lines: tuple[str, ...], fmt: str = "PNG", size: int = 30) -> bytes:
-    image = Image.new("RGB", (760, 80 + 60 * len(lines)), "white")
-    draw = ImageDraw.Draw(image)
-    font = ImageFont.load_default(size=size)
-    for number, line in enumerate(lines):
-        draw.text((30, 40 + 60 * number), line, fill="black", font=font)
-    out = io.BytesIO()
-    image.save(out, format=fmt)
-    return out.getvalue()
-
-
-def block(raw: bytes, mime: str = "image/png") -> dict[str, Any]:
-    return {"type": "image", "mimeType": mime, "data": base64.b64encode(raw).decode()}
+from PIL import Image  # noqa: E402
 
 
 def words(text: str) -> set[str]:
