@@ -395,3 +395,20 @@ async def test_an_http_image_is_fetched_under_an_allowed_prefix_and_no_redirect_
     assert any("OCR text" in note for note in embedded["usage"]["notes"])
     assert (redirected["code"], redirected["data"]["field"]) == (-32602, "inputs[0]")
     assert "HTTP 302" in redirected["message"]
+
+
+@needs_ocr
+async def test_an_image_that_does_not_fit_the_servers_pixel_budget_is_rate_limited(
+    engine: Engine,
+) -> None:
+    from rcpkit.engine.ingest.images import SERVER_PIXELS
+
+    query = {"query": block(render(SCAN)), "_meta": {"deadlineMs": 300}}
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        with SERVER_PIXELS.hold(SERVER_PIXELS.capacity, wait=0):  # other requests' images
+            busy = await call.error("retrieve", query)
+        found = await call.result("retrieve", {**query, "_meta": {}})
+    assert (busy["code"], busy["data"]["field"]) == (-32011, "query")
+    assert busy["data"]["retryAfterMs"] > 0
+    assert any("OCR text" in note for note in found["usage"]["notes"])

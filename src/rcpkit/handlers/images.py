@@ -14,7 +14,12 @@ Errors, per §4.8 and §12:
   "mimeType"``): a block type/mimeType the server does not take;
 - base64 that does not decode, or bytes that are not an image of the declared
   type, are ``-32602`` naming ``<block>.data`` (malformed whatever is advertised);
-- an image over `MAX_IMAGE_PIXELS` is ``-32013`` (§15.5);
+- an image over `MAX_IMAGE_PIXELS`, or a request whose images together decode
+  to more than `MAX_REQUEST_PIXELS`, is ``-32013`` (§12.2: retrying it unchanged
+  cannot succeed);
+- an image that does not fit the process's pixel budget (`SERVER_PIXEL_BUDGET`,
+  shared by every request's OCR) within a short wait is ``-32011`` with
+  ``retryAfterMs`` (§12.2: the server sheds load, a retry can succeed);
 - an image query or embed input in which OCR finds no legible text is
   ``-32602``, as an empty text query already is: it names nothing to search for;
 - a ``uri`` is fetched only under a prefix the operator listed (``[engine]
@@ -32,12 +37,14 @@ from __future__ import annotations
 
 import base64
 import binascii
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rcpkit.engine.ingest.images import (
     IMAGE_MIME_TYPES,
     MAX_IMAGE_PIXELS,
+    MAX_REQUEST_PIXELS,
     OCR_MISSING,
     ImageRejected,
     ImageText,
@@ -62,6 +69,11 @@ __all__ = [
 ]
 
 _ENGINE = "RapidOCR PP-OCRv4"
+_BUDGET_WAIT = 2.0  # seconds an image waits for room in the server's pixel budget
+_RETRY_AFTER_MS = 1000
+# Decoded pixels each request's images have used so far (MAX_REQUEST_PIXELS);
+# the entry goes with the request.
+_decoded: weakref.WeakKeyDictionary[EngineRequest, int] = weakref.WeakKeyDictionary()
 
 
 def modalities() -> list[Modality]:
@@ -166,8 +178,12 @@ def _read(block: Content, path: str, ctx: EngineRequest, fetchable: Sequence[str
             message = f"`{path}.data` is not valid base64"
             raise RCPError.invalid_params(f"{path}.data", message) from None
     ctx.check_cancelled()
+    spent = _decoded.get(ctx, 0)
+    remaining = ctx.remaining()
+    # Half the time left at most: a refusal that can be retried, before the deadline.
+    wait = _BUDGET_WAIT if remaining is None else min(_BUDGET_WAIT, remaining / 2)
     try:
-        found = read_image(raw, block.mime_type)
+        found = read_image(raw, block.mime_type, allowance=MAX_REQUEST_PIXELS - spent, wait=wait)
     except ImageRejected as rejected:
         if rejected.kind == "mimeType":
             raise RCPError.option_unsupported("mimeType", f"`{path}`: {rejected.reason}") from None
@@ -177,7 +193,15 @@ def _read(block: Content, path: str, ctx: EngineRequest, fetchable: Sequence[str
                 f"`{path}`: {rejected.reason} (MAX_IMAGE_PIXELS {MAX_IMAGE_PIXELS})",
                 field=path,
             ) from None
+        if rejected.kind == "busy":
+            raise RCPError(
+                ErrorCode.RATE_LIMITED,
+                f"`{path}`: {rejected.reason}; retry later",
+                field=path,
+                retry_after_ms=_RETRY_AFTER_MS,
+            ) from None
         where = f"{path}.data" if block.uri is None else f"{path}.uri"
         raise RCPError.invalid_params(where, f"`{path}`: {rejected.reason}") from None
+    _decoded[ctx] = spent + found.width * found.height
     ctx.check_cancelled()
     return found
