@@ -274,9 +274,9 @@ def _trial(
         audit.fail("crashes", f"{name}: shutdown: {error}")
         return
     mirror = index / "index.mirror"
-    if name.startswith("mirror") and mirror.is_file():
-        if mirror.read_bytes() == damaged.get("index.mirror"):
-            audit.fail("not_rebuilt", f"{name}: index.mirror is still the damaged file")
+    damaged_mirror = damaged.get("index.mirror")
+    if name.startswith("mirror") and mirror.is_file() and mirror.read_bytes() == damaged_mirror:
+        audit.fail("not_rebuilt", f"{name}: index.mirror is still the damaged file")
     for path in index.iterdir():
         if path.name.endswith(".tmp"):
             audit.fail("leaks", f"{name}: left {path.name}")

@@ -1,7 +1,8 @@
-"""``rcpkit bench [all|protocol|engine|http|load|auth|crash]``: run the suites, print one table.
+"""``rcpkit bench [all|protocol|engine|http|fuzz|load|auth|crash|cache|race]``: one table.
 
 ``all`` is the speed suites; the campaigns (``load``, ``auth``, ``crash``: kill -9
-during writes, then an audit) run only when named.
+during writes, then an audit; ``cache``: damaged cache files, then a restart;
+``race``: writers racing on one index) run only when named.
 
 For the CLI: ``add_arguments(parser)`` declares the options, ``run(args)``
 runs the chosen suites in order and returns the exit status: 0 when every
@@ -65,6 +66,14 @@ def _suite(
         from rcpkit.bench.crash import run as crash
 
         return crash
+    if name == "cache":
+        from rcpkit.bench.cache_files import run as cache
+
+        return cache
+    if name == "race":
+        from rcpkit.bench.race import run as race
+
+        return race
     from rcpkit.bench.http import run as http
 
     return http

@@ -9,7 +9,7 @@ __all__ = ["CAMPAIGNS", "SUITES", "add_arguments"]
 
 SUITES = ("protocol", "engine", "http")
 # The hardening campaigns (issue 13): run by name only, never as part of `all`.
-CAMPAIGNS = ("fuzz", "load", "auth", "crash")
+CAMPAIGNS = ("fuzz", "load", "auth", "crash", "cache", "race")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,7 +19,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=["all", *SUITES, *CAMPAIGNS],
         default="all",
         help="which suite to run (default: all three, one table); "
-        "the campaigns `fuzz` (R1), `crash` (R2), `load` (R3) and `auth` (R4) run only by name",
+        "the campaigns `fuzz` (R1), `crash` (R2), `load` (R3), `auth` (R4), `cache` (damaged "
+        "cache files) and `race` (writers racing on one index) run only by name",
     )
     scale = parser.add_mutually_exclusive_group()
     scale.add_argument(

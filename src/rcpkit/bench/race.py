@@ -61,8 +61,8 @@ class _Plan:
 
 
 _PLANS: dict[Scale, _Plan] = {
-    "full": _Plan(files=400, batches=60, documents=8),
-    "quick": _Plan(files=120, batches=20, documents=6),
+    "full": _Plan(files=600, batches=150, documents=8),
+    "quick": _Plan(files=200, batches=40, documents=6),
     "smoke": _Plan(files=20, batches=4, documents=4),
 }
 
@@ -129,13 +129,15 @@ class _Endpoint:
             answer: dict[str, Any] = json.loads(connection.getresponse().read())
         except TimeoutError:
             self._audit.fail("hangs", f"{method}: no answer in {_TIMEOUT:.0f} s")
-            return self._drop()
-        except (OSError, http.client.HTTPException, ValueError) as error:
-            self._audit.fail("crashes", f"{method}: {type(error).__name__}: {error}")
-            return self._drop()
-        error = answer.get("error")
-        if isinstance(error, dict) and error.get("code") == -32603:
-            self._audit.fail("internal_errors", f"{method}: {error}")
+            self._drop()
+            return None
+        except (OSError, http.client.HTTPException, ValueError) as failure:
+            self._audit.fail("crashes", f"{method}: {type(failure).__name__}: {failure}")
+            self._drop()
+            return None
+        refusal = answer.get("error")
+        if isinstance(refusal, dict) and refusal.get("code") == -32603:
+            self._audit.fail("internal_errors", f"{method}: {refusal}")
         return answer
 
     def _drop(self) -> None:
