@@ -52,3 +52,25 @@ def test_the_auth_campaign_refuses_every_attack_and_no_tenant_reaches_another(
     assert "1 distinct refusal bodies" in refused["note"]
     assert _one(figures, "cross-tenant hits")["value"] == 0
     assert _one(figures, "cross-tenant effects")["value"] == 0
+
+
+def test_the_cache_campaign_restarts_on_every_damage_and_serves_what_a_fresh_index_serves(
+    tmp_path: Path,
+) -> None:
+    figures = _figures(tmp_path, "cache")
+    assert _one(figures, "restarts on a damaged cache file")["value"] >= 10
+    for counter in ("wrong results", "not rebuilt", "crashes", "hangs", "-32603", "leaks"):
+        assert (
+            _one(figures, f"cache: {counter}" if counter != "not rebuilt" else counter)["value"]
+            == 0
+        ), counter
+
+
+def test_the_race_campaign_loses_duplicates_and_tears_nothing(tmp_path: Path) -> None:
+    figures = _figures(tmp_path, "race")
+    assert _one(figures, "race: requests")["value"] > 0
+    for counter in (
+        "lost", "duplicate", "torn reads", "versions reused", "-32603", "hangs", "crashes",
+        "leaks",
+    ):  # fmt: skip
+        assert _one(figures, counter)["value"] == 0, counter

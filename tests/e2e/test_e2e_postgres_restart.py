@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from engine_support import Calls, make_engine, serving
-
-from rcpkit.engine.store.pgserver import start_server
+from pg_support import own_server
 
 _IN_FLIGHT = 4  # concurrent requests kept outstanding by the load
 
 
 async def test_a_restart_under_load_fails_only_requests_in_flight(tmp_path: Path) -> None:
-    server = start_server()  # its own: a restart must not cut the session's other tests off
+    server = own_server()  # its own: a restart must not cut the session's other tests off
     try:
         engine = make_engine(tmp_path / "local", store=server.url())
         async with serving(engine) as peer:

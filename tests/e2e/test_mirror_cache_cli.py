@@ -54,3 +54,18 @@ def test_queries_answer_the_same_from_the_cache_a_spoiled_cache_and_newer_docume
     cache.unlink()
     assert hits(index) == replayed  # a rebuild from SQLite alone
     assert any("late.md" in json.dumps(result) for result in replayed)
+
+
+def test_a_server_saves_its_mirror_when_it_shuts_down(spawn: object, tmp_path: Path) -> None:
+    # Issue 34 (cache campaign): `rcpkit serve` never closed its engine, so a server's
+    # mirror was saved only by the background saver, and never by a short-lived one.
+    index = tmp_path / "idx"
+    server = spawn("--engine", "index", "--index", str(index), *HASHING, "--create")  # type: ignore[operator]
+    assert "result" in server.request(1, "initialize", {"protocolVersion": 1})
+    documents = [{"id": f"d{i}", "text": f"document {i} about mirrors"} for i in range(5)]
+    assert "result" in server.request(2, "index/add", {"documents": documents})
+    assert "result" in server.request(3, "retrieve", {"query": "mirrors", "mode": "dense"})
+    assert server.request(4, "shutdown")["result"] == {}
+    server.close_stdin()
+    assert server.wait(30) == 0
+    assert (index / "index.mirror").is_file()

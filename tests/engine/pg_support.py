@@ -17,7 +17,7 @@ import pytest
 
 from rcpkit.engine.store.pgserver import PostgresServer, start_server
 
-__all__ = ["drop_database", "fresh_database", "server", "stop_server"]
+__all__ = ["drop_database", "fresh_database", "own_server", "server", "stop_server"]
 
 TEMPLATE = "rcpkit_template"
 _lock = threading.Lock()
@@ -40,11 +40,25 @@ def server() -> PostgresServer:
             except Exception as error:
                 _failure = f"PostgreSQL could not start: {error}"
         if _server is None:
-            message = _failure or "PostgreSQL could not start"
-            if os.environ.get("CI"):
-                pytest.fail(message)
-            pytest.skip(message)
+            _unavailable(_failure or "PostgreSQL could not start")
+            raise AssertionError("unreachable")
         return _server
+
+
+def own_server() -> PostgresServer:
+    """A new server of the test's own (a restart or a base backup must not touch the
+    session's), skipped like `server` when PostgreSQL cannot start here."""
+    try:
+        return start_server()
+    except Exception as error:
+        _unavailable(f"PostgreSQL could not start: {error}")
+        raise
+
+
+def _unavailable(message: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
 
 
 def fresh_database() -> str:

@@ -7,7 +7,6 @@ The pages are rendered here with Pillow's bundled font and read by RapidOCR
 
 from __future__ import annotations
 
-import base64
 import io
 import sys
 from pathlib import Path
@@ -15,34 +14,14 @@ from typing import Any
 
 import pytest
 from engine_support import Calls, make_engine, serving
+from image_support import OTHER, SCAN, block, needs_ocr, render
 
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.ingest.images import image_ocr_available
 from rcpkit.handlers.engine import build_engine_app
 from support import running
 
 PIL = pytest.importorskip("PIL")
-from PIL import Image, ImageDraw, ImageFont  # noqa: E402
-
-needs_ocr = pytest.mark.skipif(not image_ocr_available(), reason="the 'ocr' extra is missing")
-
-SCAN = ("Boundary layer transition", "at supersonic speeds")
-OTHER = ("Heat transfer in turbines", "cooled by film injection")
-
-
-def render(lines: tuple[str, ...], fmt: str = "PNG", size: int = 30) -> bytes:
-    image = Image.new("RGB", (760, 80 + 60 * len(lines)), "white")
-    draw = ImageDraw.Draw(image)
-    font = ImageFont.load_default(size=size)
-    for number, line in enumerate(lines):
-        draw.text((30, 40 + 60 * number), line, fill="black", font=font)
-    out = io.BytesIO()
-    image.save(out, format=fmt)
-    return out.getvalue()
-
-
-def block(raw: bytes, mime: str = "image/png") -> dict[str, Any]:
-    return {"type": "image", "mimeType": mime, "data": base64.b64encode(raw).decode()}
+from PIL import Image  # noqa: E402
 
 
 def words(text: str) -> set[str]:
@@ -416,3 +395,20 @@ async def test_an_http_image_is_fetched_under_an_allowed_prefix_and_no_redirect_
     assert any("OCR text" in note for note in embedded["usage"]["notes"])
     assert (redirected["code"], redirected["data"]["field"]) == (-32602, "inputs[0]")
     assert "HTTP 302" in redirected["message"]
+
+
+@needs_ocr
+async def test_an_image_that_does_not_fit_the_servers_pixel_budget_is_rate_limited(
+    engine: Engine,
+) -> None:
+    from rcpkit.engine.ingest.images import SERVER_PIXELS
+
+    query = {"query": block(render(SCAN)), "_meta": {"deadlineMs": 300}}
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        with SERVER_PIXELS.hold(SERVER_PIXELS.capacity, wait=0):  # other requests' images
+            busy = await call.error("retrieve", query)
+        found = await call.result("retrieve", {**query, "_meta": {}})
+    assert (busy["code"], busy["data"]["field"]) == (-32011, "query")
+    assert busy["data"]["retryAfterMs"] > 0
+    assert any("OCR text" in note for note in found["usage"]["notes"])

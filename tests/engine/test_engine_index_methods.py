@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from engine_support import Calls, make_engine, serving
 
 from rcpkit.engine.engine import Engine
+from rcpkit.handlers.engine import build_engine_app
+from support import running, shared_path
 
 
 def ids_of(result: dict) -> list[str]:
     return [hit["id"] for hit in result["hits"]]
+
+
+SCHEMA = shared_path("reference", "rcp-1.0.schema.json")
 
 
 async def test_ids_are_returned_positionally_and_minted_when_absent(engine: Engine) -> None:
@@ -112,6 +118,30 @@ async def test_documents_without_text_are_refused_and_change_nothing(engine: Eng
     assert (error["code"], error["data"]["field"]) == (-32602, "documents[1].text")
     assert after["hits"] == []
     assert engine.store.version == 0
+
+
+async def test_initialize_documents_the_content_body_the_schema_does_not_list(
+    engine: Engine,
+) -> None:
+    # The schema's IndexAddParams requires `text`; rcpkit also takes `content` alone
+    # (§4.8) and says so in initialize, so a client need not guess (issue 34).
+    schema = json.loads(SCHEMA.read_text()) if SCHEMA.is_file() else None
+    async with running(build_engine_app(engine), initialize=False) as peer:
+        init = await peer.request("init", "initialize", {"protocolVersion": 1})
+        call = Calls(peer)
+        body = [{"type": "text", "text": "Boundary layer transition at supersonic speeds."}]
+        added = await call.result("index/add", {"documents": [{"id": "c", "content": body}]})
+        neither = await call.error("index/add", {"documents": [{"id": "none"}]})
+        found = await call.result("retrieve", {"query": "supersonic", "mode": "sparse"})
+    declared = init["result"]["_meta"]["indexDocument"]
+    assert declared["body"] == ["text", "content"]
+    assert set(declared["extensions"]) == {"content", "title", "uri", "modality"}
+    if schema is not None:  # what the extension adds is exactly what the schema lacks
+        listed = schema["$defs"]["IndexAddParams"]["properties"]["documents"]["items"]
+        assert listed["required"] == ["text"]
+        assert not set(declared["extensions"]) & set(listed["properties"])
+    assert added["ids"] == ["c"] and [hit["chunk"]["docId"] for hit in found["hits"]] == ["c"]
+    assert (neither["code"], neither["data"]["field"]) == (-32602, "documents[0].text")
 
 
 async def test_a_failure_mid_batch_leaves_the_previous_version_intact(

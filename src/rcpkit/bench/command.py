@@ -1,8 +1,9 @@
-"""``rcpkit bench [all|protocol|engine|http|load|auth|crash|gateway|mcp]``: run the suites.
+"""``rcpkit bench [all|protocol|engine|http|fuzz|load|auth|crash|gateway|mcp|cache|race]``.
 
 ``all`` is the speed suites; the campaigns (``load``, ``auth``, ``crash``: kill -9
-during writes, then an audit; ``gateway``: lying engines; ``mcp``: the MCP bridge)
-run only when named.
+during writes, then an audit; ``gateway``: lying engines; ``mcp``: the MCP bridge;
+``cache``: damaged cache files, then a restart; ``race``: writers racing on one
+index) run only when named.
 
 For the CLI: ``add_arguments(parser)`` declares the options, ``run(args)``
 runs the chosen suites in order and returns the exit status: 0 when every
@@ -74,6 +75,14 @@ def _suite(
         from rcpkit.bench.mcp_campaign import run as mcp
 
         return mcp
+    if name == "cache":
+        from rcpkit.bench.cache_files import run as cache
+
+        return cache
+    if name == "race":
+        from rcpkit.bench.race import run as race
+
+        return race
     from rcpkit.bench.http import run as http
 
     return http

@@ -99,9 +99,11 @@ class CrashAudit:
 class _Server:
     """A spawned ``rcpkit serve --stdio`` on the index; a thread collects its replies."""
 
-    def __init__(self, index: Path, stderr: IO[bytes], *, create: bool = False) -> None:
+    def __init__(
+        self, index: Path, stderr: IO[bytes], *, create: bool = False, extra: Sequence[str] = ()
+    ) -> None:
         command = [sys.executable, "-m", "rcpkit", "serve", "--stdio", "--engine", "index"]
-        command += ["--index", str(index), "--embedder", EMBEDDER]
+        command += ["--index", str(index), "--embedder", EMBEDDER, *extra]
         if create:  # a missing index is an error for serve; a reopen must find the old one
             command.append("--create")
         self.process = subprocess.Popen(

@@ -9,7 +9,7 @@ __all__ = ["CAMPAIGNS", "SUITES", "add_arguments"]
 
 SUITES = ("protocol", "engine", "http")
 # The hardening campaigns (issue 13): run by name only, never as part of `all`.
-CAMPAIGNS = ("fuzz", "load", "auth", "crash", "gateway", "mcp")
+CAMPAIGNS = ("fuzz", "load", "auth", "crash", "gateway", "mcp", "cache", "race")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,7 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="all",
         help="which suite to run (default: all three, one table); "
         "the campaigns `fuzz` (R1), `crash` (R2), `load` (R3), `auth` (R4), `gateway` "
-        "(lying engines) and `mcp` (the MCP bridge) run only by name",
+        "(lying engines), `mcp` (the MCP bridge), `cache` (damaged cache files) and `race` "
+        "(writers racing on one index) run only by name",
     )
     scale = parser.add_mutually_exclusive_group()
     scale.add_argument(

@@ -95,29 +95,44 @@ def run(args: argparse.Namespace) -> int:
         if args.sample:
             index.upsert(load_samples())
         app = build_keyword_app(index, writable=not args.read_only)
+        closing: Callable[[], None] = _nothing
     else:
         from rcpkit.cli.engine import open_from_args
         from rcpkit.handlers.engine import build_engine_app
 
         engine = open_from_args(args, create=args.create, writable=not args.read_only)
         app = build_engine_app(engine)
+        # Closed when serving ends: the store saves its mirror (issue 34: a server that
+        # never closed its engine left no index.mirror, and the next one rebuilt it all).
+        closing = engine.close
         if observer is not None and observer.metrics is not None:
             observer.metrics.add_gauges(_index_gauges(engine), _INDEX_HELP)
-    if args.http is not None:
-        from rcpkit.transport.http.command import serve_command
+    try:
+        if args.http is not None:
+            from rcpkit.transport.http.command import serve_command
 
-        tenant_aware = args.engine in TENANT_AWARE_ENGINES
-        return serve_command(
-            app.server, args, tenant_aware=tenant_aware, observer=observer, metrics_at=metrics_at
+            tenant_aware = args.engine in TENANT_AWARE_ENGINES
+            return serve_command(
+                app.server,
+                args,
+                tenant_aware=tenant_aware,
+                observer=observer,
+                metrics_at=metrics_at,
+            )
+        serving = app.serve_stdio(
+            deadline=resolve_deadline(args.deadline),
+            max_batch=args.max_batch,
+            max_line_bytes=args.max_line_bytes,
+            observer=observer,
         )
-    serving = app.serve_stdio(
-        deadline=resolve_deadline(args.deadline),
-        max_batch=args.max_batch,
-        max_line_bytes=args.max_line_bytes,
-        observer=observer,
-    )
-    run_async(observed(observer, metrics_at, serving))
-    return 0
+        run_async(observed(observer, metrics_at, serving))
+        return 0
+    finally:
+        closing()
+
+
+def _nothing() -> None:
+    """The keyword engine holds nothing to close."""
 
 
 def _workers(args: argparse.Namespace) -> int:

@@ -14,12 +14,18 @@ Errors, per §4.8 and §12:
   "mimeType"``): a block type/mimeType the server does not take;
 - base64 that does not decode, or bytes that are not an image of the declared
   type, are ``-32602`` naming ``<block>.data`` (malformed whatever is advertised);
-- an image over `MAX_IMAGE_PIXELS` is ``-32013`` (§15.5);
+- an image over `MAX_IMAGE_PIXELS`, or a request whose images together decode
+  to more than `MAX_REQUEST_PIXELS`, is ``-32013`` (§12.2: retrying it unchanged
+  cannot succeed);
+- an image that does not fit the process's pixel budget (`SERVER_PIXEL_BUDGET`,
+  shared by every request's OCR) within a short wait is ``-32011`` with
+  ``retryAfterMs`` (§12.2: the server sheds load, a retry can succeed);
 - an image query or embed input in which OCR finds no legible text is
   ``-32602``, as an empty text query already is: it names nothing to search for;
 - a ``uri`` is fetched only under a prefix the operator listed (``[engine]
   fetch_uris``; none by default): any other is ``-32602`` before the handler
-  (`rcpkit.server.blocks`), and one that cannot be fetched is ``-32602`` too (§4.8).
+  (`rcpkit.server.blocks`), and one that cannot be fetched is ``-32602`` too (§4.8);
+  the fetch itself is `rcpkit.handlers.fetch`.
 
 OCR runs on the worker thread that runs the handler (sync handlers run in the
 runtime's worker pool, off the event loop), with a cancellation checkpoint
@@ -31,17 +37,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-import urllib.error
-import urllib.request
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from rcpkit.engine.ingest.images import (
     IMAGE_MIME_TYPES,
     MAX_IMAGE_PIXELS,
+    MAX_REQUEST_PIXELS,
     OCR_MISSING,
     ImageRejected,
     ImageText,
@@ -49,10 +52,10 @@ from rcpkit.engine.ingest.images import (
     read_image,
 )
 from rcpkit.engine.request import EngineRequest
+from rcpkit.handlers.fetch import MAX_FETCH_BYTES, fetch
 from rcpkit.protocol.base import Modality
 from rcpkit.protocol.content import Content, QueryInput, TextInput
 from rcpkit.protocol.errors import ErrorCode, RCPError
-from rcpkit.server.blocks import fetches
 
 __all__ = [
     "MAX_FETCH_BYTES",
@@ -66,8 +69,11 @@ __all__ = [
 ]
 
 _ENGINE = "RapidOCR PP-OCRv4"
-MAX_FETCH_BYTES = 32 * 1024 * 1024  # §15.5: a fetched image is bounded like a request body
-_FETCH_TIMEOUT = 30.0
+_BUDGET_WAIT = 2.0  # seconds an image waits for room in the server's pixel budget
+_RETRY_AFTER_MS = 1000
+# Decoded pixels each request's images have used so far (MAX_REQUEST_PIXELS);
+# the entry goes with the request.
+_decoded: weakref.WeakKeyDictionary[EngineRequest, int] = weakref.WeakKeyDictionary()
 
 
 def modalities() -> list[Modality]:
@@ -172,8 +178,12 @@ def _read(block: Content, path: str, ctx: EngineRequest, fetchable: Sequence[str
             message = f"`{path}.data` is not valid base64"
             raise RCPError.invalid_params(f"{path}.data", message) from None
     ctx.check_cancelled()
+    spent = _decoded.get(ctx, 0)
+    remaining = ctx.remaining()
+    # Half the time left at most: a refusal that can be retried, before the deadline.
+    wait = _BUDGET_WAIT if remaining is None else min(_BUDGET_WAIT, remaining / 2)
     try:
-        found = read_image(raw, block.mime_type)
+        found = read_image(raw, block.mime_type, allowance=MAX_REQUEST_PIXELS - spent, wait=wait)
     except ImageRejected as rejected:
         if rejected.kind == "mimeType":
             raise RCPError.option_unsupported("mimeType", f"`{path}`: {rejected.reason}") from None
@@ -183,66 +193,15 @@ def _read(block: Content, path: str, ctx: EngineRequest, fetchable: Sequence[str
                 f"`{path}`: {rejected.reason} (MAX_IMAGE_PIXELS {MAX_IMAGE_PIXELS})",
                 field=path,
             ) from None
+        if rejected.kind == "busy":
+            raise RCPError(
+                ErrorCode.RATE_LIMITED,
+                f"`{path}`: {rejected.reason}; retry later",
+                field=path,
+                retry_after_ms=_RETRY_AFTER_MS,
+            ) from None
         where = f"{path}.data" if block.uri is None else f"{path}.uri"
         raise RCPError.invalid_params(where, f"`{path}`: {rejected.reason}") from None
+    _decoded[ctx] = spent + found.width * found.height
     ctx.check_cancelled()
     return found
-
-
-def fetch(uri: str, path: str, ctx: EngineRequest, fetchable: Sequence[str]) -> bytes:
-    """The bytes at ``uri``, which must lie under an operator-allowed prefix (§4.8, §15.5).
-
-    ``file://``: the resolved path (symlinks followed) must stay inside an allowed
-    ``file://`` prefix's folder. ``http(s)://``: one GET, no redirects followed,
-    bounded by the request's deadline. Anything that cannot be fetched is -32602
-    (§4.8); more than `MAX_FETCH_BYTES` is -32013.
-    """
-    if not fetches(uri, fetchable):
-        raise RCPError.invalid_params(path, f"`{path}` carries a uri this server does not fetch")
-    parts = urlsplit(uri)
-    if parts.scheme == "file":
-        return _read_file(parts.netloc, unquote(parts.path), path, fetchable)
-    budget = ctx.remaining()
-    timeout = _FETCH_TIMEOUT if budget is None else max(0.05, min(budget, _FETCH_TIMEOUT))
-    opener = urllib.request.build_opener(_NoRedirect)
-    try:
-        with opener.open(urllib.request.Request(uri, method="GET"), timeout=timeout) as answer:
-            raw: bytes = answer.read(MAX_FETCH_BYTES + 1)
-    except (urllib.error.URLError, OSError, ValueError) as error:
-        raise _unfetchable(path, uri, error) from None
-    if len(raw) > MAX_FETCH_BYTES:
-        raise _too_large(path)
-    return raw
-
-
-def _read_file(host: str, local: str, path: str, fetchable: Sequence[str]) -> bytes:
-    if host not in ("", "localhost"):
-        raise RCPError.invalid_params(path, f"`{path}`: a file:// uri names no other host")
-    target = Path(local).resolve()
-    roots = [Path(unquote(urlsplit(p).path)).resolve() for p in fetchable if p.startswith("file:")]
-    if not any(target.is_relative_to(root) for root in roots):
-        raise RCPError.invalid_params(path, f"`{path}` leaves the folders this server reads")
-    try:
-        if target.stat().st_size > MAX_FETCH_BYTES:
-            raise _too_large(path)
-        return target.read_bytes()
-    except OSError as error:
-        raise _unfetchable(path, target.as_uri(), error) from None
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    # A redirect could leave the allowed prefix (§15.5 SSRF): it is not followed.
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-def _unfetchable(path: str, uri: str, error: Exception) -> RCPError:
-    detail = (
-        f"HTTP {error.code}" if isinstance(error, urllib.error.HTTPError) else type(error).__name__
-    )
-    return RCPError.invalid_params(path, f"`{path}`: {uri} could not be fetched ({detail})")
-
-
-def _too_large(path: str) -> RCPError:
-    message = f"`{path}`: the fetched image exceeds {MAX_FETCH_BYTES} bytes"
-    return RCPError(ErrorCode.PAYLOAD_TOO_LARGE, message, field=path)

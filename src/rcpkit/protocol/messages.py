@@ -76,6 +76,7 @@ __all__ = [
     "RetrieveParams",
     "RetrieveResult",
     "RewriteMethod",
+    "SPEC_DOCUMENT_FIELDS",
     "ShutdownParams",
     "SparseEmbedParams",
     "SparseEmbedResult",
@@ -83,6 +84,7 @@ __all__ = [
     "TransformParams",
     "TransformResult",
     "Usage",
+    "index_document_extension",
 ]
 
 # §8: a filter is a boolean tree of clauses; it is validated against the
@@ -366,7 +368,16 @@ class GraphResult(Wire):
 
 
 class Document(Wire):
-    # §4.8: a document body may be Content blocks; `text` is then optional (empty).
+    """One ``index/add`` document: §7.10's ``{id?, text, meta?}`` and rcpkit's extensions.
+
+    The schema requires ``text``; §4.8 makes Content blocks the form of "an indexed
+    document body" too, so ``content`` alone is a body (``text`` is then empty),
+    and ``title``, ``uri`` and ``modality`` are kept as provenance. Neither body
+    is -32602. ``initialize`` says so in ``_meta.indexDocument``
+    (`index_document_extension`), so a client reads the extension instead of
+    guessing it from a schema that does not list it.
+    """
+
     text: str = ""
     id: DocumentId | None = None
     meta: Meta | None = None
@@ -374,6 +385,18 @@ class Document(Wire):
     uri: str | None = None
     modality: Modality | None = None
     content: list[Content] | None = None
+
+
+SPEC_DOCUMENT_FIELDS = ("id", "text", "meta")  # §7.10 and the schema's IndexAddParams
+
+
+def index_document_extension() -> dict[str, Any]:
+    """``_meta.indexDocument`` of ``initialize``: what a document takes beyond §7.10."""
+    names = [field.encode_name for field in msgspec.structs.fields(Document)]
+    return {
+        "body": ["text", "content"],  # either one; the schema's `required: [text]` is relaxed
+        "extensions": [name for name in names if name not in SPEC_DOCUMENT_FIELDS],
+    }
 
 
 class IndexAddParams(Wire):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import msgspec
 from msgspec import inspect
@@ -69,10 +70,52 @@ def check_blocks(
 
 
 def fetches(uri: str, prefixes: Sequence[str]) -> bool:
-    """Whether ``uri`` lies under one of ``prefixes``, with no ``..`` segment to climb out."""
-    if not prefixes or "/../" in f"{uri}/" or "%2e" in uri.lower() or "\\" in uri:
+    """Whether ``uri`` lies under one of ``prefixes`` (§15.5 SSRF), compared by its parts.
+
+    The scheme, host and port must be a prefix's own, and the percent-decoded path
+    must sit under the prefix's decoded path at a segment boundary. A path with a
+    dot segment, a backslash, or an encoded separator, dot or percent (``%2f``,
+    ``%5c``, ``%2e``, ``%25``; also ``%00``) is refused outright: a source that
+    decodes ``%2F`` or resolves ``..`` itself (many do) would otherwise serve a
+    path the check never saw (issue 34: ``/ok/..%2fsecret/`` under ``/ok/``).
+    """
+    if not prefixes:
         return False
-    return any(uri.startswith(prefix) for prefix in prefixes)
+    target = _uri_parts(uri)
+    return target is not None and any(_under(target, _uri_parts(p)) for p in prefixes)
+
+
+_REFUSED_ESCAPES = ("%2f", "%5c", "%2e", "%25", "%00")
+
+_Parts = tuple[str, str, str]  # scheme, host[:port], decoded path
+
+
+def _uri_parts(uri: str) -> _Parts | None:
+    """``uri`` as (scheme, authority, decoded path), or None when it cannot be compared."""
+    try:
+        parts = urlsplit(uri)
+        port = parts.port
+    except ValueError:
+        return None
+    raw = parts.path
+    if "\\" in uri or parts.username is not None or parts.password is not None:
+        return None
+    if any(escape in raw.lower() for escape in _REFUSED_ESCAPES):
+        return None
+    path = unquote(raw)
+    if any(segment in (".", "..") for segment in path.split("/")):
+        return None
+    host = (parts.hostname or "") + (f":{port}" if port is not None else "")
+    return parts.scheme.lower(), host, path
+
+
+def _under(target: _Parts, prefix: _Parts | None) -> bool:
+    if prefix is None or target[:2] != prefix[:2]:
+        return False
+    path, root = target[2], prefix[2]
+    if root.endswith("/") or not root:
+        return path.startswith(root)
+    return path == root or path.startswith(root + "/")
 
 
 _FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}

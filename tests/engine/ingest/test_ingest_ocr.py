@@ -176,3 +176,15 @@ def test_unrotate_maps_a_box_found_on_the_turned_page_back_to_the_page(turns: in
     ys, xs = np.nonzero(turned)
     found = (float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1))
     assert _ocr.unrotate(found, turns, 60, 40) == (10, 5, 30, 9)
+
+
+@needs_ocr
+def test_a_page_over_the_ocr_pixel_bound_is_shrunk_first_and_its_boxes_stay_in_its_pixels() -> None:
+    page = _page()
+    big = page.resize((page.width * 2, page.height * 2))
+    normal = _ocr.recognize(_png(page))
+    # A bound under the big page's pixels: it is read at half size, like `page`.
+    shrunk = _ocr.recognize(_png(big), max_pixels=page.width * page.height * 2)
+    assert [text for text, _ in shrunk] == [text for text, _ in normal]
+    for (_, small_box), (_, big_box) in zip(normal, shrunk, strict=True):
+        assert all(abs(b - 2 * s) <= 6 for s, b in zip(small_box, big_box, strict=True))

@@ -129,6 +129,31 @@ def test_a_saved_graph_is_loaded_with_newer_rows_added_and_a_foreign_or_torn_one
     assert {key for key, _ in torn.search(matrix[7], 10)} & {8}
 
 
+def test_a_saved_graph_with_flipped_bytes_is_not_handed_to_usearch_and_is_rebuilt(
+    tmp_path,  # type: ignore[no-untyped-def]
+) -> None:
+    # Issue 34 (cache campaign): a damaged graph of the saved size was loaded as it was,
+    # and usearch crashed the server in native code (SIGSEGV) reading its offsets.
+    path = tmp_path / "index.usearch"
+    matrix = unit_rows(3000, 32, seed=4)
+    rows, ones, zeros = np.arange(1, 3001), np.ones(3000, np.int64), np.zeros(3000, np.int64)
+
+    def opened() -> DenseIndex:
+        index = DenseIndex(32, ANY_COST, path, "file-a")
+        index.replace(rows, matrix, ones, zeros, [""] * 3000)
+        assert index.wait_for_graph(60)
+        return index
+
+    opened()
+    data = bytearray(path.read_bytes())
+    for at in range(64, len(data), max(1, len(data) // 64)):
+        data[at] ^= 0xFF
+    path.write_bytes(bytes(data))
+    reopened = opened()
+    assert not reopened._graph.loaded  # rebuilt from the rows instead
+    assert {key for key, _ in reopened.search(matrix[7], 10)} & {8}
+
+
 # A GIL-thrashing race (switch interval 1 µs): about 12 s alone, several times that when
 # other threads of the suite's process (ANN builders, servers) compete for the GIL.
 @pytest.mark.timeout(300)

@@ -262,6 +262,31 @@ def _a_newer_cache_than_the_file(cache: Path, elsewhere: Path) -> None:
     _copy(saved, database)
 
 
+def _a_diverged_copys(cache: Path, elsewhere: Path) -> None:
+    # A copy of the folder that took other writes: the same identity and, here, the
+    # same version and the same newest row as this file (issue 34, cache campaign).
+    database, copy = cache.with_suffix(".sqlite3"), elsewhere / "index.sqlite3"
+    _copy(database, copy)
+    for path, seed in ((database, 2), (copy, 3)):
+        store = SQLiteStore(path)
+        store.open_dense(DIMENSION, DensePolicy())
+        store.commit(_one_chunk_each(random.Random(seed), range(900, 920)))
+        store.commit(_one_chunk_each(random.Random(99), [999]))  # alike in both
+        store.close()
+    shutil.copy(elsewhere / "index.mirror", cache)
+
+
+def _one_chunk_each(rng: random.Random, ids: Any) -> WriteBatch:
+    documents = []
+    for i in ids:
+        body = " ".join(rng.choices(WORDS, WEIGHTS, k=12))
+        vector = np.array([rng.gauss(0, 1) for _ in range(DIMENSION)], np.float32)
+        vector /= np.linalg.norm(vector)
+        row = DocumentRow(f"d{i}", "", None, f"d{i}", "text", {}, f"h{i}{body}", "")
+        documents.append((row, [NewChunk(0, 0, len(body), body, None, None, "", body, vector, {})]))
+    return WriteBatch(documents=documents)
+
+
 def _copy(source: Path, target: Path) -> None:
     with closing(sqlite3.connect(source)) as read, closing(sqlite3.connect(target)) as into:
         read.backup(into)
@@ -269,7 +294,14 @@ def _copy(source: Path, target: Path) -> None:
 
 @pytest.mark.parametrize(
     "spoil",
-    [_truncate, _flip_a_vector_byte, _not_a_cache, _another_index, _a_newer_cache_than_the_file],
+    [
+        _truncate,
+        _flip_a_vector_byte,
+        _not_a_cache,
+        _another_index,
+        _a_newer_cache_than_the_file,
+        _a_diverged_copys,
+    ],
 )
 def test_a_cache_that_cannot_be_trusted_is_ignored_and_rewritten(
     tmp_path: Path,

@@ -12,6 +12,7 @@ import numpy as np
 import psycopg
 import pytest
 from engine_support import Calls, make_engine, serving
+from pg_support import own_server
 
 from rcpkit.cli import main
 from rcpkit.engine.engine import Engine
@@ -20,7 +21,6 @@ from rcpkit.engine.store import migrations
 from rcpkit.engine.store._pg_dense import HnswSettings, PostgresDenseSearch
 from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
 from rcpkit.engine.store.deadline import deadline_scope
-from rcpkit.engine.store.pgserver import start_server
 from rcpkit.engine.store.postgres import PostgresStore
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
@@ -160,7 +160,7 @@ async def test_an_engine_on_postgres_serves_the_whole_retrieve_pipeline(engine: 
 
 async def test_a_streaming_replica_serves_reads_of_the_primarys_writes(tmp_path: Path) -> None:
     # Its own small cluster: a base backup of the session's would copy every test database.
-    primary = start_server()
+    primary = own_server()
     replica = None
     try:
         url = primary.url()
@@ -213,7 +213,7 @@ async def test_a_standby_computes_communities_in_memory_and_reads_the_primarys(
         ("l1", "Marie Curie isolated Radium in Paris. Pierre Curie measured the Radium."),
         ("l2", "Pierre Curie and Marie Curie shared the Nobel Prize with Henri Becquerel."),
     ]
-    primary = start_server()
+    primary = own_server()
     replica = None
     try:
         writer = make_engine(tmp_path / "primary", store=primary.url(), graph="regex")

@@ -14,6 +14,7 @@ skipped with a reason.
 from __future__ import annotations
 
 import io
+import math
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -23,6 +24,7 @@ from rcpkit.engine.ingest._types import PageSpan, SourceDocument
 
 __all__ = [
     "IMAGE_EXTENSIONS",
+    "OCR_MAX_PIXELS",
     "OCR_MISSING",
     "OcrLine",
     "join_lines",
@@ -38,6 +40,8 @@ __all__ = [
 
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".tif", ".tiff")
 OCR_MISSING = "OCR needs the 'ocr' extra (pip install 'rcpkit[ocr]': rapidocr-onnxruntime, pillow)"
+# Pages over this are shrunk before OCR (A4 at 300 dpi is 8.7 Mpx); see `recognize`.
+OCR_MAX_PIXELS = 12_000_000
 _MIN_SCORE = 0.5  # recognitions below this confidence are noise more often than text
 _PDF_SCALE = 200 / 72  # PDF pages are rendered at 200 dpi
 _GAP = 0.2  # a word space: ink-free columns at least this fraction of the line's height
@@ -99,20 +103,55 @@ def ocr_pdf_pages(raw: bytes, numbers: Sequence[int]) -> dict[int, list[OcrLine]
     return out
 
 
-def recognize(image: bytes) -> list[OcrLine]:
-    """The text lines of an encoded image with their boxes ``(x0, y0, x1, y1)``."""
+def recognize(image: bytes, max_pixels: int | None = OCR_MAX_PIXELS) -> list[OcrLine]:
+    """The text lines of an encoded image with their boxes ``(x0, y0, x1, y1)``.
+
+    A page of more than ``max_pixels`` is shrunk before OCR (a JPEG while it is
+    decoded), so what OCR holds stays bounded whatever the image declares
+    (issue 35: one 39.7 Mpx PNG of 4.9 KB took 1.4 GB); boxes are in the
+    image's own pixels all the same.
+    """
     from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(io.BytesIO(image)) as opened:
+            width = opened.size[0]
+            factor = _reduction(opened.size, max_pixels)
+            if factor > 1 and opened.format == "JPEG":  # DCT scaling: decoded at 1/2..1/8
+                opened.draft("RGB", (opened.size[0] // factor, opened.size[1] // factor))
             opened.load()
-            return _recognize_pixels(opened)
+            page = _shrunk(opened, max_pixels)
+            lines = _recognize_pixels(page)
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
         raise SkipFile(f"unreadable image ({type(error).__name__})") from None
     except Image.DecompressionBombError:
         # A small file that decodes to more pixels than Pillow's limit would
         # take the memory of the process (and a worker pool's batch with it).
         raise SkipFile("unreadable image (too many pixels: a decompression bomb?)") from None
+    scale = width / page.size[0]
+    if scale == 1:
+        return lines
+    return [
+        (text, (x0 * scale, y0 * scale, x1 * scale, y1 * scale)) for text, (x0, y0, x1, y1) in lines
+    ]
+
+
+def _reduction(size: tuple[int, int], max_pixels: int | None) -> int:
+    """The whole factor each side is divided by to bring ``size`` under ``max_pixels``."""
+    pixels = size[0] * size[1]
+    if max_pixels is None or pixels <= max_pixels:
+        return 1
+    return math.ceil(math.sqrt(pixels / max_pixels))
+
+
+def _shrunk(image: Any, max_pixels: int | None) -> Any:
+    factor = _reduction(image.size, max_pixels)
+    if factor == 1:
+        return image
+    # Pillow reduces L and RGB(A); a bilevel or palette page is converted first.
+    if image.mode not in ("L", "RGB", "RGBA"):
+        image = image.convert("L" if image.mode in ("1", "L") else "RGB")
+    return image.reduce(factor)
 
 
 def _recognize_pixels(image: Any) -> list[OcrLine]:
@@ -134,7 +173,7 @@ def _recognize_pixels(image: Any) -> list[OcrLine]:
         # against 0.07 without it on rendered pages; BENCHMARKS.md issue 19).
         # The page's orientation is decided once, above, from several lines.
         found, _ = engine(pixels, use_cls=False, return_word_box=True)
-    gray = upright.mean(axis=2)
+    gray = _gray(upright)
     lines: list[OcrLine] = []
     for item in found or []:
         box, text, score = item[0], str(item[1]), float(item[2])
@@ -153,6 +192,13 @@ def _recognize_pixels(image: Any) -> list[OcrLine]:
     ]
 
 
+def _gray(rgb: Any) -> Any:
+    """The mean of the three channels as one byte a pixel (float64 took 8 a pixel, twice)."""
+    import numpy as np
+
+    return (rgb.sum(axis=2, dtype=np.uint16) // 3).astype(np.uint8)
+
+
 def _ink_crop(rgb: Any) -> tuple[int, int, Any]:
     """The page cut to its ink's bounding box plus a margin, and where the cut starts.
 
@@ -163,8 +209,11 @@ def _ink_crop(rgb: Any) -> tuple[int, int, Any]:
     """
     import numpy as np
 
-    gray = rgb.mean(axis=2)
-    ink = np.abs(gray - float(np.median(gray))) > _INK_CONTRAST
+    gray = _gray(rgb)
+    counts = np.cumsum(np.bincount(gray.ravel(), minlength=256))
+    median = int(np.searchsorted(counts, (gray.size + 1) // 2))  # a histogram's, not a sort's
+    far = np.abs(np.arange(256) - median) > _INK_CONTRAST
+    ink = far[gray]  # a lookup: one byte a pixel, no signed copy of the page
     rows, columns = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
     if not len(rows):
         return 0, 0, rgb[:0, :0]

@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from rcpkit.engine.ingest import _ocr
@@ -24,9 +27,13 @@ from rcpkit.engine.ingest._types import SkipFile
 __all__ = [
     "IMAGE_MIME_TYPES",
     "MAX_IMAGE_PIXELS",
+    "MAX_REQUEST_PIXELS",
     "OCR_MISSING",
+    "SERVER_PIXEL_BUDGET",
     "ImageRejected",
     "ImageText",
+    "PixelBudget",
+    "SERVER_PIXELS",
     "image_ocr_available",
     "read_image",
 ]
@@ -40,11 +47,22 @@ IMAGE_MIME_TYPES = {
 }
 # §15.5: a 1 MB PNG can decode to gigabytes; OCR cost grows with the pixels too.
 MAX_IMAGE_PIXELS = 40_000_000
+# Decoded pixels summed over one request's images (issue 35: four 39.7 Mpx PNGs
+# of 4.9 KB each, in one request of 20 KB, took the server from 72 MB to 3.4 GB).
+MAX_REQUEST_PIXELS = 2 * MAX_IMAGE_PIXELS
+# Decoded pixels this process holds at once across every request's OCR
+# (Pillow keeps up to 4 bytes a pixel: at most 320 MB of images in flight).
+SERVER_PIXEL_BUDGET = 2 * MAX_IMAGE_PIXELS
 OCR_MISSING = _ocr.OCR_MISSING
 
 
 class ImageRejected(Exception):
-    """The block cannot be read: ``kind`` is ``"mimeType"``, ``"data"`` or ``"size"``."""
+    """The block cannot be read: ``kind`` is ``"mimeType"``, ``"data"``, ``"size"`` or ``"busy"``.
+
+    ``"size"``: the image, or the request's images together, exceed a limit
+    (retrying unchanged cannot succeed); ``"busy"``: the process's pixel budget is
+    held by other requests' images for now (a retry later can).
+    """
 
     def __init__(self, kind: str, reason: str) -> None:
         super().__init__(reason)
@@ -70,6 +88,46 @@ class ImageText:
         return _ocr.join_lines(self.lines)
 
 
+class PixelBudget:
+    """Decoded pixels held at once by every image being read in this process.
+
+    An image holds its pixels from before it is decoded until its OCR is done;
+    one that does not fit waits (up to ``wait`` seconds) for others to finish,
+    then is refused as ``"busy"``. The memory of concurrent OCR is bounded by the
+    budget however many requests arrive together.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._held = 0
+        self._free = threading.Condition()
+
+    @property
+    def held(self) -> int:
+        return self._held
+
+    @contextmanager
+    def hold(self, pixels: int, wait: float) -> Iterator[None]:
+        with self._free:
+            fits = self._free.wait_for(lambda: self._held + pixels <= self.capacity, max(wait, 0))
+            if not fits:
+                raise ImageRejected(
+                    "busy",
+                    f"{pixels} pixels do not fit the {self.capacity - self._held} of the "
+                    f"server's image budget ({self.capacity}) left by other requests",
+                )
+            self._held += pixels
+        try:
+            yield
+        finally:
+            with self._free:
+                self._held -= pixels
+                self._free.notify_all()
+
+
+SERVER_PIXELS = PixelBudget(SERVER_PIXEL_BUDGET)
+
+
 def image_ocr_available() -> bool:
     """Whether the ``ocr`` extra (RapidOCR, Pillow) is installed, without importing it.
 
@@ -87,12 +145,22 @@ def image_ocr_available() -> bool:
     return True
 
 
-def read_image(raw: bytes, mime_type: str) -> ImageText:
+def read_image(
+    raw: bytes,
+    mime_type: str,
+    *,
+    allowance: int = MAX_REQUEST_PIXELS,
+    budget: PixelBudget = SERVER_PIXELS,
+    wait: float = 0.0,
+) -> ImageText:
     """OCR of one encoded image whose declared type is ``mime_type``.
 
     Raises `ImageRejected`: ``mimeType`` for a type outside `IMAGE_MIME_TYPES`,
     ``data`` for bytes that are not an image of that type, ``size`` past
-    `MAX_IMAGE_PIXELS`. Blocking (seconds for a page): call it from a worker.
+    `MAX_IMAGE_PIXELS` or past ``allowance`` (the pixels the request may still
+    decode), ``busy`` when ``budget`` has no room within ``wait`` seconds. The
+    header alone is read before these checks. Blocking (seconds for a page):
+    call it from a worker.
     """
     expected = IMAGE_MIME_TYPES.get(mime_type.split(";", 1)[0].strip().lower())
     if expected is None:
@@ -109,12 +177,20 @@ def read_image(raw: bytes, mime_type: str) -> ImageText:
         raise ImageRejected("data", f"not a decodable image ({type(error).__name__})") from None
     if found != expected:
         raise ImageRejected("data", f"the bytes are {found or 'unknown'}, not {mime_type}")
-    if width * height > MAX_IMAGE_PIXELS:
+    pixels = width * height
+    if pixels > MAX_IMAGE_PIXELS:
         raise ImageRejected(
             "size", f"{width}x{height} pixels exceed the limit of {MAX_IMAGE_PIXELS}"
         )
+    if pixels > allowance:
+        raise ImageRejected(
+            "size",
+            f"{width}x{height} pixels take the request's images past its limit of "
+            f"{MAX_REQUEST_PIXELS} decoded pixels",
+        )
     try:
-        lines = _ocr.recognize(raw)
+        with budget.hold(pixels, wait):
+            lines = _ocr.recognize(raw)
     except SkipFile as skipped:  # truncated or corrupt past the header
         raise ImageRejected("data", skipped.reason) from None
     return ImageText(lines=lines, width=width, height=height)

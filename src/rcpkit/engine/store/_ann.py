@@ -33,6 +33,7 @@ import logging
 import os
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -357,9 +358,10 @@ class AnnGraph:
                 graph.save(str(temporary))
                 record |= {"largest_key": self._largest, "rows": len(graph)}
                 record["bytes"] = temporary.stat().st_size
+                record["crc32"] = _crc32(temporary)
             else:  # the saved graph (if any) is kept only if the record still describes it
                 previous = self._read_sidecar() or {}
-                kept = ("largest_key", "rows", "bytes")
+                kept = ("largest_key", "rows", "bytes", "crc32")
                 record |= {key: previous[key] for key in kept if key in previous}
             sidecar_tmp = sidecar.with_name(sidecar.name + ".tmp")
             sidecar_tmp.write_text(json.dumps(record))
@@ -398,6 +400,12 @@ class AnnGraph:
         try:
             if record.get("bytes") != self.path.stat().st_size:
                 return None, 0
+            # usearch reads offsets from the file as they are: a damaged graph of the
+            # right size crashed the process in native code (SIGSEGV; issue 34, cache
+            # campaign). Only a file whose checksum is the one saved is handed to it.
+            if record.get("crc32") != _crc32(self.path):
+                _log.warning("ignoring the ANN graph %s (checksum); rebuilding it", self.path)
+                return None, 0
         except OSError:
             return None, 0
         graph = self._new()
@@ -412,3 +420,12 @@ class AnnGraph:
         self._saved = len(graph)
         self.loaded = True
         return graph, int(record["largest_key"])
+
+
+def _crc32(path: Path) -> int:
+    """The CRC-32 of a file, read in blocks."""
+    crc = 0
+    with path.open("rb") as file:
+        while block := file.read(1 << 20):
+            crc = zlib.crc32(block, crc)
+    return crc

