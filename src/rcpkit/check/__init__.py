@@ -6,8 +6,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rcpkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from rcpkit.check.command import add_arguments, check, run
@@ -21,27 +22,19 @@ if TYPE_CHECKING:
 
 # Imported on first use: the CLI declares this package's options (``options``)
 # at every start-up, and the rest pulls in the client and more.
-_HOMES = {
-    "add_arguments": "command",
-    "check": "command",
-    "run": "command",
-    "requirements": "levels",
-    "LEVELS": "model",
-    "Check": "model",
-    "Failed": "model",
-    "Outcome": "model",
-    "Report": "model",
-    "Requirement": "model",
-    "Skipped": "model",
-    "Exchange": "peer",
-    "Peer": "peer",
-    "HttpPeer": "peer_http",
-    "StdioPeer": "peer_stdio",
-    "render_json": "report",
-    "render_text": "report",
-    "ALL_CHECKS": "runner",
-    "run_checks": "runner",
-}
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "command": ("add_arguments", "check", "run"),
+        "levels": ("requirements",),
+        "model": ("LEVELS", "Check", "Failed", "Outcome", "Report", "Requirement", "Skipped"),
+        "peer": ("Exchange", "Peer"),
+        "peer_http": ("HttpPeer",),
+        "peer_stdio": ("StdioPeer",),
+        "report": ("render_json", "render_text"),
+        "runner": ("ALL_CHECKS", "run_checks"),
+    },
+)
 
 __all__ = [
     "ALL_CHECKS",
@@ -64,10 +57,3 @@ __all__ = [
     "run",
     "run_checks",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rcpkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from rcpkit.gateway.capabilities import filter_capability, graph_capability, retrieve_capability
@@ -12,16 +13,14 @@ if TYPE_CHECKING:
 
 # Imported on first use: the CLI declares this package's options (``options``)
 # at every start-up, and the rest pulls in the client and more.
-_HOMES = {
-    "filter_capability": "capabilities",
-    "graph_capability": "capabilities",
-    "retrieve_capability": "capabilities",
-    "add_arguments": "command",
-    "default_identity": "command",
-    "run": "command",
-    "GatewayServer": "server",
-    "build_gateway": "server",
-}
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "capabilities": ("filter_capability", "graph_capability", "retrieve_capability"),
+        "command": ("add_arguments", "default_identity", "run"),
+        "server": ("GatewayServer", "build_gateway"),
+    },
+)
 
 __all__ = [
     "GatewayServer",
@@ -33,10 +32,3 @@ __all__ = [
     "retrieve_capability",
     "run",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
