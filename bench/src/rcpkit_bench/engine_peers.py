@@ -18,7 +18,7 @@ growth factor of every row between the smallest and the largest size.
 
 ``RCPKIT_BENCH_DIR=<folder>`` keeps the indexes there (a re-run re-opens them).
 
-The peers come with the ``bench`` extra (``pip install 'rcpkit[bench]'``).
+The peers come with rcpkit-bench's ``peers`` extra (``pip install -e './bench[peers]'``).
 """
 
 from __future__ import annotations
@@ -39,8 +39,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.bench._synthetic import _documents, _engine, _percentiles, _texts
-from rcpkit.bench.report import BenchUnavailable, Figure, record
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.ingest.indexer import index_documents
@@ -51,6 +49,8 @@ from rcpkit.engine.store._usearch import import_usearch_index
 from rcpkit.engine.store.analysis import analyze, analyze_many
 from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
+from rcpkit_bench._synthetic import _documents, _engine, _percentiles, _texts
+from rcpkit_bench.report import BenchUnavailable, Figure, record
 
 __all__ = ["run_peers"]
 
@@ -99,7 +99,9 @@ def _peers() -> tuple[Any, Any, Any, Any]:
 
         usearch_index = import_usearch_index()
     except ImportError as error:
-        raise BenchUnavailable(f"{error.name} is missing: pip install 'rcpkit[bench]'") from None
+        raise BenchUnavailable(
+            f"{error.name} is missing: pip install -e './bench[peers]'"
+        ) from None
     return tantivy, bm25s, faiss, usearch_index
 
 
@@ -581,7 +583,7 @@ def rss():
     for line in pathlib.Path('/proc/self/status').read_text().splitlines():
         if line.startswith('VmRSS:'):
             return int(line.split()[1]) / 1024
-from rcpkit.bench._synthetic import _engine
+from rcpkit_bench._synthetic import _engine
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
@@ -679,7 +681,7 @@ def _http_load(
     its throughput is 1 / (CPU per request): the row states both, and the gap is
     what concurrency costs (queueing, GIL hand-offs, the HTTP layer).
     """
-    from rcpkit.bench.http import _Child, _raise_file_limit
+    from rcpkit_bench.http import _Child, _raise_file_limit
 
     _raise_file_limit()
     command = [sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0"]
@@ -712,7 +714,7 @@ def _http_load(
 async def _drive(
     child: Any, questions: list[str]
 ) -> tuple[tuple[float, float], tuple[float, float, float, float, int]]:
-    from rcpkit.bench.loopback import Connection, rpc_body
+    from rcpkit_bench.loopback import Connection, rpc_body
 
     pid = child.process.pid
 

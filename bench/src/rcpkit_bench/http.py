@@ -11,7 +11,7 @@ server's core. Scenarios, one run:
 4. SSE streams held open at once, plus ``ping`` latency while they are open.
 
     rcpkit bench http [--quick]       (or: python benchmarks/http_server.py [--quick])
-    python -m rcpkit.bench.http serve rcpkit|reference     (the servers it spawns)
+    python -m rcpkit_bench.http serve rcpkit|reference     (the servers it spawns)
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from rcpkit.bench.report import BenchUnavailable, Figure, Scale
+from rcpkit_bench.report import BenchUnavailable, Figure, Scale
 
 __all__ = ["run"]
 
@@ -186,7 +186,7 @@ def _rcpkit_cli() -> list[str]:
 
 
 def _bench_server(kind: str) -> list[str]:
-    return [sys.executable, "-m", "rcpkit.bench.http", "serve", kind]
+    return [sys.executable, "-m", "rcpkit_bench.http", "serve", kind]
 
 
 # --- load: wrk ---

@@ -23,8 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from rcpkit.bench._synthetic import _documents, _engine, _percentiles, _texts
-from rcpkit.bench.report import Figure, Scale, collecting, record
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.ingest import SourceDocument
@@ -33,6 +31,8 @@ from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.store.analysis import analyze
 from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
+from rcpkit_bench._synthetic import _documents, _engine, _percentiles, _texts
+from rcpkit_bench.report import Figure, Scale, collecting, record
 
 __all__ = ["run"]
 
@@ -271,7 +271,7 @@ def _resident_after_open(folder: Path) -> float:
         "def rss():\n"
         "    for l in pathlib.Path('/proc/self/status').read_text().splitlines():\n"
         "        if l.startswith('VmRSS:'): return int(l.split()[1]) / 1024\n"
-        "from rcpkit.bench.engine import _engine, retrieve, m, RequestContext\n"
+        "from rcpkit_bench.engine import _engine, retrieve, m, RequestContext\n"
         "import numpy\n"
         "before = rss()\n"
         "engine = _engine(pathlib.Path(sys.argv[1]), 'hashing:384')\n"
@@ -300,7 +300,7 @@ def run(
     hnsw_up_to: int | None = None,
 ) -> list[Figure]:
     if sizes:  # issue 15: the index calls against the peer libraries, per corpus size
-        from rcpkit.bench.engine_peers import run_peers
+        from rcpkit_bench.engine_peers import run_peers
 
         with collecting() as figures:
             run_peers(sizes, _SCALES[scale][2], hnsw_up_to)

@@ -16,8 +16,8 @@ import sys
 from collections.abc import Callable
 from functools import partial
 
-from rcpkit.bench.options import SUITES, add_arguments
-from rcpkit.bench.report import (
+from rcpkit.cli.bench_options import SUITES, add_arguments
+from rcpkit_bench.report import (
     BenchUnavailable,
     Figure,
     Scale,
@@ -42,30 +42,30 @@ def _suite(
 ) -> Callable[[Scale], list[Figure]]:
     # Imported on demand: the engine suite needs numpy, the HTTP suite uvicorn.
     if name == "protocol":
-        from rcpkit.bench.protocol import run as protocol
+        from rcpkit_bench.protocol import run as protocol
 
         return protocol
     if name == "engine":
-        from rcpkit.bench.engine import run as engine
+        from rcpkit_bench.engine import run as engine
 
         return partial(engine, store=store, sizes=sizes, hnsw_up_to=hnsw_up_to)
     if name == "fuzz":
-        from rcpkit.bench.fuzz import run as fuzz
+        from rcpkit_bench.fuzz import run as fuzz
 
         return fuzz
     if name == "load":
-        from rcpkit.bench.load import run as load
+        from rcpkit_bench.load import run as load
 
         return load
     if name == "auth":
-        from rcpkit.bench.auth import run as auth
+        from rcpkit_bench.auth import run as auth
 
         return auth
     if name == "crash":
-        from rcpkit.bench.crash import run as crash
+        from rcpkit_bench.crash import run as crash
 
         return crash
-    from rcpkit.bench.http import run as http
+    from rcpkit_bench.http import run as http
 
     return http
 

@@ -32,8 +32,8 @@ from typing import Any
 
 import httpx
 
-from rcpkit.bench.http import _Child
-from rcpkit.bench.report import Figure, Scale
+from rcpkit_bench.http import _Child
+from rcpkit_bench.report import Figure, Scale
 
 __all__ = ["run"]
 

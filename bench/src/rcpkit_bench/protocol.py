@@ -17,7 +17,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from rcpkit.bench.report import Figure, Scale
+from rcpkit_bench.report import Figure, Scale
 
 __all__ = ["run"]
 
@@ -31,7 +31,7 @@ class _Child:
 
     @classmethod
     def spawn(cls, kind: str) -> _Child:
-        command = [sys.executable, "-m", "rcpkit.bench.stdio_servers", kind]
+        command = [sys.executable, "-m", "rcpkit_bench.stdio_servers", kind]
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         child = cls(process)
         child.write(_request(0, "initialize", '{"protocolVersion":1}'))
@@ -218,7 +218,7 @@ def run(scale: Scale = "full") -> list[Figure]:
         )
     )
 
-    python = _cold_start([sys.executable, "-m", "rcpkit.bench.stdio_servers", "echo"], runs)
+    python = _cold_start([sys.executable, "-m", "rcpkit_bench.stdio_servers", "echo"], runs)
     rcpkit = _cold_start(
         [sys.executable, "-m", "rcpkit", "serve", "--stdio", "--engine", "keyword", "--sample"],
         runs,

@@ -26,9 +26,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from rcpkit.bench.http import _CLIENT_CPU, _Child, _raise_file_limit
-from rcpkit.bench.loopback import Connection, Latencies, rpc_body
-from rcpkit.bench.report import Figure, Scale
+from rcpkit_bench.http import _CLIENT_CPU, _Child, _raise_file_limit
+from rcpkit_bench.loopback import Connection, Latencies, rpc_body
+from rcpkit_bench.report import Figure, Scale
 
 __all__ = ["run"]
 

@@ -4,7 +4,7 @@ Each serves the same three things over stdio: ``ping``, a trivial gated
 ``retrieve`` answering one fixed hit, and ``x-bench/slow`` (or ``rerank`` for
 the reference) that waits ``seconds`` on I/O before answering.
 
-    python -m rcpkit.bench.stdio_servers rcpkit|reference|echo
+    python -m rcpkit_bench.stdio_servers rcpkit|reference|echo
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from rcpkit.bench.report import Figure, Scale
+from rcpkit_bench.report import Figure, Scale
 
 __all__ = ["CrashAudit", "campaign_figures", "describe", "figures", "run", "run_campaign"]
 

@@ -1,6 +1,6 @@
 """``rcpkit bench fuzz``: the R1 campaign — hostile frames against real servers, audited.
 
-Frames come from :mod:`rcpkit.bench.fuzz_frames` (seeded, so a failure replays).
+Frames come from :mod:`rcpkit_bench.fuzz_frames` (seeded, so a failure replays).
 Over stdio they are pipelined to ``rcpkit serve --stdio`` (the persistent engine
 over a small hashing-embedder index, and the keyword engine) in rounds; each
 round ends with a ping and waits, bounded, for every id it owes. Over HTTP they
@@ -32,8 +32,8 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from rcpkit.bench.fuzz_frames import FrameGenerator, Sent
-from rcpkit.bench.report import Figure, Scale
+from rcpkit_bench.fuzz_frames import FrameGenerator, Sent
+from rcpkit_bench.report import Figure, Scale
 
 __all__ = ["Audit", "fuzz_http", "fuzz_stdio", "run"]
 
