@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rcpkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from rcpkit.check.command import add_arguments, check, run
+    from rcpkit.check.certify import check
     from rcpkit.check.levels import requirements
     from rcpkit.check.model import LEVELS, Check, Failed, Outcome, Report, Requirement, Skipped
     from rcpkit.check.peer import Exchange, Peer
@@ -20,12 +20,12 @@ if TYPE_CHECKING:
     from rcpkit.check.report import render_json, render_text
     from rcpkit.check.runner import ALL_CHECKS, run_checks
 
-# Imported on first use: the CLI declares this package's options (``options``)
-# at every start-up, and the rest pulls in the client and more.
+# Imported on first use (rcpkit._lazy): importing the package stays cheap, and
+# the peers pull in the client and more.
 __getattr__ = lazy_exports(
     __name__,
     {
-        "command": ("add_arguments", "check", "run"),
+        "certify": ("check",),
         "levels": ("requirements",),
         "model": ("LEVELS", "Check", "Failed", "Outcome", "Report", "Requirement", "Skipped"),
         "peer": ("Exchange", "Peer"),
@@ -49,11 +49,9 @@ __all__ = [
     "Requirement",
     "Skipped",
     "StdioPeer",
-    "add_arguments",
     "check",
     "render_json",
     "render_text",
     "requirements",
-    "run",
     "run_checks",
 ]

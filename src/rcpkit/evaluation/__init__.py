@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from rcpkit.evaluation.metrics import MEASURES, Scores, score_run
     from rcpkit.evaluation.report import Evaluation, render_table
 
-# Imported on first use: the CLI's parser imports this package's options module
-# at every start-up, and the harness pulls in the client.
+# Imported on first use (rcpkit._lazy): importing the package stays cheap, and
+# the harness pulls in the client.
 __getattr__ = lazy_exports(
     __name__,
     {

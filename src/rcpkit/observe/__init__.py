@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from rcpkit.observe.observer import Observer
     from rcpkit.observe.trace import TRACE_KEY, new_trace_id, trace_id_of_traceparent
 
-# Imported on first use: the CLI declares this package's options (``options``) at
-# every start-up, which must not pull in msgspec, the codec or prometheus-client.
+# Imported on first use (rcpkit._lazy): importing the package stays cheap, and
+# the observer pulls in msgspec, the codec and prometheus-client.
 __getattr__ = lazy_exports(
     __name__,
     {

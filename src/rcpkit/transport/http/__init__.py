@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from rcpkit.transport.http.config import HeadLimits, HttpConfig, Listen, RateLimit, parse_bind
     from rcpkit.transport.http.serve import run_http, serve_http
 
-# Imported on first use: the CLI declares the HTTP options (``options``, ``config``)
-# at every start-up, and the app pulls in Starlette.
+# Imported on first use (rcpkit._lazy): importing the package stays cheap, and
+# the CLI reads ``config``'s defaults at every start-up, and the app pulls in Starlette.
 __getattr__ = lazy_exports(
     __name__,
     {

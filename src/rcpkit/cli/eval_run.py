@@ -5,7 +5,7 @@
     rcpkit eval DATASET -- <server command>  # any RCP server over stdio (the CLI cuts at --)
     rcpkit eval --compare A.json B.json      # which queries a change helped or hurt
 
-For the CLI: ``rcpkit.evaluation.options.add_arguments`` declares the options (the engine
+For the CLI: ``rcpkit.cli.eval_options.add_arguments`` declares the options (the engine
 options --index/--embedder/… come from the CLI and shape the spawned
 engine), ``run(args)`` returns the exit status: 0, 1 when ``--min-ratio`` is
 not met, 2 for a usage error or a server that failed (one that dies

@@ -12,8 +12,8 @@ import argparse
 import os
 from pathlib import Path
 
-from rcpkit.observe.options import add_observe_arguments
-from rcpkit.transport.http.options import add_http_arguments
+from rcpkit.cli.http_options import add_http_arguments
+from rcpkit.cli.observe_options import add_observe_arguments
 
 __all__ = ["DEDUPS", "FUSIONS", "add_arguments"]
 

@@ -1,10 +1,27 @@
-"""The observability options of ``rcpkit serve`` and ``rcpkit gateway`` (argparse only)."""
+"""The observability options of ``rcpkit serve`` and ``rcpkit gateway``, → ObserveConfig."""
 
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-__all__ = ["add_observe_arguments"]
+if TYPE_CHECKING:
+    from rcpkit.observe.observer import Observer
+    from rcpkit.observe.serving import MetricsPlacement
+
+__all__ = ["add_observe_arguments", "observer_from_args"]
+
+
+def observer_from_args(args: argparse.Namespace) -> tuple[Observer | None, MetricsPlacement]:
+    """The Observer the options ask for (None: none), and where its own listener binds."""
+    from rcpkit.observe.serving import ObserveConfig, build_observer
+
+    config = ObserveConfig(
+        metrics=getattr(args, "metrics", None),
+        access_log=getattr(args, "access_log", None),
+        log_queries=bool(getattr(args, "log_queries", False)),
+    )
+    return build_observer(config, over_http=getattr(args, "http", None) is not None)
 
 
 def add_observe_arguments(parser: argparse.ArgumentParser) -> None:

@@ -13,44 +13,11 @@ import asyncio
 import os
 import sys
 
-from rcpkit.check.model import Report
-from rcpkit.check.options import add_arguments
-from rcpkit.check.peer import Peer
-from rcpkit.check.peer_http import HttpPeer
-from rcpkit.check.peer_stdio import StdioPeer
+from rcpkit.check.certify import check
 from rcpkit.check.report import render_json, render_text
-from rcpkit.check.runner import run_checks
-from rcpkit.client.stdio import StdioEndpoint, child_environment
+from rcpkit.cli.check_options import add_arguments
 
-__all__ = ["add_arguments", "check", "run"]
-
-
-async def check(
-    *,
-    command: list[str] | None = None,
-    url: str | None = None,
-    token: str | None = None,
-    query: str = "retrieval",
-    timeout: float = 10.0,
-    cwd: str | None = None,
-    pass_env: tuple[str, ...] = (),
-) -> Report:
-    """Run every check against a stdio command or an HTTP URL."""
-    if (command is None) == (url is None):
-        raise ValueError("check either a command or an HTTP URL")
-
-    async def open_peer() -> Peer:
-        peer: Peer
-        if command is not None:
-            env = child_environment(StdioEndpoint(command, pass_env=pass_env))
-            peer = StdioPeer(command, cwd=cwd, env=env)
-        else:
-            assert url is not None
-            peer = HttpPeer(url, token=token)
-        await peer.start()
-        return peer
-
-    return await run_checks(open_peer, query=query, timeout=timeout)
+__all__ = ["add_arguments", "run"]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,26 +1,42 @@
-"""Command-line options → an Observer, and serving with its metrics listener alongside."""
+"""What to observe (typed) → an Observer, and serving with its metrics listener alongside.
+
+The command line's ``--metrics``, ``--access-log`` and ``--log-queries``
+(``cli/observe_options.py``) become an :class:`ObserveConfig`.
+"""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from typing import IO, Any
 
 from rcpkit.observe.access import AccessLog
 from rcpkit.observe.observer import Observer
 
-__all__ = ["MetricsPlacement", "observed", "observer_from_args"]
+__all__ = ["MetricsPlacement", "ObserveConfig", "build_observer", "observed"]
 
 MetricsPlacement = tuple[str, int] | None
 
 
-def observer_from_args(args: argparse.Namespace) -> tuple[Observer | None, MetricsPlacement]:
-    """The Observer the options ask for (None: none), and where its own listener binds."""
-    target = getattr(args, "metrics", None)
-    path = getattr(args, "access_log", None)
-    log_queries = bool(getattr(args, "log_queries", False))
+@dataclass(frozen=True, slots=True)
+class ObserveConfig:
+    """What the operator asked to observe."""
+
+    # Prometheus: "[HOST:]PORT" (a listener of its own) or "public" (the HTTP port).
+    metrics: str | None = None
+    # One JSON line per request to this path, or "-" for stderr.
+    access_log: str | None = None
+    # §15.6: the query text, redacted, in access lines (implies an access log).
+    log_queries: bool = False
+
+
+def build_observer(
+    config: ObserveConfig, *, over_http: bool
+) -> tuple[Observer | None, MetricsPlacement]:
+    """The Observer ``config`` asks for (None: none), and where its own listener binds."""
+    target, path, log_queries = config.metrics, config.access_log, config.log_queries
     if target is None and path is None and not log_queries:
         return None, None
     metrics = None
@@ -31,7 +47,7 @@ def observer_from_args(args: argparse.Namespace) -> tuple[Observer | None, Metri
 
         metrics = Metrics()
         if target == "public":
-            if getattr(args, "http", None) is None:
+            if not over_http:
                 raise ValueError("--metrics public serves on the --http port: pass --http too")
             public = True
         else:

@@ -8,32 +8,26 @@ engine is unavailable at start-up, 2 for a bad registry or options).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import logging
 import sys
 from typing import Any
 
+from rcpkit.cli.gateway_options import add_arguments
+from rcpkit.cli.observe_options import observer_from_args
 from rcpkit.federation.federation import Federation
 from rcpkit.federation.fusion import RRF_K_DEFAULT, FusionConfig
 from rcpkit.federation.health import HealthPolicy
 from rcpkit.federation.hops import inherited_path
 from rcpkit.federation.registry import Registry, RegistryError, load_registry
 from rcpkit.gateway.metrics import watch_engines
-from rcpkit.gateway.options import add_arguments
-from rcpkit.observe.command import observed, observer_from_args
+from rcpkit.gateway.server import default_identity
 from rcpkit.observe.observer import Observer
+from rcpkit.observe.serving import observed
 from rcpkit.protocol.errors import RCPError
 
-__all__ = ["add_arguments", "default_identity", "run"]
+__all__ = ["add_arguments", "run"]
 
 log = logging.getLogger("rcpkit.gateway")
-
-
-def default_identity(name: str, registry: Registry) -> str:
-    """``name@digest``: two processes serving the same registry file share it, so a
-    registry that lists its own gateway is recognised as a cycle (§16.2)."""
-    digest = hashlib.sha256(registry.source.encode("utf-8")).hexdigest()[:12]
-    return f"{name}@{digest}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -116,6 +110,6 @@ async def _serve(
 
 def _http_config(args: argparse.Namespace) -> tuple[Any, Any]:
     # The same options, parsed the same way, as `rcpkit serve --http`.
-    from rcpkit.transport.http.command import config_from_args
+    from rcpkit.cli.http_serve import config_from_args
 
     return config_from_args(args)
