@@ -10,6 +10,7 @@ says how the runtime calls the handler (``server/registration.py``).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias, TypeVar
 
@@ -73,9 +74,10 @@ MemoryRecallHandler = TypeVar(
 )
 
 
-class MethodDecorators:
+class MethodDecorators(ABC):
     """``App``'s decorators; ``method`` (the generic registration) is ``App``'s."""
 
+    @abstractmethod
     def method(
         self,
         name: str,
@@ -84,7 +86,7 @@ class MethodDecorators:
         capability: Wire | dict[str, Any] | None = None,
         **metadata: Any,
     ) -> Callable[[F], F]:
-        raise NotImplementedError  # App.method registers; this base only types it
+        """Register the decorated function for the method ``name`` (App.method)."""
 
     def embed(
         self,

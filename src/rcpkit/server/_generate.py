@@ -52,6 +52,7 @@ says how the runtime calls the handler (``server/registration.py``).
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias, TypeVar
 
@@ -76,9 +77,10 @@ Handler: TypeAlias = (
 
 _CLASS = '''
 
-class MethodDecorators:
+class MethodDecorators(ABC):
     """``App``'s decorators; ``method`` (the generic registration) is ``App``'s."""
 
+    @abstractmethod
     def method(
         self,
         name: str,
@@ -87,7 +89,7 @@ class MethodDecorators:
         capability: Wire | dict[str, Any] | None = None,
         **metadata: Any,
     ) -> Callable[[F], F]:
-        raise NotImplementedError  # App.method registers; this base only types it
+        """Register the decorated function for the method ``name`` (App.method)."""
 '''
 
 _FOOTER = '''
