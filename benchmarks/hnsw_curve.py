@@ -19,8 +19,8 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from rcpkit.bench.engine_peers import _call, _recall, _texts, build, faiss_hnsw
-from rcpkit.bench.options import _size
+from rcpkit.cli.bench_options import _size
+from rcpkit_bench.engine_peers import _call, _recall, _texts, build, faiss_hnsw
 
 
 def main() -> None:

@@ -9,8 +9,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from rcpkit.bench.engine import _folder_indexing
-from rcpkit.bench.report import collecting
+from rcpkit_bench.engine import _folder_indexing
+from rcpkit_bench.report import collecting
 
 if __name__ == "__main__":
     files = int(sys.argv[1]) if len(sys.argv) > 1 else 25

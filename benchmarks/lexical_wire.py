@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rcpkit.bench._synthetic import _documents, _engine, _texts
+from rcpkit_bench._synthetic import _documents, _engine, _texts
 from rcpkit.engine.ingest.indexer import index_documents
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.store.analysis import analyze

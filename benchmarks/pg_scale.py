@@ -28,10 +28,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from rcpkit.bench._synthetic import _documents, _engine, _percentiles, _texts
-from rcpkit.bench.engine import _timed, deferred_bulk_load
-from rcpkit.bench.http import _Child
-from rcpkit.bench.loopback import Connection, rpc_body
 from rcpkit.engine.ingest.indexer import index_documents
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.store.analysis import analyze
@@ -39,6 +35,10 @@ from rcpkit.engine.store.pgserver import start_server
 from rcpkit.engine.store.postgres import connect
 from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
+from rcpkit_bench._synthetic import _documents, _engine, _percentiles, _texts
+from rcpkit_bench.engine import _timed, deferred_bulk_load
+from rcpkit_bench.http import _Child
+from rcpkit_bench.loopback import Connection, rpc_body
 
 EMBEDDER = "hashing:384"
 CLIENTS = 64

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rcpkit.bench.report import BEGIN, END
+from rcpkit_bench.report import BEGIN, END
 
 
 def test_a_smoke_protocol_run_prints_writes_json_and_updates_a_readme(tmp_path: Path) -> None:

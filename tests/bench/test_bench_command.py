@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from rcpkit.bench import command
-from rcpkit.bench.report import BEGIN, END, BenchUnavailable, Figure, Scale
 from rcpkit.cli import _parser, main
+from rcpkit_bench import command
+from rcpkit_bench.report import BEGIN, END, BenchUnavailable, Figure, Scale
 
 
 def test_bare_bench_runs_every_suite_at_full_scale() -> None:
@@ -169,3 +171,24 @@ def test_hnsw_up_to_takes_one_corpus_size(size: str) -> None:
 def test_a_size_that_is_not_a_corpus_size_is_a_usage_error(sizes: str) -> None:
     with pytest.raises(SystemExit):
         _parser().parse_args(["bench", "engine", "--sizes", sizes])
+
+
+def test_rcpkit_bench_without_the_bench_distribution_says_in_one_line_how_to_install_it() -> None:
+    # The core never imports rcpkit_bench; with it hidden, `rcpkit bench` still parses its
+    # options and then names the install command instead of a traceback.
+    script = (
+        "import sys; sys.modules['rcpkit_bench'] = None; from rcpkit.cli import main; "
+        "raise SystemExit(main(sys.argv[1:]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, "bench", "protocol", "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "rcpkit bench needs the rcpkit-bench distribution: pip install -e ./bench "
+        "(from the repository)"
+    ]

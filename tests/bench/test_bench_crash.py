@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rcpkit.bench import crash
+from rcpkit_bench import crash
 
 
 def test_a_campaign_starts_its_first_server_on_a_fresh_index(tmp_path: Path) -> None:

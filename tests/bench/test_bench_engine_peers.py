@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rcpkit.bench.engine_peers import build
+from rcpkit_bench.engine_peers import build
 
 
 def test_a_size_above_hnsw_up_to_is_built_and_reopened_exact_only(tmp_path: Path) -> None:

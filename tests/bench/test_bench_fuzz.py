@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rcpkit.bench.fuzz import fuzz_http, fuzz_stdio
-from rcpkit.bench.fuzz_frames import FrameGenerator
+from rcpkit_bench.fuzz import fuzz_http, fuzz_stdio
+from rcpkit_bench.fuzz_frames import FrameGenerator
 
 sys.path.append(str(Path(__file__).parent.parent / "client"))
 sys.path.append(str(Path(__file__).parent.parent / "gateway"))

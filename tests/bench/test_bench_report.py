@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rcpkit.bench.report import (
+from rcpkit_bench.report import (
     BEGIN,
     END,
     Figure,

@@ -1,4 +1,4 @@
-"""Helpers for the checker tests: run the check in-process or as ``python -m rcpkit.check``."""
+"""Helpers for the checker tests: run the check in-process or as ``python -m rcpkit check``."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def failed(report: Report) -> set[str]:
 
 def check_cli(*args: str) -> tuple[int, str]:
     done = subprocess.run(
-        [PYTHON, "-m", "rcpkit.check", "--timeout", str(TIMEOUT), *args],
+        [PYTHON, "-m", "rcpkit", "check", "--timeout", str(TIMEOUT), *args],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         timeout=90,

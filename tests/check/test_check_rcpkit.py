@@ -37,7 +37,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Report]:
         {"id": "notes", "transport": "stdio", "command": persistent, "passEnv": [*PASS_ENV]},
     ]
     registry.write_text(json.dumps({"engines": engines}))
-    gateway = [PYTHON, "-m", "rcpkit.gateway", str(registry)]
+    gateway = [PYTHON, "-m", "rcpkit", "gateway", str(registry)]
 
     async def all_three() -> list[Report]:
         return await asyncio.gather(

@@ -8,7 +8,7 @@ import sys
 
 import rcpkit.federation.fusion as federation_fusion
 from rcpkit.cli import COMMANDS
-from rcpkit.gateway.options import DEDUPS, FUSIONS
+from rcpkit.cli.gateway_options import DEDUPS, FUSIONS
 
 HEAVY = ("numpy", "starlette", "rcpkit.client", "rcpkit.federation", "rcpkit.engine")
 

@@ -43,7 +43,7 @@ def test_a_dataset_half_keeps_the_corpus_and_only_its_queries() -> None:
 def test_eval_takes_a_half_with_split_and_the_qrels_file_with_qrels() -> None:
     import argparse
 
-    from rcpkit.evaluation.options import add_arguments
+    from rcpkit.cli.eval_options import add_arguments
 
     parser = argparse.ArgumentParser(exit_on_error=False)
     add_arguments(parser)

@@ -28,7 +28,7 @@ __all__ = [
     "write_registry",
 ]
 
-GATEWAY = [PYTHON, "-m", "rcpkit.gateway"]
+GATEWAY = [PYTHON, "-m", "rcpkit", "gateway"]
 
 NOTES = {
     "fusion-notes.md": "# Fusion notes\n\nReciprocal rank fusion merges the rankings of many "

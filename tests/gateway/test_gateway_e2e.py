@@ -1,4 +1,4 @@
-"""``python -m rcpkit.gateway`` as a real process in front of real ``rcpkit serve`` engines."""
+"""``python -m rcpkit gateway`` as a real process in front of real ``rcpkit serve`` engines."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rcpkit.bench.gateway_campaign import campaign
+from rcpkit_bench.gateway_campaign import campaign
 
 
 @pytest.mark.timeout(240)

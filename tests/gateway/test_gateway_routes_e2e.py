@@ -1,5 +1,5 @@
 """The gateway forwards the whole protocol (issue 17 §3): single-engine methods and writes,
-through ``python -m rcpkit.gateway`` over real ``rcpkit serve`` engines."""
+through ``python -m rcpkit gateway`` over real ``rcpkit serve`` engines."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The README's FAQ server: no longer than its MCP SDK twin, and answering the same."""
+"""The docs' FAQ server (docs/sdk.md): no longer than its MCP SDK twin, and answering the same."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ QUERIES: list[dict[str, Any]] = [
 ]
 
 
-def test_the_readme_shows_both_servers_verbatim() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_the_sdk_page_shows_both_servers_verbatim() -> None:
+    readme = (ROOT / "docs" / "sdk.md").read_text()
     for example in (RCPKIT_FAQ, MCP_FAQ):
         assert f"```python\n{example.read_text()}```" in readme
 
@@ -33,7 +33,7 @@ def test_the_rcpkit_faq_server_is_no_longer_than_the_mcp_one() -> None:
         return len(path.read_text().splitlines())
 
     assert lines(RCPKIT_FAQ) <= lines(MCP_FAQ)
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "sdk.md").read_text()
     assert f"{lines(RCPKIT_FAQ)} lines against {lines(MCP_FAQ)}" in readme
 
 

@@ -6,11 +6,12 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rcpkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from rcpkit.check.command import add_arguments, check, run
+    from rcpkit.check.certify import check
     from rcpkit.check.levels import requirements
     from rcpkit.check.model import LEVELS, Check, Failed, Outcome, Report, Requirement, Skipped
     from rcpkit.check.peer import Exchange, Peer
@@ -19,29 +20,21 @@ if TYPE_CHECKING:
     from rcpkit.check.report import render_json, render_text
     from rcpkit.check.runner import ALL_CHECKS, run_checks
 
-# Imported on first use: the CLI declares this package's options (``options``)
-# at every start-up, and the rest pulls in the client and more.
-_HOMES = {
-    "add_arguments": "command",
-    "check": "command",
-    "run": "command",
-    "requirements": "levels",
-    "LEVELS": "model",
-    "Check": "model",
-    "Failed": "model",
-    "Outcome": "model",
-    "Report": "model",
-    "Requirement": "model",
-    "Skipped": "model",
-    "Exchange": "peer",
-    "Peer": "peer",
-    "HttpPeer": "peer_http",
-    "StdioPeer": "peer_stdio",
-    "render_json": "report",
-    "render_text": "report",
-    "ALL_CHECKS": "runner",
-    "run_checks": "runner",
-}
+# Imported on first use (rcpkit._lazy): importing the package stays cheap, and
+# the peers pull in the client and more.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "certify": ("check",),
+        "levels": ("requirements",),
+        "model": ("LEVELS", "Check", "Failed", "Outcome", "Report", "Requirement", "Skipped"),
+        "peer": ("Exchange", "Peer"),
+        "peer_http": ("HttpPeer",),
+        "peer_stdio": ("StdioPeer",),
+        "report": ("render_json", "render_text"),
+        "runner": ("ALL_CHECKS", "run_checks"),
+    },
+)
 
 __all__ = [
     "ALL_CHECKS",
@@ -56,18 +49,9 @@ __all__ = [
     "Requirement",
     "Skipped",
     "StdioPeer",
-    "add_arguments",
     "check",
     "render_json",
     "render_text",
     "requirements",
-    "run",
     "run_checks",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

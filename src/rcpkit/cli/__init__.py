@@ -3,7 +3,10 @@
 Each ``rcpkit/cli/<subcommand>.py`` offers ``HELP``, ``add_arguments(parser)``
 and ``run(args) -> exit status``. Every start-up declares every subcommand's
 options, so those modules import argparse and option declarations only; what a
-subcommand runs is imported when it runs.
+subcommand runs is imported when it runs. Every option and command lives here
+(``<topic>_options.py`` declares, ``<topic>_run.py`` runs): the library packages
+take typed config (``HttpConfig``, ``ObserveConfig``, …), never an argparse
+namespace.
 """
 
 from __future__ import annotations

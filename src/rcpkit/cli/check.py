@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rcpkit.check.options import add_arguments
+from rcpkit.cli.check_options import add_arguments
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -12,6 +12,6 @@ HELP = "certify an RCP server's conformance level (§14)"
 
 
 def run(args: argparse.Namespace) -> int:
-    from rcpkit.check.command import run as run_check
+    from rcpkit.cli.check_run import run as run_check
 
     return run_check(args)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from rcpkit.cli.eval_options import add_arguments as add_eval_arguments
 from rcpkit.cli.options import add_engine_arguments
-from rcpkit.evaluation.options import add_arguments as add_eval_arguments
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -18,6 +18,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rcpkit.evaluation.command import run as run_eval
+    from rcpkit.cli.eval_run import run as run_eval
 
     return run_eval(args)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rcpkit.gateway.options import add_arguments
+from rcpkit.cli.gateway_options import add_arguments
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -12,6 +12,6 @@ HELP = "federate the engines of an rcp.json registry"
 
 
 def run(args: argparse.Namespace) -> int:
-    from rcpkit.gateway.command import run as run_gateway
+    from rcpkit.cli.gateway_run import run as run_gateway
 
     return run_gateway(args)

@@ -9,9 +9,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from rcpkit.cli.http_options import add_http_arguments
+from rcpkit.cli.observe_options import add_observe_arguments
 from rcpkit.cli.options import add_engine_arguments
-from rcpkit.observe.options import add_observe_arguments
-from rcpkit.transport.http.options import add_http_arguments
 
 __all__ = ["HELP", "TENANT_AWARE_ENGINES", "add_arguments", "run"]
 
@@ -70,14 +70,15 @@ def run(args: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     # Imported here, not above: declaring the options must stay cheap (numpy, models).
-    from rcpkit.observe.command import observed, observer_from_args
+    from rcpkit.cli.observe_options import observer_from_args
+    from rcpkit.observe.serving import observed
     from rcpkit.server.limits import resolve_deadline
     from rcpkit.server.runner import run_async
 
     if args.http is not None:
         workers = _workers(args)
         if workers > 1:
-            from rcpkit.transport.http.command import serve_workers_command
+            from rcpkit.cli.http_serve import serve_workers_command
 
             return serve_workers_command(args, workers)
     try:
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             observer.metrics.add_gauges(_index_gauges(engine), _INDEX_HELP)
     try:
         if args.http is not None:
-            from rcpkit.transport.http.command import serve_command
+            from rcpkit.cli.http_serve import serve_command
 
             tenant_aware = args.engine in TENANT_AWARE_ENGINES
             return serve_command(

@@ -20,8 +20,9 @@ From Python, against any connected client::
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rcpkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from rcpkit.evaluation.dataset import Dataset, load_dataset
@@ -29,18 +30,17 @@ if TYPE_CHECKING:
     from rcpkit.evaluation.metrics import MEASURES, Scores, score_run
     from rcpkit.evaluation.report import Evaluation, render_table
 
-# Imported on first use: the CLI's parser imports this package's options module
-# at every start-up, and the harness pulls in the client.
-_HOMES = {
-    "Dataset": "dataset",
-    "load_dataset": "dataset",
-    "evaluate": "harness",
-    "MEASURES": "metrics",
-    "Scores": "metrics",
-    "score_run": "metrics",
-    "Evaluation": "report",
-    "render_table": "report",
-}
+# Imported on first use (rcpkit._lazy): importing the package stays cheap, and
+# the harness pulls in the client.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "dataset": ("Dataset", "load_dataset"),
+        "harness": ("evaluate",),
+        "metrics": ("MEASURES", "Scores", "score_run"),
+        "report": ("Evaluation", "render_table"),
+    },
+)
 
 __all__ = [
     "MEASURES",
@@ -52,10 +52,3 @@ __all__ = [
     "render_table",
     "score_run",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"rcpkit.evaluation.{home}"), name)

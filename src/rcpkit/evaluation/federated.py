@@ -228,7 +228,7 @@ async def evaluate_federated(
     registry = write_registry(work, foreign)
     rows = []
     for method in methods:
-        gateway = [sys.executable, "-m", "rcpkit.gateway", str(registry), "--fusion", method]
+        gateway = [sys.executable, "-m", "rcpkit", "gateway", str(registry), "--fusion", method]
         client = await Client.connect_stdio(
             gateway, pass_env=_env_names(), timeout=600.0, connect_timeout=180.0
         )

@@ -15,10 +15,12 @@ deadlines are the runtime's, exactly as for any rcpkit server.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import rcpkit
 from rcpkit.federation.federation import Federation
+from rcpkit.federation.registry import Registry
 from rcpkit.gateway.capabilities import (
     cites,
     filter_capability,
@@ -32,7 +34,7 @@ from rcpkit.protocol.capabilities import CatalogCapability, Empty
 from rcpkit.server.context import RequestContext
 from rcpkit.server.lowlevel import Server
 
-__all__ = ["GatewayServer", "build_gateway"]
+__all__ = ["GatewayServer", "build_gateway", "default_identity"]
 
 
 class GatewayServer(Server):
@@ -48,6 +50,13 @@ class GatewayServer(Server):
         meta = dict(result.get("_meta") or {})
         meta["federation"] = {"identity": self.identity}
         return {**result, "_meta": meta}
+
+
+def default_identity(name: str, registry: Registry) -> str:
+    """``name@digest``: two processes serving the same registry file share it, so a
+    registry that lists its own gateway is recognised as a cycle (§16.2)."""
+    digest = hashlib.sha256(registry.source.encode("utf-8")).hexdigest()[:12]
+    return f"{name}@{digest}"
 
 
 def build_gateway(

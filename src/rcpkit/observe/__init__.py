@@ -12,24 +12,25 @@ text unless the operator opts in, §15.6). ``prometheus-client`` is the
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rcpkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from rcpkit.observe.access import AccessLog, AccessRecord
     from rcpkit.observe.observer import Observer
     from rcpkit.observe.trace import TRACE_KEY, new_trace_id, trace_id_of_traceparent
 
-# Imported on first use: the CLI declares this package's options (``options``) at
-# every start-up, which must not pull in msgspec, the codec or prometheus-client.
-_HOMES = {
-    "AccessLog": "access",
-    "AccessRecord": "access",
-    "Observer": "observer",
-    "TRACE_KEY": "trace",
-    "new_trace_id": "trace",
-    "trace_id_of_traceparent": "trace",
-}
+# Imported on first use (rcpkit._lazy): importing the package stays cheap, and
+# the observer pulls in msgspec, the codec and prometheus-client.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "access": ("AccessLog", "AccessRecord"),
+        "observer": ("Observer",),
+        "trace": ("TRACE_KEY", "new_trace_id", "trace_id_of_traceparent"),
+    },
+)
 
 __all__ = [
     "TRACE_KEY",
@@ -39,10 +40,3 @@ __all__ = [
     "new_trace_id",
     "trace_id_of_traceparent",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

@@ -29,6 +29,8 @@ class MethodSpec:
     streams: bool = False
     # §13.1: a write that must not be retried blindly without an id or key.
     writes: bool = False
+    # The spec section that defines the method (``7.7`` for retrieve), for docs.
+    section: str = ""
 
     @property
     def python_name(self) -> str:
@@ -43,23 +45,62 @@ class NotificationSpec:
 
 
 _SPECS = (
-    MethodSpec("initialize", m.InitializeParams, m.InitializeResult, None, before_initialize=True),
-    MethodSpec("info", m.InfoParams, m.InitializeResult, None, before_initialize=True),
-    MethodSpec("ping", m.PingParams, m.PingResult, None, before_initialize=True),
-    MethodSpec("shutdown", m.ShutdownParams, m.EmptyResult, None, before_initialize=True),
-    MethodSpec("embed", m.EmbedParams, m.EmbedResult, "embed"),
-    MethodSpec("embed/sparse", m.SparseEmbedParams, m.SparseEmbedResult, "sparseEmbed"),
-    MethodSpec("embed/multi", m.MultiEmbedParams, m.MultiEmbedResult, "multiVector"),
-    MethodSpec("rerank", m.RerankParams, m.RerankResult, "rerank", streams=True),
-    MethodSpec("retrieve", m.RetrieveParams, m.RetrieveResult, "retrieve", streams=True),
-    MethodSpec("query/transform", m.TransformParams, m.TransformResult, "transform"),
-    MethodSpec("graph", m.GraphParams, m.GraphResult, "graph", streams=True),
-    MethodSpec("index/add", m.IndexAddParams, m.IndexAddResult, "index", streams=True, writes=True),
-    MethodSpec("index/delete", m.IndexDeleteParams, m.IndexDeleteResult, "index", writes=True),
-    MethodSpec("catalog/list", m.CatalogListParams, m.CatalogListResult, "catalog"),
-    MethodSpec("feedback", m.FeedbackParams, m.FeedbackResult, "feedback"),
-    MethodSpec("memory/build", m.MemoryBuildParams, m.MemoryBuildResult, "memory", writes=True),
-    MethodSpec("memory/recall", m.MemoryRecallParams, m.MemoryRecallResult, "memory"),
+    MethodSpec(
+        "initialize",
+        m.InitializeParams,
+        m.InitializeResult,
+        None,
+        before_initialize=True,
+        section="7.1",
+    ),
+    MethodSpec(
+        "info", m.InfoParams, m.InitializeResult, None, before_initialize=True, section="7.2"
+    ),
+    MethodSpec("ping", m.PingParams, m.PingResult, None, before_initialize=True, section="7.15"),
+    MethodSpec(
+        "shutdown", m.ShutdownParams, m.EmptyResult, None, before_initialize=True, section="7.12"
+    ),
+    MethodSpec("embed", m.EmbedParams, m.EmbedResult, "embed", section="7.3"),
+    MethodSpec(
+        "embed/sparse", m.SparseEmbedParams, m.SparseEmbedResult, "sparseEmbed", section="7.4"
+    ),
+    MethodSpec("embed/multi", m.MultiEmbedParams, m.MultiEmbedResult, "multiVector", section="7.5"),
+    MethodSpec("rerank", m.RerankParams, m.RerankResult, "rerank", streams=True, section="7.6"),
+    MethodSpec(
+        "retrieve", m.RetrieveParams, m.RetrieveResult, "retrieve", streams=True, section="7.7"
+    ),
+    MethodSpec("query/transform", m.TransformParams, m.TransformResult, "transform", section="7.8"),
+    MethodSpec("graph", m.GraphParams, m.GraphResult, "graph", streams=True, section="7.9"),
+    MethodSpec(
+        "index/add",
+        m.IndexAddParams,
+        m.IndexAddResult,
+        "index",
+        streams=True,
+        writes=True,
+        section="7.10",
+    ),
+    MethodSpec(
+        "index/delete",
+        m.IndexDeleteParams,
+        m.IndexDeleteResult,
+        "index",
+        writes=True,
+        section="7.11",
+    ),
+    MethodSpec("catalog/list", m.CatalogListParams, m.CatalogListResult, "catalog", section="7.13"),
+    MethodSpec("feedback", m.FeedbackParams, m.FeedbackResult, "feedback", section="7.16"),
+    MethodSpec(
+        "memory/build",
+        m.MemoryBuildParams,
+        m.MemoryBuildResult,
+        "memory",
+        writes=True,
+        section="7.17",
+    ),
+    MethodSpec(
+        "memory/recall", m.MemoryRecallParams, m.MemoryRecallResult, "memory", section="7.17"
+    ),
 )
 
 METHODS: dict[str, MethodSpec] = {spec.name: spec for spec in _SPECS}

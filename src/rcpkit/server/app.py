@@ -7,8 +7,9 @@
 ...             if matches(filter, doc.meta)]
 >>> app.run_stdio()          # or app.run_http(8080)
 
-Every RCP method is a decorator named after it (``index/add`` → ``app.index_add``);
-keyword arguments are the method's capability metadata (snake_case). A
+Every RCP method is a decorator named after it (``index/add`` → ``app.index_add``),
+generated from the method registry into ``server/_decorators.py``; its keyword
+arguments are the method's capability metadata (snake_case). A
 ``retrieve`` handler may take its fields by name and return plain Python
 (``rcpkit.server.plain``); ``filter=`` on it advertises the filter fields, and
 the runtime validates every request's filter against them before the handler
@@ -20,8 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import msgspec
+
 from rcpkit.protocol.base import Wire
 from rcpkit.protocol.methods import by_python_name
+from rcpkit.server._decorators import MethodDecorators
 from rcpkit.server.lowlevel import CAPABILITY_TYPES, HandlerMode, Server
 from rcpkit.server.plain import plain_handler, plain_results
 from rcpkit.server.runner import run_async, run_stdio
@@ -34,8 +38,8 @@ __all__ = ["App"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class App:
-    """A Server plus one decorator per RCP method."""
+class App(MethodDecorators):
+    """A Server plus one decorator per RCP method (``app.retrieve``, ``app.index_add``, …)."""
 
     def __init__(self, name: str, version: str, *, read_only: bool = False) -> None:
         self.server = Server(name, version, read_only=read_only)
@@ -75,12 +79,6 @@ class App:
         value = capability_type(**metadata) if capability_type is not None else metadata
         self.server.advertise(key, value)
 
-    def __getattr__(self, python_name: str) -> Callable[..., Callable[[F], F]]:
-        spec = by_python_name(python_name)
-        if spec is None or spec.capability is None:
-            raise AttributeError(python_name)
-        return lambda **options: self.method(spec.name, **options)
-
     async def serve_stdio(self, **options: Any) -> None:
         await self.server.serve_stdio(**options)
 
@@ -115,4 +113,11 @@ def _capability(
     spec = by_python_name(name.replace("/", "_"))
     if spec is None or spec.capability is None:
         return metadata  # an extension's capability object
-    return CAPABILITY_TYPES[spec.capability](**metadata)
+    capability_type = CAPABILITY_TYPES[spec.capability]
+    # A struct's constructor checks no types: the round trip through the wire shape
+    # refuses a choice the capability does not have (`modes=["fuzzy"]`) at registration.
+    built = capability_type(**metadata)
+    try:
+        return msgspec.convert(msgspec.to_builtins(built), capability_type)
+    except msgspec.ValidationError as error:
+        raise ValueError(f"`{name}` capability metadata: {error}") from None

@@ -6,9 +6,9 @@ import pytest
 
 import rcpkit.transport.http
 from rcpkit.cli import _parser
+from rcpkit.cli.http_serve import config_from_args
 from rcpkit.server.dispatcher import DEFAULT_DEADLINE
 from rcpkit.transport.http import HttpConfig, RateLimit, parse_bind
-from rcpkit.transport.http.command import config_from_args
 from rcpkit.transport.http.config import is_loopback
 from rcpkit.transport.http.limits import ConcurrencyLimiter, RateLimiter, Refusal
 

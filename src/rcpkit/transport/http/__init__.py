@@ -8,8 +8,9 @@ Needs the ``http`` extra (uvicorn, httptools, starlette).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from rcpkit._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from rcpkit.transport.http.app import HttpApp, build_http_app
@@ -17,22 +18,17 @@ if TYPE_CHECKING:
     from rcpkit.transport.http.config import HeadLimits, HttpConfig, Listen, RateLimit, parse_bind
     from rcpkit.transport.http.serve import run_http, serve_http
 
-# Imported on first use: the CLI declares the HTTP options (``options``, ``config``)
-# at every start-up, and the app pulls in Starlette.
-_HOMES = {
-    "HttpApp": "app",
-    "build_http_app": "app",
-    "Credential": "auth",
-    "Credentials": "auth",
-    "Principal": "auth",
-    "HeadLimits": "config",
-    "HttpConfig": "config",
-    "Listen": "config",
-    "RateLimit": "config",
-    "parse_bind": "config",
-    "run_http": "serve",
-    "serve_http": "serve",
-}
+# Imported on first use (rcpkit._lazy): importing the package stays cheap, and
+# the CLI reads ``config``'s defaults at every start-up, and the app pulls in Starlette.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "app": ("HttpApp", "build_http_app"),
+        "auth": ("Credential", "Credentials", "Principal"),
+        "config": ("HeadLimits", "HttpConfig", "Listen", "RateLimit", "parse_bind"),
+        "serve": ("run_http", "serve_http"),
+    },
+)
 
 __all__ = [
     "Credential",
@@ -48,10 +44,3 @@ __all__ = [
     "run_http",
     "serve_http",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"rcpkit.transport.http.{home}"), name)

@@ -20,8 +20,8 @@ from typing import Literal
 import uvicorn
 from starlette.types import ASGIApp
 
-from rcpkit.observe.command import observed
 from rcpkit.observe.observer import Observer
+from rcpkit.observe.serving import observed
 from rcpkit.server.lowlevel import Server
 from rcpkit.server.runner import run_async
 from rcpkit.transport.http.app import build_http_app

@@ -1,0 +1,244 @@
+"""Writes ``server/_decorators.py``: one typed ``App`` decorator per registered method.
+
+    python -m rcpkit.server._generate        # rewrite the file from the registry
+    python -m rcpkit.server._generate --check  # exit 1 if it is out of date
+
+The method registry (``protocol/methods.py``) is the one source of method names
+(STYLE 4); the capability structs (``protocol/capabilities.py``) are the one
+source of each method's metadata keywords. The generated decorators spell both
+out, so a reader and mypy see ``app.retrieve(max_k=…)`` where it is defined.
+``tests/server/test_decorators.py`` checks that the checked-in file is current.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+
+from rcpkit.protocol import base, capabilities
+from rcpkit.protocol.methods import METHODS, MethodSpec
+from rcpkit.server.lowlevel import CAPABILITY_TYPES
+
+__all__ = ["TARGET", "render"]
+
+TARGET = Path(__file__).with_name("_decorators.py")
+
+# Handlers of these methods may return a plain list of hits (server/plain.py).
+_PLAIN_RESULTS = ("retrieve", "graph")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_STRING = re.compile(r"'[^']*'|\"[^\"]*\"")
+# Choices (Literal types) are plain ``str`` in a decorator's keywords: callers build
+# them from lists of their own, and the runtime checks them against the capability
+# struct when the handler is registered (App._capability).
+_LITERAL = re.compile(r"Literal\[[^\]]*\]")
+_LITERAL_ALIASES = ("Modality", "Unit", "Encoding", "FilterFieldType", "FilterOperator")
+_BUILTIN_NAMES = {"None", "bool", "int", "float", "str", "list", "dict", "Sequence"}
+
+_HEADER = '''\
+"""One decorator per RCP method, each typed with its params, result and capability.
+
+Generated from the method registry (``protocol/methods.py``) and the capability
+structs by ``python -m rcpkit.server._generate``; do not edit by hand.
+
+A decorator's keywords are its method's capability metadata (snake_case; None
+means "not advertised"), or ``capability=`` gives the whole object. ``mode``
+says how the runtime calls the handler (``server/registration.py``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeAlias, TypeVar
+
+from rcpkit.protocol import messages as m
+{imports}
+from rcpkit.server.context import RequestContext
+from rcpkit.server.registration import HandlerMode
+
+__all__ = ["MethodDecorators"]
+
+P = TypeVar("P")
+R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
+
+# A typed-tier handler: ``(params)`` or ``(params, ctx)``, plain or async; it may
+# return the result struct or a mapping in the result's wire shape.
+Handler: TypeAlias = (
+    Callable[[P], R | Mapping[str, Any] | Awaitable[R | Mapping[str, Any]]]
+    | Callable[[P, RequestContext], R | Mapping[str, Any] | Awaitable[R | Mapping[str, Any]]]
+)
+'''
+
+_CLASS = '''
+
+class MethodDecorators(ABC):
+    """``App``'s decorators; ``method`` (the generic registration) is ``App``'s."""
+
+    @abstractmethod
+    def method(
+        self,
+        name: str,
+        *,
+        mode: HandlerMode | None = None,
+        capability: Wire | dict[str, Any] | None = None,
+        **metadata: Any,
+    ) -> Callable[[F], F]:
+        """Register the decorated function for the method ``name`` (App.method)."""
+'''
+
+_FOOTER = '''
+
+def _given(**metadata: Any) -> dict[str, Any]:
+    """The metadata keywords a caller set (None means "not advertised", §6), lists as lists."""
+    return {
+        key: list(value) if isinstance(value, tuple) else value
+        for key, value in metadata.items()
+        if value is not None
+    }
+'''
+
+
+def render() -> str:
+    """The text of ``_decorators.py`` for the registry as it is now."""
+    specs = [spec for spec in METHODS.values() if spec.capability is not None]
+    names: set[str] = set()
+    handlers: list[str] = []
+    methods: list[str] = []
+    for spec in specs:
+        keywords = _keywords(spec)
+        for annotation in keywords.values():
+            names.update(_IDENTIFIER.findall(_STRING.sub("", annotation)))
+        names.add(CAPABILITY_TYPES[_key(spec)].__name__)
+        handlers.append(_handler_type(spec))
+        methods.append(_decorator(spec, keywords))
+    text = _HEADER.format(imports=_imports(names - _BUILTIN_NAMES))
+    text += "\n" + "".join(handlers) + _CLASS + "".join(methods) + _FOOTER
+    return _formatted(text)
+
+
+def _formatted(text: str) -> str:
+    """``text`` as ``ruff format`` (the project's formatter, a dev tool) writes it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(TARGET), "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return done.stdout
+
+
+def _key(spec: MethodSpec) -> str:
+    assert spec.capability is not None
+    return spec.capability
+
+
+def _keywords(spec: MethodSpec) -> dict[str, str]:
+    """The decorator's metadata keywords: the capability's fields, as declared."""
+    struct = CAPABILITY_TYPES[_key(spec)]
+    annotations = struct.__annotations__
+    keywords = {
+        field.name: _optional(annotations[field.name]) for field in msgspec.structs.fields(struct)
+    }
+    if spec.name == "retrieve":
+        # §8: `filter=` advertises the filter fields that the runtime validates.
+        keywords["filter"] = _optional(capabilities.FilterCapability.__annotations__["fields"])
+    return keywords
+
+
+def _optional(annotation: object) -> str:
+    text = str(annotation).replace("'", '"')  # the annotations as written (PEP 563)
+    text = _LITERAL.sub("str", text)
+    for name in _LITERAL_ALIASES:
+        text = re.sub(rf"\b{name}\b", "str", text)
+    text = text.replace("list[", "Sequence[")  # lists are invariant; any sequence will do
+    return text if text.endswith("| None") else f"{text} | None"
+
+
+def _imports(names: set[str]) -> str:
+    """Each name from the module that defines it (mypy strict re-exports nothing)."""
+    in_base = sorted(name for name in names | {"Wire"} if name in vars(base))
+    in_capabilities = sorted(name for name in names if name not in vars(base))
+    return "\n".join(
+        (
+            _import_line("rcpkit.protocol.base", in_base),
+            _import_line("rcpkit.protocol.capabilities", in_capabilities),
+        )
+    )
+
+
+def _import_line(module: str, members: list[str]) -> str:
+    return f"from {module} import {', '.join(members)}"  # ruff format wraps it
+
+
+def _handler_name(spec: MethodSpec) -> str:
+    return "".join(part.capitalize() for part in spec.python_name.split("_")) + "Handler"
+
+
+def _handler_type(spec: MethodSpec) -> str:
+    name = _handler_name(spec)
+    if spec.name == "retrieve":
+        # A plain handler takes RetrieveParams fields by name (`query`, `k`, …);
+        # server/plain.py checks its signature when it is registered.
+        return f'{name} = TypeVar("{name}", bound=Callable[..., Any])\n'
+    result = f"m.{spec.result.__name__}"
+    if spec.name in _PLAIN_RESULTS:
+        result += " | Iterable[Any]"
+    bound = f"Handler[m.{spec.params.__name__}, {result}]"
+    return f'{name} = TypeVar("{name}", bound={bound})\n'
+
+
+def _decorator(spec: MethodSpec, keywords: dict[str, str]) -> str:
+    struct = CAPABILITY_TYPES[_key(spec)].__name__
+    handler = _handler_name(spec)
+    parameters = "".join(
+        f"        {_python(name)}: {annotation} = None,\n" for name, annotation in keywords.items()
+    )
+    given = "".join(f"                {name}={_python(name)},\n" for name in keywords)
+    metadata = f"            **_given(\n{given}            ),\n" if keywords else ""
+    tier = "fields by name or " if spec.name == "retrieve" else ""
+    return f'''
+    def {spec.python_name}(
+        self,
+        *,
+{parameters}        capability: {struct} | dict[str, Any] | None = None,
+        mode: HandlerMode | None = None,
+    ) -> Callable[[{handler}], {handler}]:
+        """Register the ``{spec.name}`` handler (§{spec.section}).
+
+        It takes {tier}``{spec.params.__name__}`` (and the ``RequestContext``) and returns
+        ``{spec.result.__name__}``; the keywords are the ``{spec.capability}`` capability's.
+        """
+        return self.method(
+            "{spec.name}",
+            mode=mode,
+            capability=capability,
+{metadata}        )
+'''
+
+
+def _python(name: str) -> str:
+    return f"{name}_" if keyword.iskeyword(name) else name
+
+
+def main(argv: list[str]) -> int:
+    text = render()
+    if "--check" in argv:
+        current = TARGET.read_text(encoding="utf-8") if TARGET.exists() else ""
+        if current != text:
+            print(f"{TARGET} is out of date: python -m rcpkit.server._generate", file=sys.stderr)
+            return 1
+        return 0
+    TARGET.write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
