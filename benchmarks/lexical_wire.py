@@ -28,12 +28,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from rcpkit_bench._synthetic import _documents, _engine, _texts
 from rcpkit.engine.ingest.indexer import index_documents
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.store.analysis import analyze
 from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
+from rcpkit_bench._synthetic import _documents, _engine, _texts
 
 CACHE = Path(os.environ.get("RCPKIT_BENCH_CACHE", Path.home() / ".cache" / "rcpkit-bench"))
 EMBEDDER = "hashing:64"  # sparse retrieve never embeds; the vectors only fill the index

@@ -60,9 +60,7 @@ def _suite(
     sizes: list[int] | None = None,
     hnsw_up_to: int | None = None,
 ) -> Callable[[Scale], list[Figure]]:
-    run: Callable[..., list[Figure]] = importlib.import_module(
-        f"rcpkit_bench.{_MODULES[name]}"
-    ).run
+    run: Callable[..., list[Figure]] = importlib.import_module(f"rcpkit_bench.{_MODULES[name]}").run
     if name == "engine":
         return partial(run, store=store, sizes=sizes, hnsw_up_to=hnsw_up_to)
     return run

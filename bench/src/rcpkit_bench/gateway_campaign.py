@@ -200,9 +200,9 @@ def _audit(tally: Tally, mode: str, result: dict[str, Any]) -> None:
 
 
 async def _cursors(folder: Path, tally: Tally) -> None:
-    from rcpkit_bench.http import _Child
     from rcpkit.client import Client
     from rcpkit.protocol.errors import RCPError
+    from rcpkit_bench.http import _Child
 
     registry = _registry(folder, "duplicate-ids")
     _tenant_tokens_refused(registry, tally)
