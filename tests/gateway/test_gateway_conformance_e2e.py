@@ -1,7 +1,7 @@
 """Issue 34: the gateway over a plain registry — the spec authors' example-style server
 (``rcp.Server``) at priority 5 beside one rcpkit engine at priority 10, no engine marked
 ``"write": true`` — serves every capability it advertises to a plain request, and
-``rcpkit check`` certifies what it declares (through ``python -m rcpkit.gateway``)."""
+``rcpkit check`` certifies what it declares (through ``python -m rcpkit gateway``)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Each mode of :mod:`rcpkit_bench.lying_engine` runs in its own registry beside
 one honest engine (``rcpkit serve`` over a three-note index), behind a real
-``python -m rcpkit.gateway`` process over stdio, and takes a few federated
+``python -m rcpkit gateway`` process over stdio, and takes a few federated
 ``retrieve`` calls. Every call must be answered once, within the gateway's
 deadline, with the honest engine's hits and well-formed ones only; an engine
 that broke its answer must be named in ``_meta.degraded`` (or the notes), and
@@ -120,7 +120,8 @@ def _serve(folder: Path) -> list[str]:
 def _gateway(registry: Path, *extra: str) -> list[str]:
     return [
         *_python(),
-        "rcpkit.gateway",
+        "rcpkit",
+        "gateway",
         str(registry),
         "--deadline",
         str(DEADLINE),
