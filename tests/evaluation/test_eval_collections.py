@@ -1,0 +1,66 @@
+"""The issue-33 collection generators: deterministic, BEIR-layout, one right answer per query.
+
+Generated from this machine's installed material (the standard library here;
+man pages when ``/usr/share/man`` has them), through the module's command line
+as a user runs it, then read back with ``load_dataset`` as ``rcpkit eval`` does.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rcpkit.evaluation.collections import keyword_query
+from rcpkit.evaluation.dataset import load_dataset
+
+
+def _generate(out: Path, only: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "rcpkit.evaluation.collections", str(out), "--only", only],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.timeout(300)
+def test_the_stdlib_code_collection_is_the_same_on_every_run(tmp_path: Path) -> None:
+    _generate(tmp_path / "a", "stdlib-code")
+    _generate(tmp_path / "b", "stdlib-code")
+    for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
+        first = (tmp_path / "a" / "stdlib-code" / name).read_bytes()
+        assert first == (tmp_path / "b" / "stdlib-code" / name).read_bytes(), name
+    dataset = load_dataset(tmp_path / "a" / "stdlib-code")
+    assert len(dataset.queries) >= 500
+    assert all(len(grades) == 1 for grades in dataset.qrels.values())  # known items
+    assert len(set(dataset.queries.values())) == len(dataset.queries)  # no query twice
+    corpus = {document.id: document for document in dataset.corpus}
+    for query, grades in list(dataset.qrels.items())[:50]:
+        (target,) = grades
+        assert "def " in corpus[target].text  # the document is the code
+        assert dataset.queries[query] not in corpus[target].text  # the docstring is cut
+    assert "standard library" in (tmp_path / "a" / "stdlib-code" / "README.txt").read_text()
+    assert {dataset.half("dev").queries.keys().isdisjoint(dataset.half("heldout").queries)}
+
+
+@pytest.mark.timeout(300)
+def test_the_title_only_man_page_collection_masks_the_command_name(tmp_path: Path) -> None:
+    if not any(Path("/usr/share/man/man1").glob("*.gz")):
+        pytest.skip("no man pages on this machine")
+    _generate(tmp_path, "man-short")
+    dataset = load_dataset(tmp_path / "man-short")
+    corpus = {document.id: document for document in dataset.corpus}
+    assert len(dataset.queries) >= 100
+    for query, grades in dataset.qrels.items():
+        (target,) = grades
+        document = corpus[target]
+        assert len(document.text.split()) <= 20  # a NAME line: a few words
+        assert f" {document.title.casefold()} " not in f" {dataset.queries[query].casefold()} "
+
+
+def test_a_keyword_query_keeps_the_content_words_once() -> None:
+    asked = "what are the structural and aeroelastic problems of high speed aircraft ."
+    assert keyword_query(asked) == "structural aeroelastic high speed aircraft"
+    assert keyword_query("heat transfer, heat flux") == "heat transfer flux"
