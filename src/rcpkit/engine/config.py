@@ -95,6 +95,9 @@ class EngineConfig:
     # (with MiniLM it lowers nDCG@10 and costs seconds; issue 16).
     colbert_rerank: bool = False
     cross_encoder: str | None = None  # an ONNX cross-encoder folder, or "st:<name>"
+    # Without a cross_encoder, rerank method "cross-encoder" is the engine's own hybrid
+    # scorer (BM25 with the index's statistics + cosine, fused as retrieve fuses; issue 33).
+    hybrid_rerank: bool = True
     max_rerank: int = 100  # rerank.maxCandidates
     # §15.2: URI prefixes of ingested files the operator vouches for; nothing else is trusted.
     trusted_sources: list[str] = field(default_factory=list)

@@ -176,6 +176,7 @@ ENGINE_RULES: Mapping[str, Rule] = {
     "snapshot_retention": _whole(1),
     "idempotency_retention_seconds": _whole(0),  # 0: a repeat writes again at once
     "colbert_rerank": _flag,
+    "hybrid_rerank": _flag,
     "cross_encoder": _text,
     "max_rerank": _whole(1),
     "trusted_sources": _strings,

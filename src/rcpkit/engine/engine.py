@@ -17,7 +17,7 @@ from typing import Any
 from rcpkit.engine.config import EngineConfig
 from rcpkit.engine.graph.tenants import Graphs
 from rcpkit.engine.models import Embedder, SparseEncoder
-from rcpkit.engine.rerank import Reranker, load_reranker
+from rcpkit.engine.rerank import HybridReranker, Reranker, load_reranker
 from rcpkit.engine.state.base import EngineState
 from rcpkit.engine.state.embedded import embedded_state
 from rcpkit.engine.state.memory import MemoryBank
@@ -117,7 +117,12 @@ class Engine:
         with self._rerankers_lock:
             if method not in self._rerankers:
                 spec = self.config.cross_encoder if method == "cross-encoder" else None
-                self._rerankers[method] = load_reranker(spec, self.embedder(checkpoint))
+                if method == "cross-encoder" and spec is None:
+                    # Issue 33: no model configured, so the engine's own hybrid scorer.
+                    hybrid = HybridReranker(self.embedder(checkpoint), self.store)
+                    self._rerankers[method] = hybrid
+                else:
+                    self._rerankers[method] = load_reranker(spec, self.embedder(checkpoint))
             return self._rerankers[method]
 
     def dates_of(self, keys: Sequence[int], name: str) -> dict[int, int | None]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["FUSION", "RRF_K", "Fused", "Ranked", "fuse", "rrf_score"]
+__all__ = ["DEFAULT_ALPHA", "FUSION", "RRF_K", "Fused", "Ranked", "fuse", "rrf_score"]
 
 Ranked = Sequence[tuple[int, float]]  # (candidate key, raw score), best first
 
@@ -21,6 +21,11 @@ class Fused:
     score: float
     weight: float  # summed weight of the arms that returned the candidate
 
+
+# The default pipeline's convex α (the dense arm's weight), chosen on the development
+# halves of the collections in BENCHMARKS.md "Retrieval quality" (recall.DEFAULT_FUSION;
+# the hybrid rerank fuses with it too).
+DEFAULT_ALPHA = 0.85
 
 # Reciprocal rank fusion's k (Cormack, Clarke & Büttcher 2009): rank r scores 1 / (k + r).
 RRF_K = 60

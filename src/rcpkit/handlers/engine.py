@@ -19,6 +19,7 @@ from rcpkit.engine.ingest.indexer import (
     index_documents,
 )
 from rcpkit.engine.models import encode_f32_base64
+from rcpkit.engine.rerank import HybridReranker
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.retrieve.recall import DEFAULT_MODE, SCORE_FLOORS
 from rcpkit.engine.store.deadline import deadline_scope
@@ -70,8 +71,9 @@ def build_engine_app(engine: Engine) -> App:
     # Issue 16: MaxSim over MiniLM token vectors lowers nDCG@10 (Cranfield 0.41 → 0.33)
     # and costs seconds cold, so it is advertised only when asked for; a configured
     # cross-encoder is.
+    # Issue 33: "cross-encoder" is the engine's own hybrid scorer unless a model is set.
     rerank_methods = (["colbert"] if config.colbert_rerank else []) + (
-        ["cross-encoder"] if config.cross_encoder else []
+        ["cross-encoder"] if config.cross_encoder or config.hybrid_rerank else []
     )
 
     @app.retrieve(
@@ -334,7 +336,10 @@ def _register_rerank(
             for index, item in enumerate(params.items)
         ]
         reranker = engine.reranker(params.method or methods[0], ctx.check_cancelled)
-        raw = reranker.score(query, passages, ctx.check_cancelled)
+        if isinstance(reranker, HybridReranker):  # its BM25 reads the tenant's statistics
+            raw = reranker.score(query, passages, ctx.check_cancelled, tenant=ctx.tenant)
+        else:
+            raw = reranker.score(query, passages, ctx.check_cancelled)
         scores = [float(value) for value in raw]
         order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
         if params.top_n is not None:

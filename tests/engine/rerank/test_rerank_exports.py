@@ -15,6 +15,7 @@ def test_the_rerank_package_exports_exactly_the_intended_names() -> None:
         "SENTENCE_TRANSFORMERS_INSTALL",
         "Checkpoint",
         "CrossEncoderReranker",
+        "HybridReranker",
         "LateInteractionReranker",
         "PairScorer",
         "RerankMethod",

@@ -259,10 +259,12 @@ async def test_rerank_inside_retrieve_reorders_with_bounded_scores(call: Calls) 
     assert all("rerank" in hit["scores"] for hit in result["hits"])
     scores = [hit["score"] for hit in result["hits"]]
     assert scores == sorted(scores, reverse=True)
-    unconfigured = await call.error(
-        "retrieve", {"query": "x", "rerank": {"method": "cross-encoder"}}
+    # Issue 33: with no model configured, cross-encoder is the engine's hybrid scorer.
+    hybrid = await call.result(
+        "retrieve", {"query": "wind farms electricity", "k": 3, "rerank": {"method": "cross-encoder"}}
     )
-    assert unconfigured["code"] == -32005
+    assert hybrid["hits"][0]["chunk"]["docId"] == "b"
+    assert all(-1.0 <= hit["score"] <= 1.0 for hit in hybrid["hits"])
 
 
 async def test_the_rerank_method_returns_scores_order_and_results(call: Calls) -> None:

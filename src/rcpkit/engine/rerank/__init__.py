@@ -12,6 +12,9 @@ Implementations:
     `token_matrices(texts, kind)` also serves `embed/multi`. Over the bundled
     MiniLM it is the real one; over `HashingEmbedder` it is the deterministic one
     for fast tests. It is late interaction by mechanism, not a trained ColBERT.
+    `HybridReranker` — the engine's own hybrid scorer (BM25 with the index's
+    statistics + cosine, convex-fused as `retrieve` fuses), served as
+    `cross-encoder` when no cross-encoder model is configured (issue 33).
     `CrossEncoderReranker` — a `PairScorer` run in length-sorted batches: a
     user-supplied ONNX directory (`model.onnx` + `tokenizer.json`, sha256-checked)
     on onnxruntime, or a sentence-transformers `CrossEncoder` when that is installed.
@@ -20,6 +23,7 @@ Implementations:
 """
 
 from rcpkit.engine.rerank._cross_encoder import CrossEncoderReranker, PairScorer
+from rcpkit.engine.rerank._hybrid import HybridReranker
 from rcpkit.engine.rerank._interfaces import (
     RERANK_METHODS,
     Checkpoint,
@@ -38,6 +42,7 @@ __all__ = [
     "SENTENCE_TRANSFORMERS_INSTALL",
     "Checkpoint",
     "CrossEncoderReranker",
+    "HybridReranker",
     "LateInteractionReranker",
     "PairScorer",
     "RerankMethod",

@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS, Filter, parse_filter
-from rcpkit.engine.fusion import RRF_K, FusionOptions, fuse
+from rcpkit.engine.fusion import DEFAULT_ALPHA, RRF_K, FusionOptions, fuse
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.store.analysis import analyze_query
@@ -26,7 +26,7 @@ DEFAULT_MODE = "hybrid"
 # parameters (issue 16, third round: k1 0.9, b 0.6, title 3; 0.8 with FTS5's). With the
 # cosine's floor at -1 the dense arm's normalised scores span a narrow band near 1, so
 # a high α balances the arms.
-DEFAULT_FUSION = m.Fusion(method="convex", rrf_k=RRF_K, alpha=0.85)
+DEFAULT_FUSION = m.Fusion(method="convex", rrf_k=RRF_K, alpha=DEFAULT_ALPHA)
 # A `fusion` the client sends without `method` is RRF, §16.3's default strategy, and
 # without `alpha` α is §16.3's default 0.5: an explicit request means what the spec says.
 _SPEC_FUSION = m.Fusion(method="rrf", rrf_k=RRF_K, alpha=0.5)

@@ -44,7 +44,7 @@ import numpy.typing as npt
 
 from rcpkit.engine.store._pg_lexical import BM25, DEFAULT_BM25, tokens
 
-__all__ = ["FrozenPostings", "LexicalView", "Postings", "analysed_rows"]
+__all__ = ["FrozenPostings", "LexicalView", "Postings", "analysed_rows", "frequencies"]
 
 Positions = npt.NDArray[np.int32]
 Weighted = npt.NDArray[np.float32]  # weighted tf: exact, the weights are multiples of 1/4
@@ -297,6 +297,12 @@ def _terms(
         bound = idf * _tf(np.float64(largest), np.float64(shortest), scale) * _MARGIN
         out.append(_Term(pieces, idf, float(bound), sum(len(p) for p, _ in pieces)))
     return out
+
+
+def frequencies(postings: Postings, tokens: Sequence[str], view: LexicalView) -> dict[str, int]:
+    """``n`` of each token: the rows of ``view`` holding it (BM25's document frequency)."""
+    size = len(view.keys)
+    return {token: _frequency(token, postings.pieces(token, size), view) for token in tokens}
 
 
 def _frequency(token: str, pieces: list[Piece], view: LexicalView) -> int:

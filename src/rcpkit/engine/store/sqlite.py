@@ -37,7 +37,7 @@ from rcpkit.engine.store._columns import Mask
 from rcpkit.engine.store._mirror import Mirror, Snapshot, SQLiteSource
 from rcpkit.engine.store._mirror_cache import MirrorCache, cache_stamp
 from rcpkit.engine.store._pg_lexical import query_tokens, resolve_bm25
-from rcpkit.engine.store._postings import top_k
+from rcpkit.engine.store._postings import frequencies, top_k
 from rcpkit.engine.store.analysis import surface_words
 from rcpkit.engine.store.base import (
     CHUNK_FIELDS,
@@ -505,6 +505,19 @@ class SQLiteStore:
         if filter is not None:
             view = replace(view, allowed=snapshot.columns.mask(filter, snapshot.size))
         return top_k(snapshot.postings, tokens, limit, view)
+
+    def lexical_statistics(
+        self, tokens: Sequence[str], version: int | None = None, tenant: str | None = None
+    ) -> tuple[int, float, dict[str, int]]:
+        """BM25's corpus statistics as `lexical` reads them: ``N``, ``avgdl``, ``n`` per token.
+
+        For scoring passages that are not rows (the hybrid `rerank`,
+        ``rcpkit.engine.rerank._hybrid``) with this index's idf and length norm.
+        """
+        snapshot = self._synced()
+        view = snapshot.view(tenant, version)
+        average = view.total_length / view.documents if view.documents else 0.0
+        return view.documents, average, frequencies(snapshot.postings, tokens, view)
 
     def learned_sparse(
         self,

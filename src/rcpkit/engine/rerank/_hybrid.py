@@ -1,0 +1,129 @@
+"""The engine's own hybrid scorer as a reranker: BM25 with the index's statistics + cosine.
+
+Issue 33: a client that sends `rerank` (§7.6) gets scores from the same two
+arms `retrieve` fuses, over the passages it sends: BM25 with this index's
+parameters (k1, b) and corpus statistics (``N``, ``avgdl``, each query token's
+``n`` over the rows the tenant sees; `SQLiteStore.lexical_statistics`), and the
+cosine of the embedder's query and passage vectors, fused by §16.3's convex
+combination with the pipeline's α and the arms' score floors (cosine ≥ -1,
+BM25 ≥ 0), each arm normalised by its observed maximum over the passages
+given. So reranking the engine's own candidates keeps its first-stage order
+up to the normalisation's upper end; reranking someone else's list ranks it
+as the engine would. A store without corpus statistics (PostgreSQL today)
+falls back to the statistics of the passages themselves.
+
+A passage is one field (a rerank passage has no title): a hit counts the body
+weight, 1. Scores are ``[0, 1]``, ``scores[i]`` for ``passages[i]``, and only
+compare within one call (§4.6).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from rcpkit.engine.fusion import DEFAULT_ALPHA, FusionOptions, fuse
+from rcpkit.engine.models import Embedder
+from rcpkit.engine.rerank._interfaces import Checkpoint, RerankMethod, Scores
+from rcpkit.engine.store._pg_lexical import BM25, DEFAULT_BM25, query_tokens, tokens
+from rcpkit.engine.store.analysis import analyze_code_many, analyze_query
+
+__all__ = ["HybridReranker", "LexicalStatistics"]
+
+_FLOORS = {"dense": -1.0, "sparse": 0.0}  # §6.1 scoreFloor per arm, as recall's
+
+
+@runtime_checkable
+class LexicalStatistics(Protocol):
+    """A store that can say what its BM25 reads: ``N``, ``avgdl`` and ``n`` per token."""
+
+    bm25: BM25
+
+    def lexical_statistics(
+        self, tokens: Sequence[str], version: int | None = None, tenant: str | None = None
+    ) -> tuple[int, float, dict[str, int]]: ...
+
+
+class HybridReranker:
+    """`rerank` by the engine's hybrid scorer (advertised as §7.6 `cross-encoder`).
+
+    §6.1 lists the methods a server may advertise (``cross-encoder``, ``colbert``,
+    ``llm``); this is a pointwise (query, passage) scorer, advertised under
+    ``cross-encoder`` with its own model identity, and only when no ONNX or
+    sentence-transformers cross-encoder is configured (that one then owns the name).
+    """
+
+    def __init__(self, embedder: Embedder, store: object, alpha: float = DEFAULT_ALPHA) -> None:
+        self._embedder = embedder
+        self._store = store if isinstance(store, LexicalStatistics) else None
+        self._bm25 = self._store.bm25 if self._store is not None else DEFAULT_BM25
+        self._alpha = alpha
+
+    @property
+    def method(self) -> RerankMethod:
+        return "cross-encoder"
+
+    @property
+    def identity(self) -> str:
+        b = self._bm25
+        return (
+            f"rcpkit-hybrid/1 ({self._embedder.identity}; BM25 k1 {b.k1:g} b {b.b:g}; "
+            f"convex alpha {self._alpha:g})"
+        )
+
+    def score(
+        self,
+        query: str,
+        passages: Sequence[str],
+        checkpoint: Checkpoint | None = None,
+        *,
+        tenant: str | None = None,
+    ) -> Scores:
+        if not passages:
+            return np.zeros(0, dtype=np.float32)
+        lexical = self._lexical(query, passages, tenant)
+        if checkpoint is not None:
+            checkpoint()
+        query_vector = self._embedder.embed([query], "query")[0]
+        dense = self._embedder.embed(list(passages), "document") @ query_vector
+        arms = {
+            "dense": _ranked(dense),
+            "sparse": [(i, v) for i, v in _ranked(lexical) if v > 0],
+        }
+        options = FusionOptions(alpha=self._alpha, floors=_FLOORS)
+        fused = {item.key: item.score for item in fuse("convex", arms, None, options)}
+        return np.asarray([fused.get(i, 0.0) for i in range(len(passages))], dtype=np.float32)
+
+    def _lexical(self, query: str, passages: Sequence[str], tenant: str | None) -> np.ndarray:
+        asked = query_tokens(analyze_query(query))
+        rows = [tokens(" ".join(terms)) for terms in analyze_code_many(list(passages))]
+        lengths = np.asarray([len(row) for row in rows], dtype=np.float64)
+        documents, average, frequency = (
+            self._store.lexical_statistics(asked, None, tenant) if self._store else (0, 0.0, {})
+        )
+        if documents == 0:  # no statistics (or an empty index): the passages' own
+            documents, average = len(rows), float(lengths.mean()) or 1.0
+            frequency = {t: sum(t in set(row) for row in rows) for t in asked}
+        k1, b, weight = self._bm25.k1, self._bm25.b, self._bm25.body_weight
+        scores = np.zeros(len(rows), dtype=np.float64)
+        for i, row in enumerate(rows):
+            counts = Counter(row)
+            norm = k1 * (1.0 - b + b * lengths[i] / (average or 1.0))
+            for token in asked:
+                hits = counts.get(token, 0)
+                n = max(frequency.get(token, 0), 1 if hits else 0)
+                if hits == 0:
+                    continue
+                idf = math.log((documents - n + 0.5) / (n + 0.5))
+                f = weight * hits
+                scores[i] += (idf if idf > 0 else 1e-6) * f * (k1 + 1.0) / (f + norm)
+        return scores
+
+
+def _ranked(values: np.ndarray) -> list[tuple[int, float]]:
+    order = sorted(range(len(values)), key=lambda i: (-float(values[i]), i))
+    return [(i, float(values[i])) for i in order]
