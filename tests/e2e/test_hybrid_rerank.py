@@ -13,11 +13,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from tests.evaluation.eval_support import write_dataset
+
 from rcpkit.client import Client
 from rcpkit.evaluation.dataset import load_dataset
 from rcpkit.evaluation.harness import as_added
 from rcpkit.evaluation.metrics import ranked_run, score_run
-from tests.evaluation.eval_support import write_dataset
 
 
 def _serve(index: Path) -> list[str]:

@@ -261,7 +261,8 @@ async def test_rerank_inside_retrieve_reorders_with_bounded_scores(call: Calls) 
     assert scores == sorted(scores, reverse=True)
     # Issue 33: with no model configured, cross-encoder is the engine's hybrid scorer.
     hybrid = await call.result(
-        "retrieve", {"query": "wind farms electricity", "k": 3, "rerank": {"method": "cross-encoder"}}
+        "retrieve",
+        {"query": "wind farms electricity", "k": 3, "rerank": {"method": "cross-encoder"}},
     )
     assert hybrid["hits"][0]["chunk"]["docId"] == "b"
     assert all(-1.0 <= hit["score"] <= 1.0 for hit in hybrid["hits"])
