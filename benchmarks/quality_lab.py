@@ -167,6 +167,8 @@ class Lexical:
         self.df = df
         self.n = n
         length = np.asarray(lengths, dtype=np.float64)
+        self.avgdl = float(length.mean())
+        self.lengths = length
         norm = k1 * (1 - b + b * length / length.mean())
         tf = tf.tocoo()
         sat = tf.data * (k1 + 1) / (tf.data + norm[tf.row])
@@ -441,6 +443,8 @@ def main() -> None:
         alpha_slope: float = 0.0,
         alpha_center: float = 0.0,
         splade: float = 0.0,
+        min_avgdl: float = 0.0,
+        min_fb_len: float = 0.0,
     ) -> dict[int, float]:
         if len(qterms[q]) < short_terms:  # query-length-aware arm weighting
             alpha = alpha_short
@@ -449,6 +453,12 @@ def main() -> None:
             alpha = min(0.98, max(0.3, alpha + alpha_slope * (value - alpha_center)))
         feedback = feedback_of(q, fb, fusion if same_first else "rrf", alpha)
         if len(qterms[q]) < min_terms:
+            lexprf, beta = False, 0.0
+        if lex.avgdl < min_avgdl:  # issue 33: no feedback on a corpus of short documents
+            lexprf, beta = False, 0.0
+        # issue 33: the feedback passages (their analysed terms, as the engine's
+        # prf.second_pass reads them) are too short to learn a vocabulary from
+        if feedback and float(np.mean([len(doc_terms[k]) for k in feedback])) < min_fb_len:
             lexprf, beta = False, 0.0
         if dense_short and len(qterms[q]) < min_terms:
             w_dense = dense_short

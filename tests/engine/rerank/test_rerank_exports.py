@@ -17,6 +17,7 @@ def test_the_rerank_package_exports_exactly_the_intended_names() -> None:
         "CrossEncoderReranker",
         "HybridReranker",
         "LateInteractionReranker",
+        "LexicalStatistics",
         "PairScorer",
         "RerankMethod",
         "Reranker",

@@ -23,7 +23,7 @@ Implementations:
 """
 
 from rcpkit.engine.rerank._cross_encoder import CrossEncoderReranker, PairScorer
-from rcpkit.engine.rerank._hybrid import HybridReranker
+from rcpkit.engine.rerank._hybrid import HybridReranker, LexicalStatistics
 from rcpkit.engine.rerank._interfaces import (
     RERANK_METHODS,
     Checkpoint,
@@ -44,6 +44,7 @@ __all__ = [
     "CrossEncoderReranker",
     "HybridReranker",
     "LateInteractionReranker",
+    "LexicalStatistics",
     "PairScorer",
     "RerankMethod",
     "Reranker",

@@ -75,6 +75,8 @@ def second_pass(
     if len(keys) < _MIN_FEEDBACK:
         return first
     passages = [analyze(f"{rows[key].title or ''}\n{rows[key].text}") for key in keys]
+    if np.mean([len(terms) for terms in passages]) < config.prf_min_feedback_terms:
+        return first  # issue 33: titles and one-liners hold no vocabulary to learn
     own = analyze(query)
     terms = list(dict.fromkeys(own + expansion_terms(own, passages, config.prf_terms)))
     vectors = [first.vectors[key] for key in keys if key in first.vectors]
