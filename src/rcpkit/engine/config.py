@@ -127,7 +127,7 @@ class EngineConfig:
     prf_dense_weight: float = 0.0  # Rocchio β on the query vector (0: the dense arm is kept)
     # No feedback pass when the feedback passages average fewer analysed terms than
     # this (titles, one-line descriptions: issue 33). 0: always.
-    prf_min_feedback_terms: float = 0.0
+    prf_min_feedback_terms: float = 30.0
     # BM25 of both stores (rcpkit.engine.store._pg_lexical.BM25): None takes the index's
     # own, recorded when it was created (then these, else k1 0.9, b 0.6, title 3). A
     # value naming others for an existing index is refused: re-index to change them.

@@ -119,7 +119,14 @@ class Engine:
                 spec = self.config.cross_encoder if method == "cross-encoder" else None
                 if method == "cross-encoder" and spec is None:
                     # Issue 33: no model configured, so the engine's own hybrid scorer.
-                    hybrid = HybridReranker(self.embedder(checkpoint), self.store)
+                    config = self.config
+                    hybrid = HybridReranker(
+                        self.embedder(checkpoint),
+                        self.store,
+                        feedback=config.prf_documents if config.prf else 0,
+                        feedback_terms=config.prf_terms,
+                        min_feedback_terms=config.prf_min_feedback_terms,
+                    )
                     self._rerankers[method] = hybrid
                 else:
                     self._rerankers[method] = load_reranker(spec, self.embedder(checkpoint))

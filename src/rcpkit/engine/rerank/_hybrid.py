@@ -12,9 +12,13 @@ up to the normalisation's upper end; reranking someone else's list ranks it
 as the engine would. A store without corpus statistics (PostgreSQL today)
 falls back to the statistics of the passages themselves.
 
-A passage is one field (a rerank passage has no title): a hit counts the body
-weight, 1. Scores are ``[0, 1]``, ``scores[i]`` for ``passages[i]``, and only
-compare within one call (§4.6).
+The default retrieve's feedback pass is repeated over the passages: RM3
+(``rcpkit.engine.rm3``) over the first fused ranking's top ``feedback``
+passages expands the query of a second BM25 over the same passages, fused again
+(skipped, as in the pipeline, when those passages average fewer analysed terms
+than ``min_feedback_terms``). A passage is one field (a rerank passage has no
+title): a hit counts the body weight, 1. Scores are ``[0, 1]``, ``scores[i]``
+for ``passages[i]``, and only compare within one call (§4.6).
 """
 
 from __future__ import annotations
@@ -29,8 +33,9 @@ import numpy as np
 from rcpkit.engine.fusion import DEFAULT_ALPHA, FusionOptions, fuse
 from rcpkit.engine.models import Embedder
 from rcpkit.engine.rerank._interfaces import Checkpoint, RerankMethod, Scores
+from rcpkit.engine.rm3 import expansion_terms
 from rcpkit.engine.store._pg_lexical import BM25, DEFAULT_BM25, query_tokens, tokens
-from rcpkit.engine.store.analysis import analyze_code_many, analyze_query
+from rcpkit.engine.store.analysis import analyze, analyze_code_many, analyze_many, analyze_query
 
 __all__ = ["HybridReranker", "LexicalStatistics"]
 
@@ -57,11 +62,23 @@ class HybridReranker:
     sentence-transformers cross-encoder is configured (that one then owns the name).
     """
 
-    def __init__(self, embedder: Embedder, store: object, alpha: float = DEFAULT_ALPHA) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        store: object,
+        alpha: float = DEFAULT_ALPHA,
+        *,
+        feedback: int = 10,
+        feedback_terms: int = 10,
+        min_feedback_terms: float = 0.0,
+    ) -> None:
         self._embedder = embedder
         self._store = store if isinstance(store, LexicalStatistics) else None
         self._bm25 = self._store.bm25 if self._store is not None else DEFAULT_BM25
         self._alpha = alpha
+        self._feedback = feedback  # 0 or 1: no feedback pass
+        self._feedback_terms = feedback_terms
+        self._min_feedback_terms = min_feedback_terms
 
     @property
     def method(self) -> RerankMethod:
@@ -85,22 +102,33 @@ class HybridReranker:
     ) -> Scores:
         if not passages:
             return np.zeros(0, dtype=np.float32)
-        lexical = self._lexical(query, passages, tenant)
+        rows = [tokens(" ".join(terms)) for terms in analyze_code_many(list(passages))]
+        lexical = self._lexical(query_tokens(analyze_query(query)), rows, tenant)
         if checkpoint is not None:
             checkpoint()
         query_vector = self._embedder.embed([query], "query")[0]
         dense = self._embedder.embed(list(passages), "document") @ query_vector
+        fused = self._fused(dense, lexical)
+        if self._feedback >= 2 and len(passages) >= 2:
+            head = sorted(range(len(passages)), key=lambda i: (-fused[i], i))[: self._feedback]
+            terms = analyze_many([passages[i] for i in head])
+            if np.mean([len(t) for t in terms]) >= self._min_feedback_terms:
+                own = analyze(query)
+                expanded = own + expansion_terms(own, terms, self._feedback_terms)
+                lexical = self._lexical(query_tokens(list(dict.fromkeys(expanded))), rows, tenant)
+                fused = self._fused(dense, lexical)
+        return fused.astype(np.float32)
+
+    def _fused(self, dense: np.ndarray, lexical: np.ndarray) -> np.ndarray:
         arms = {
             "dense": _ranked(dense),
             "sparse": [(i, v) for i, v in _ranked(lexical) if v > 0],
         }
         options = FusionOptions(alpha=self._alpha, floors=_FLOORS)
         fused = {item.key: item.score for item in fuse("convex", arms, None, options)}
-        return np.asarray([fused.get(i, 0.0) for i in range(len(passages))], dtype=np.float32)
+        return np.asarray([fused.get(i, 0.0) for i in range(len(dense))], dtype=np.float64)
 
-    def _lexical(self, query: str, passages: Sequence[str], tenant: str | None) -> np.ndarray:
-        asked = query_tokens(analyze_query(query))
-        rows = [tokens(" ".join(terms)) for terms in analyze_code_many(list(passages))]
+    def _lexical(self, asked: list[str], rows: list[list[str]], tenant: str | None) -> np.ndarray:
         lengths = np.asarray([len(row) for row in rows], dtype=np.float64)
         documents, average, frequency = (
             self._store.lexical_statistics(asked, None, tenant) if self._store else (0, 0.0, {})

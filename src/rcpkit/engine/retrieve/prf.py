@@ -35,14 +35,12 @@ prf = false`` turns it off.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
-
 import numpy as np
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.recall import Recalled, fused, search_arms
+from rcpkit.engine.rm3 import expansion_terms
 from rcpkit.engine.store.analysis import analyze
 from rcpkit.engine.store.base import ChunkRow
 from rcpkit.protocol import messages as m
@@ -50,7 +48,6 @@ from rcpkit.protocol import messages as m
 __all__ = ["applies", "expansion_terms", "second_pass"]
 
 _MIN_FEEDBACK = 2  # fewer distinct documents than this: nothing to learn from
-_MIN_DOCUMENTS = 2  # Terrier's expansion.mindocuments: a term of one passage is its quirk
 
 
 def applies(engine: Engine, params: m.RetrieveParams) -> bool:
@@ -90,27 +87,6 @@ def second_pass(
     for arm, ranked in first.arms.items():
         arms.setdefault(arm, ranked)  # the arms not searched again keep their first lists
     return fused(engine, params, arms, first.query_vector)
-
-
-def expansion_terms(
-    query: Sequence[str], passages: Sequence[Sequence[str]], count: int
-) -> list[str]:
-    """RM3's best ``count`` new terms: Σ_D P(t|D)·P(D|Q) over the ranked feedback passages.
-
-    P(t|D) is the term's share of the passage's analysed terms, P(D|Q) the rank
-    prior 1/(rank + 1); a term must occur in two passages (all, if fewer).
-    Ties order by term, so the expansion is deterministic.
-    """
-    model: dict[str, float] = {}
-    passages_with: Counter[str] = Counter()
-    for rank, terms in enumerate(passages):
-        for term, times in Counter(terms).items():
-            model[term] = model.get(term, 0.0) + times / len(terms) / (rank + 1)
-            passages_with[term] += 1
-    least = min(_MIN_DOCUMENTS, len(passages))
-    own = set(query)
-    kept = [t for t in model if passages_with[t] >= least and t not in own]
-    return sorted(kept, key=lambda term: (-model[term], term))[:count]
 
 
 def _feedback_keys(
