@@ -64,8 +64,8 @@ def test_async_and_sync_paths_return_the_same_documents(corpus_url: str) -> None
 
 
 def test_an_option_the_server_does_not_advertise_is_refused_by_name(corpus_url: str) -> None:
-    # The engine advertises `rerankBuiltin: false`: a rerank request is refused before I/O.
-    retriever = RCPRetriever(url=corpus_url, rerank={"method": "cross-encoder"})
+    # The engine advertises rerank method cross-encoder only: colbert is refused before I/O.
+    retriever = RCPRetriever(url=corpus_url, rerank={"method": "colbert"})
     with pytest.raises(OptionUnsupported, match="rerank"):
         retriever.invoke("fusion")
     retriever.close()
