@@ -21,7 +21,9 @@ async def test_an_oversized_line_is_refused_to_the_call_that_sent_it(tmp_path: o
 
     registry = Path(str(tmp_path)) / "rcp.json"
     registry.write_text(GATEWAY_REGISTRY)
-    command = [sys.executable, "-m", "rcpkit", "gateway", str(registry), "--max-line-bytes", "100000"]
+    command = [
+        sys.executable, "-m", "rcpkit", "gateway", str(registry), "--max-line-bytes", "100000"
+    ]  # fmt: skip
     async with await Client.connect_stdio(
         command, pass_env=("PYTHONPATH",), connect_timeout=60
     ) as client:
