@@ -78,6 +78,7 @@ from rcpkit.engine.store.base import (
     document_row,
     document_values,
 )
+from rcpkit.engine.store.tenant_purge import purge
 from rcpkit.engine.store.tenant_versions import (
     Dialect,
     TenantVersions,
@@ -529,6 +530,12 @@ class PostgresStore:
             mark = max([floor, *(tenant_floor.version for tenant_floor in moved)])
             connection.execute("UPDATE versions SET floor = %s WHERE id = 1", (mark,))
         return keys
+
+    @unavailable()
+    def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
+        """Delete every row of ``tenant`` and drop ``schemas`` (``tenant_purge``)."""
+        with self._transaction() as (connection, _, _):
+            return purge(_DIALECT, connection, tenant, postgres=True, schemas=schemas)
 
     @unavailable()
     def forget_idempotency(self, retention_seconds: float) -> int:

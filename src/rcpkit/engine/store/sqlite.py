@@ -55,6 +55,7 @@ from rcpkit.engine.store.base import (
     document_values,
 )
 from rcpkit.engine.store.dense import DenseIndex, DensePolicy, LocalDenseSearch
+from rcpkit.engine.store.tenant_purge import purge
 from rcpkit.engine.store.tenant_versions import (
     SCHEMA as TENANT_SCHEMA,
 )
@@ -491,6 +492,11 @@ class SQLiteStore:
                 "INSERT OR REPLACE INTO settings (name, value) VALUES ('floor', ?)", (mark,)
             )
         return keys
+
+    def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
+        """Delete every row of ``tenant`` (``tenant_purge``); rows deleted per table."""
+        with self._transaction() as connection:
+            return purge(_DIALECT, connection, tenant, postgres=False)
 
     def forget_idempotency(self, retention_seconds: float) -> int:
         """Drop idempotency keys recorded ``retention_seconds`` ago or earlier; returns how many."""

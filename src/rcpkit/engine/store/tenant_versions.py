@@ -179,6 +179,15 @@ class TenantVersions:
         )
         return int(found[0][0]) if found else 0
 
+    def names(self) -> list[str]:
+        """Every tenant with live documents or a version history, by name."""
+        found = self._query(
+            "SELECT tenant FROM tenant_versions UNION"
+            " SELECT tenant FROM documents WHERE removed IS NULL",
+            (),
+        )
+        return sorted({str(row[0]) for row in found})
+
     def floor(self, tenant: str | None) -> int:
         """The tenant's oldest servable version number."""
         found = self._query("SELECT seq FROM tenant_floors WHERE tenant = ?", (tenant or "",))
