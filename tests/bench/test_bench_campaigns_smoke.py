@@ -74,3 +74,14 @@ def test_the_race_campaign_loses_duplicates_and_tears_nothing(tmp_path: Path) ->
         "leaks",
     ):  # fmt: skip
         assert _one(figures, counter)["value"] == 0, counter
+
+
+def test_the_tenants_campaign_finds_no_trace_of_one_tenant_in_another(tmp_path: Path) -> None:
+    # Issue 35 item 3: before tenants had versions of their own, this counted 12
+    # changed confidences, 6 moved versions, 8 expired pins/cursors and 7 leaks.
+    figures = _figures(tmp_path, "tenants")
+    assert _one(figures, "tenants: comparisons")["value"] >= 30
+    for counter in (
+        "changed", "versions moved", "expired", "leaks", "-32603", "hangs", "crashes",
+    ):  # fmt: skip
+        assert _one(figures, counter)["value"] == 0, counter

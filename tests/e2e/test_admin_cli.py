@@ -129,3 +129,19 @@ def test_version_prints_the_package_version() -> None:
     done = rcpkit("--version")
     assert done.returncode == 0
     assert done.stdout.strip() == f"rcpkit {package.__version__}"
+
+
+def test_export_refuses_to_write_over_the_index_it_reads(built: Path, tmp_path: Path) -> None:
+    # Opening --output for writing truncated an index file named as the output
+    # (directly or through a symlink) before a row of it was read.
+    target = next(built.glob("*.sqlite3"))
+    size = target.stat().st_size
+    link = tmp_path / "innocent.jsonl"
+    link.symlink_to(target)
+    for output in (target, link, built / "export.jsonl"):
+        done = rcpkit("export", "--index", str(built), "--output", str(output))
+        assert done.returncode != 0
+        assert "write it elsewhere" in done.stderr
+    assert target.stat().st_size == size
+    assert not (built / "export.jsonl").exists()
+    assert stats(built)["documents"] == 4

@@ -51,6 +51,7 @@ _MODULES = {
     "mcp": "mcp_campaign",
     "cache": "cache_files",
     "race": "race",
+    "tenants": "tenant_stats",
 }
 
 
@@ -63,6 +64,8 @@ def _suite(
     run: Callable[..., list[Figure]] = importlib.import_module(f"rcpkit_bench.{_MODULES[name]}").run
     if name == "engine":
         return partial(run, store=store, sizes=sizes, hnsw_up_to=hnsw_up_to)
+    if name == "tenants":
+        return partial(run, store=store)
     return run
 
 

@@ -33,6 +33,7 @@ from rcpkit.cli import (
     serve,
     show,
     stats,
+    tenants,
 )
 from rcpkit.cli import eval as evaluate
 
@@ -57,6 +58,7 @@ COMMANDS: dict[str, Subcommand] = {
     "stats": stats,
     "show": show,
     "delete": delete,
+    "tenants": tenants,
     "export": export,
     "backup": backup,
     "eval": evaluate,

@@ -9,7 +9,7 @@ __all__ = ["CAMPAIGNS", "SUITES", "add_arguments"]
 
 SUITES = ("protocol", "engine", "http")
 # The hardening campaigns (issue 13): run by name only, never as part of `all`.
-CAMPAIGNS = ("fuzz", "load", "auth", "crash", "gateway", "mcp", "cache", "race")
+CAMPAIGNS = ("fuzz", "load", "auth", "crash", "gateway", "mcp", "cache", "race", "tenants")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,8 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="all",
         help="which suite to run (default: all three, one table); "
         "the campaigns `fuzz` (R1), `crash` (R2), `load` (R3), `auth` (R4), `gateway` "
-        "(lying engines), `mcp` (the MCP bridge), `cache` (damaged cache files) and `race` "
-        "(writers racing on one index) run only by name",
+        "(lying engines), `mcp` (the MCP bridge), `cache` (damaged cache files), `race` "
+        "(writers racing on one index) and `tenants` (what one tenant's writes tell another) "
+        "run only by name",
     )
     scale = parser.add_mutually_exclusive_group()
     scale.add_argument(
@@ -36,7 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--store",
         default=None,
         metavar="postgres|URL",
-        help="engine suite: also measure a PostgreSQL store against the embedded one "
+        help="engine suite: also measure a PostgreSQL store against the embedded one; "
+        "tenants campaign: run on PostgreSQL "
         "('postgres' starts a private server; or a postgres:// URL)",
     )
     parser.add_argument(

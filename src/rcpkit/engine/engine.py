@@ -22,7 +22,7 @@ from rcpkit.engine.state.base import EngineState
 from rcpkit.engine.state.embedded import embedded_state
 from rcpkit.engine.state.memory import MemoryBank
 from rcpkit.engine.store.base import Store
-from rcpkit.engine.store.calibration import Calibration
+from rcpkit.engine.store.calibration import Calibration, TenantCalibrations
 from rcpkit.engine.transform.rewriter import Rewriter
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
@@ -90,7 +90,10 @@ class Engine:
         self.dimension = dimension
         self.dense = store.open_dense(dimension, config.dense_policy)
         self.started = time.time()
-        self.calibration = Calibration()
+        # §15.6: confidence is calibrated on the caller's tenant's corpus alone.
+        self.calibrations = TenantCalibrations(
+            self.dense.live_count, lambda tenant: self.dense.sample(_CALIBRATION_SAMPLE, tenant)
+        )
         self.cursor_secret = cursor_secret
         self.capabilities_pagination = True
         if state is None:  # the embedded state: files beside the index
@@ -106,11 +109,9 @@ class Engine:
         self._rerankers: dict[str, Reranker] = {}
         self._rerankers_lock = threading.Lock()
 
-    def calibrate(self) -> None:
-        """Refresh the confidence calibration when the collection has grown (cheap no-op else)."""
-        size = self.dense.live_count()
-        if self.calibration.stale(size):
-            self.calibration.update(self.dense.sample(_CALIBRATION_SAMPLE), size)
+    def calibrate(self, tenant: str | None = None) -> Calibration:
+        """``tenant``'s confidence calibration, refreshed when its collection has grown."""
+        return self.calibrations.of(tenant)
 
     def reranker(self, method: str, checkpoint: Callable[[], None] | None = None) -> Reranker:
         """The reranker for ``method`` (§7.6), built on first use."""

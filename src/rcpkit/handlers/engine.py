@@ -193,7 +193,7 @@ def build_engine_app(engine: Engine) -> App:
     def index_delete(params: m.IndexDeleteParams, ctx: RequestContext) -> m.IndexDeleteResult:
         result = delete_documents(engine, params.ids, ctx.tenant)
         return m.IndexDeleteResult(
-            deleted=result.deleted_documents, index_version=str(result.version)
+            deleted=result.deleted_documents, index_version=str(result.shown)
         )
 
     return app

@@ -42,8 +42,9 @@ def index_figures(store: Any, tenant: str | None = None) -> dict[str, Any]:
         "documents": documents,
         "ingested": sum(1 for _, _, origin in live if origin == "ingest"),
         "chunks": chunks,
-        "version": store.version,
-        "floor": store.floor,
+        # §15.6: the tenant's own version numbers (no caller learns another's writes).
+        "version": store.tenancy.latest(tenant),
+        "floor": store.tenancy.floor(tenant),
         "embedder": store.setting("embed.identity"),
         "dimension": int(store.setting("embed.dimension") or 0) or None,
         "root": store.setting(ROOT_SETTING),

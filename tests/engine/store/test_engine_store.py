@@ -377,3 +377,52 @@ def test_a_postgres_reader_many_versions_behind_never_serves_rows_collected_sinc
         server.close()
         indexer.close()
         pg_support.drop_database(url)
+
+
+def test_each_tenant_numbers_its_own_versions_and_keeps_its_own_retention(store: Store) -> None:
+    # §15.6, issue 35: another tenant's writes neither move a tenant's versions nor
+    # expire them; a tenant's own writes still do, and its retired rows still go.
+    mine = store.commit(WriteBatch(documents=[document("b", "beta first")], tenant="b"))
+    assert (mine.version, mine.shown) == (1, 1)
+    for number in range(10):
+        theirs = store.commit(WriteBatch(documents=[document("a", f"alpha {number}")], tenant="a"))
+        store.collect(retain=2)
+    assert (theirs.version, theirs.shown) == (11, 10)
+    assert store.tenancy.latest("b") == 1 and store.tenancy.latest("a") == 10
+    assert store.tenancy.global_version("b", 1) == 1  # a's ten writes expired nothing of b's
+    assert store.tenancy.global_version("a", 8) is None  # a keeps its own last two
+    assert store.tenancy.floor("a") == 9
+    assert [k for k, _ in store.lexical(["beta"], 10, None, 1, "b")] == [mine.added[0][0]]
+    for text in ("beta second", "beta third", "beta fourth"):
+        store.commit(WriteBatch(documents=[document("b", text)], tenant="b"))
+    dropped = store.collect(retain=2)
+    assert mine.added[0][0] in dropped
+    assert store.tenancy.floor("b") == 3 and store.tenancy.latest("b") == 4
+    assert store.tenancy.global_version("b", 1) is None
+    assert store.tenancy.names() == ["a", "b"]
+
+
+def test_a_reader_behind_never_serves_a_tenants_rows_collected_under_its_own_floor(
+    tmp_path: Path,
+) -> None:
+    # Tenant floors differ (§15.6): rows of tenant b retired and collected while this
+    # process did not follow are marked retired where b's versions cannot see them,
+    # not at the highest floor (tenant a's), which b's older versions sit below.
+    path = tmp_path / "index.sqlite3"
+    server, indexer = SQLiteStore(path, cache=False), SQLiteStore(path, cache=False)
+    server.open_dense(3, DensePolicy())
+    gone = server.commit(
+        WriteBatch(documents=[with_vector("old", "harbour", unit(0, 1, 0))], tenant="b")
+    )
+    assert len(server.lexical(["harbour"], 10, tenant="b")) == 1  # followed
+    indexer.commit(WriteBatch(delete=["old"], tenant="b"))
+    indexer.commit(WriteBatch(documents=[with_vector("new", "harbour", unit(1, 0, 0))], tenant="b"))
+    for text in ("one", "two", "three", "four"):
+        indexer.commit(WriteBatch(documents=[with_vector("c", text, unit(0, 0, 1))], tenant="a"))
+    indexer.collect(retain=1)
+    floor = indexer.tenancy.global_version("b", indexer.tenancy.floor("b"))
+    assert floor is not None and floor < indexer.floor  # b's floor is below a's
+    found = {key for key, _ in server.lexical(["harbour"], 10, None, floor, "b")}
+    assert gone.added[0][0] not in found and len(found) == 1
+    server.close()
+    indexer.close()

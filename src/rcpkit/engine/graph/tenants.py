@@ -26,7 +26,7 @@ from rcpkit.engine.store.base import Store
 from rcpkit.engine.store.postgres import PostgresStore
 from rcpkit.protocol.content import Edge, Provenance
 
-__all__ = ["EXTRACTORS", "Graphs", "provenance_of"]
+__all__ = ["EXTRACTORS", "Graphs", "graph_name", "provenance_of"]
 
 EXTRACTORS = {"spacy": SpacyExtractor, "regex": RegexExtractor}
 
@@ -41,7 +41,7 @@ class Graphs:
         folder.mkdir(parents=True, exist_ok=True)
 
     def of(self, tenant: str | None) -> KnowledgeGraph:
-        name = hashlib.sha256((tenant or "").encode()).hexdigest()[:16]
+        name = graph_name(tenant)
         with self._lock:
             if name not in self._graphs:
                 self._graphs[name] = KnowledgeGraph(self._storage(name), self._extractor)
@@ -75,6 +75,11 @@ class Graphs:
             for graph in self._graphs.values():
                 graph.close()
             self._graphs.clear()
+
+
+def graph_name(tenant: str | None) -> str:
+    """The name of a tenant's graph: its file ``<name>.sqlite3``, its schema ``graph_<name>``."""
+    return hashlib.sha256((tenant or "").encode()).hexdigest()[:16]
 
 
 def provenance_of(hit: GraphHit) -> Provenance:

@@ -137,7 +137,7 @@ def index_folders(
         run.removed = len(batch.delete)
     result = commit_batch(engine, batch)
     run.committed = result is not None
-    run.version = result.version if result is not None else engine.store.version
+    run.version = result.shown if result is not None else engine.store.tenancy.latest(None)
     if recorded != str(root):  # a setting, not a version: recorded even by a no-op run
         engine.store.set_setting(ROOT_SETTING, str(root))
     return run

@@ -100,7 +100,8 @@ def index_documents(
     if checkpoint is not None:
         checkpoint()  # the last point where a cancel leaves nothing written
     if not batch.documents and idempotency_key is None:
-        report.version = engine.store.version  # nothing changed: no commit, no new version
+        # Nothing changed: no commit, no new version (§15.6: the tenant's own number).
+        report.version = engine.store.tenancy.latest(tenant)
         return report
     with _write_lock:
         if idempotency_key is not None and result_of is not None:
@@ -116,7 +117,7 @@ def index_documents(
         else:
             result = engine.store.commit(batch)
         _apply(engine, result, tenant)
-    report.version = result.version
+    report.version = result.shown
     report.remembered = result.remembered
     return report
 

@@ -1,7 +1,10 @@
 """Pinned index versions (§7.7.1) and pagination cursors (§10).
 
-A version is servable from the store's garbage-collection floor up to the
-latest commit; anything else is refused, never silently replaced. A cursor
+A caller sees its tenant's own versions (§15.6, ``store/tenant_versions``):
+its n-th commit is its version n, whatever other tenants write, and a version
+is servable from its tenant's floor up to its latest commit; anything else is
+refused, never silently replaced, and the refusal names no range (the range
+would tell one tenant how many versions another made). A cursor
 binds the query and its params (a hash), the served version and an offset,
 and is signed with a per-index secret, so page 2 is the next slice of the
 same ranking of the same snapshot, and a forged cursor is detected.
@@ -25,6 +28,7 @@ from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = [
     "Cursor",
+    "Served",
     "cursor_secret",
     "decode_cursor",
     "effective_params",
@@ -41,24 +45,36 @@ class Cursor:
     digest: str
 
 
-def resolve_version(store: Store, pinned: str | None) -> int:
-    """The version to serve: the pinned one if still available, else the latest."""
+@dataclass(frozen=True, slots=True)
+class Served:
+    """The version a read serves: the tenant's number for it and the store's global one."""
+
+    shown: int  # what the caller sees (indexVersion, cursors)
+    version: int  # what the store reads at
+
+
+def resolve_version(store: Store, pinned: str | int | None, tenant: str | None = None) -> Served:
+    """The version to serve ``tenant``: the pinned one if still available, else the latest."""
+    tenancy = store.tenancy
     if pinned is None:
-        return store.version
+        return Served(tenancy.latest(tenant), store.version)
     try:
-        version = int(pinned)
+        shown = int(pinned)
     except ValueError:
         raise RCPError.invalid_params(
             "indexVersion", "not an index version of this server"
         ) from None
-    if not store.floor <= version <= store.version:
-        # §7.7.1: serve exactly that snapshot or fail; never another one.
+    version = tenancy.global_version(tenant, shown)
+    if version is None:
+        # §7.7.1: serve exactly that snapshot or fail; never another one. §15.6: the
+        # message names no range of versions (another tenant's writes move none of them,
+        # but the caller learns nothing of the store from it either).
         raise RCPError(
             ErrorCode.BACKEND_UNAVAILABLE,
-            f"index version {version} is not available (servable: {store.floor}..{store.version})",
+            f"index version {shown} is not available; retrieve without indexVersion for the latest",
             retryable=False,
         )
-    return version
+    return Served(shown, version)
 
 
 def cursor_secret(store: Store) -> bytes:
@@ -103,7 +119,9 @@ def encode_cursor(cursor: Cursor, secret: bytes) -> str:
     return base64.urlsafe_b64encode(f"{body}|{signature}".encode()).decode().rstrip("=")
 
 
-def decode_cursor(token: str, secret: bytes, digest: str, store: Store) -> Cursor:
+def decode_cursor(
+    token: str, secret: bytes, digest: str, store: Store, tenant: str | None = None
+) -> Cursor:
     """The cursor ``token`` names, or -32602 (-32015 once its version was collected).
 
     The signature is checked on bytes before the body is parsed, so nothing a
@@ -125,7 +143,8 @@ def decode_cursor(token: str, secret: bytes, digest: str, store: Store) -> Curso
         raise _not_this_cursor() from None
     if bound != digest or not isinstance(offset, int) or not isinstance(version, int):
         raise _not_this_cursor()
-    if not store.floor <= version <= store.version:
+    # The cursor holds the tenant's own version number (§15.6): only its writes age it.
+    if store.tenancy.global_version(tenant, version) is None:
         raise RCPError(ErrorCode.NOT_FOUND, "the cursor expired; restart pagination")
     return Cursor(version, offset, bound)
 

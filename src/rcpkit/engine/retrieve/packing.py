@@ -57,7 +57,7 @@ def build_hits(
     ctx: EngineRequest,
 ) -> list[Hit]:
     unit = params.unit if params.unit in UNIT_KEYS else "chunk"
-    engine.calibrate()
+    calibration = engine.calibrate(ctx.tenant)  # §15.6: the tenant's own corpus
     hits = []
     for candidate in page:
         row = rows[candidate.key]
@@ -68,7 +68,7 @@ def build_hits(
             Hit(
                 id=UNIT_KEYS[unit](row),
                 score=candidate.score,
-                confidence=round(engine.calibration.confidence(cosine), 6),
+                confidence=round(calibration.confidence(cosine), 6),
                 text=None if params.include_text is False else checked.text,
                 modality="code" if row.modality == "code" else _image_or_text(row.modality),
                 unit="chunk" if unit == "passage" else unit,

@@ -100,7 +100,9 @@ def _read(
     engine: Engine, params: m.RetrieveParams, query: str, ctx: EngineRequest, started: float
 ) -> m.RetrieveResult:
     cursor = _cursor(engine, params, ctx.tenant)
-    version = cursor.version if cursor else resolve_version(engine.store, params.index_version)
+    pinned = cursor.version if cursor else params.index_version
+    served = resolve_version(engine.store, pinned, ctx.tenant)  # §15.6: the tenant's versions
+    version = served.version
     offset = cursor.offset if cursor else 0
     stages = _Stages(ctx)
     depth = offset + params.k
@@ -171,7 +173,7 @@ def _read(
     hits = stages.run("pack", 1.0, lambda: build_hits(engine, page, rows, params, recalled, ctx))
     next_cursor = None
     if len(candidates) > depth and engine.capabilities_pagination:
-        cursor_ahead = Cursor(version, depth, params_digest(params, tenant))
+        cursor_ahead = Cursor(served.shown, depth, params_digest(params, tenant))
         next_cursor = encode_cursor(cursor_ahead, engine.cursor_secret)
     usage = m.Usage(
         candidates=recalled.count,
@@ -184,7 +186,7 @@ def _read(
     return m.RetrieveResult(
         hits=hits,
         next_cursor=next_cursor,
-        index_version=str(version),
+        index_version=str(served.shown),
         usage=usage,
         rewritten_query=transformed.rewritten if transformed else None,
     )
@@ -220,7 +222,9 @@ def _through_graph(
         latency_ms=round((time.perf_counter() - started) * 1000, 3), notes=ctx.notes or None
     )
     return m.RetrieveResult(
-        hits=hits[: params.k], usage=usage, index_version=str(engine.store.version)
+        hits=hits[: params.k],
+        usage=usage,
+        index_version=str(engine.store.tenancy.latest(ctx.tenant)),
     )
 
 
@@ -279,7 +283,7 @@ def _cursor(engine: Engine, params: m.RetrieveParams, tenant: str | None) -> Cur
     if params.cursor is None:
         return None
     digest = params_digest(params, tenant)
-    cursor = decode_cursor(params.cursor, engine.cursor_secret, digest, engine.store)
+    cursor = decode_cursor(params.cursor, engine.cursor_secret, digest, engine.store, tenant)
     if params.index_version is not None and params.index_version != str(cursor.version):
         raise RCPError.invalid_params("indexVersion", "conflicts with the cursor's index version")
     return cursor

@@ -378,7 +378,7 @@ class Mirror:
         if current.version >= 0:
             changed += self._retire(reading, current.version, last)
             if floor > current.version:  # rows retired since may be collected already
-                changed += self._vanished(reading, last, floor)
+                changed += self._vanished(reading, last, current.version + 1)
         else:  # a full load: size the arrays once instead of doubling them as rows come
             self._reserve(reading.count())
         loaded = 0
@@ -405,8 +405,10 @@ class Mirror:
 
     def _vanished(self, reading: Reading, last: int, floor: int) -> int:
         """Rows live here but gone from the record: retired after the version followed, and
-        garbage-collected before this follow saw them retire. No servable version (at or
-        past ``floor``) sees them, so they are marked retired at ``floor``."""
+        garbage-collected before this follow saw them retire. They are marked retired at
+        ``floor``, the version after the one followed: each tenant's floor (§15.6, its own
+        retention) is at or past the version that retired them, so no version their
+        tenant can still read sees them."""
         keys = self._keys.view()
         live = np.asarray(reading.live(last), dtype=np.int64)
         gone = keys[(self._removed == 0) & ~np.isin(keys, live)]

@@ -215,6 +215,8 @@ class _Connections(Protocol):
 
     def live_chunks(self) -> int: ...
 
+    def count(self, tenant: str | None = None) -> tuple[int, int]: ...
+
 
 class PostgresDenseSearch:
     """:class:`DenseSearch` as SQL: every process sees every other's writes at once."""
@@ -286,16 +288,17 @@ class PostgresDenseSearch:
     def drop(self, keys: Sequence[int]) -> None:
         """Nothing to do: garbage collection deleted the rows."""
 
-    def live_count(self) -> int:
-        return self._store.live_chunks()
+    def live_count(self, tenant: str | None = None) -> int:
+        return self._store.count(tenant)[1]
 
     @unavailable()
-    def sample(self, limit: int) -> Matrix:
+    def sample(self, limit: int, tenant: str | None = None) -> Matrix:
+        """Up to ``limit`` of ``tenant``'s live vectors (§15.6: calibration is per tenant)."""
         with self._store.connection() as connection:
             rows = connection.execute(
-                f"SELECT {VECTOR_BYTES} FROM chunks WHERE removed IS NULL"
+                f"SELECT {VECTOR_BYTES} FROM chunks WHERE removed IS NULL AND tenant = %s"
                 " ORDER BY md5(key::text) LIMIT %s",
-                (limit,),
+                (tenant or "", limit),
             ).fetchall()
         return vectors_read([row[0] for row in rows])
 

@@ -23,6 +23,7 @@ import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter
 from rcpkit.engine.store._pg_lexical import BM25
+from rcpkit.engine.store.tenant_versions import TenantVersions
 
 __all__ = [
     "CHUNK_FIELDS",
@@ -194,6 +195,9 @@ class CommitResult:
     # §7.10: the key was already recorded (another request, maybe another process, got
     # there first): nothing was written and this is the original result.
     remembered: str | None = None
+    # §15.6: the version as the batch's tenant numbers its own commits (tenant_versions);
+    # what the writer is shown. ``version`` is the store's global one.
+    shown: int = 0
 
 
 Ranked = list[tuple[int, float]]  # (chunk key, score), best first
@@ -225,10 +229,11 @@ class DenseSearch(Protocol):
         """Forget garbage-collected keys."""
         ...
 
-    def live_count(self) -> int: ...
+    def live_count(self, tenant: str | None = None) -> int: ...
 
-    def sample(self, limit: int) -> npt.NDArray[np.float32]:
-        """Up to ``limit`` live vectors, the same ones for the same corpus (calibration)."""
+    def sample(self, limit: int, tenant: str | None = None) -> npt.NDArray[np.float32]:
+        """Up to ``limit`` of ``tenant``'s live vectors, the same ones for the same corpus
+        (calibration, per tenant: §15.6)."""
         ...
 
 
@@ -237,6 +242,8 @@ class Store(Protocol):
 
     # The BM25 parameters every lexical read ranks with, recorded with the index.
     bm25: BM25
+    # §15.6: each tenant's own version numbers, floor and retention.
+    tenancy: TenantVersions
 
     @property
     def version(self) -> int:
@@ -328,5 +335,9 @@ class Store(Protocol):
         ...
 
     def count(self, tenant: str | None = None) -> tuple[int, int]: ...
+
+    def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
+        """Delete every row of ``tenant`` (and drop ``schemas``, PostgreSQL); rows per table."""
+        ...
 
     def close(self) -> None: ...

@@ -6,17 +6,22 @@ we sample random chunk pairs, take the mean μ and deviation σ of their
 cosine, and map a hit's cosine c to σ((c − μ − 2σ) / σ) (σ() the logistic):
 a hit two deviations above chance is 0.5. It depends only on the hit, the
 query and corpus constants, never on the other hits of the response.
+
+The corpus is the caller's tenant's (§15.6, :class:`TenantCalibrations`): a
+calibration shared by every tenant would let one tenant's writes move the
+confidence another tenant sees for the same query (issue 35).
 """
 
 from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Calibration"]
+__all__ = ["Calibration", "TenantCalibrations"]
 
 _PAIRS = 2000
 
@@ -50,3 +55,26 @@ class Calibration:
     def confidence(self, cosine: float) -> float:
         z = (cosine - self._mean - 2 * self._deviation) / self._deviation
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+
+class TenantCalibrations:
+    """One :class:`Calibration` per tenant, each from that tenant's own vectors."""
+
+    def __init__(
+        self,
+        count: Callable[[str | None], int],
+        sample: Callable[[str | None], npt.NDArray[np.float32]],
+    ) -> None:
+        self._count = count
+        self._sample = sample
+        self._lock = threading.Lock()
+        self._tenants: dict[str, Calibration] = {}
+
+    def of(self, tenant: str | None) -> Calibration:
+        """``tenant``'s calibration, refreshed when its collection has grown (cheap else)."""
+        with self._lock:
+            calibration = self._tenants.setdefault(tenant or "", Calibration())
+        size = self._count(tenant)
+        if calibration.stale(size):
+            calibration.update(self._sample(tenant), size)
+        return calibration

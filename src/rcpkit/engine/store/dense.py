@@ -285,18 +285,29 @@ class DenseIndex:
             state.keys[keep], state.matrix[keep], state.added[keep], state.removed[keep], tenants
         )
 
-    def live_matrix(self, limit: int | None = None) -> Matrix:
+    def live_matrix(self, limit: int | None = None, tenant: str | None = None) -> Matrix:
         """The vectors visible at the latest version; at most ``limit``, evenly spread.
 
         Confidence calibration asks for a few thousand: copying every live vector
         (146 MB at 100k chunks) to sample 4,096 of them cost a second on open.
+        ``tenant``: only that tenant's (§15.6: calibration is per tenant).
         """
         state = self._state
-        live = np.flatnonzero(state.removed == 0)
+        live = np.flatnonzero(self._live_of(state, tenant))
         if limit is not None and len(live) > limit:
             live = live[np.linspace(0, len(live) - 1, limit).astype(np.int64)]
         chosen: Matrix = state.matrix[live]
         return chosen
+
+    def live_of(self, tenant: str | None) -> int:
+        """How many vectors ``tenant`` sees at the latest version."""
+        return int(np.count_nonzero(self._live_of(self._state, tenant)))
+
+    def _live_of(self, state: _State, tenant: str | None) -> Mask:
+        live: Mask = state.removed == 0
+        if len(self._codes) > 1:
+            live = live & (state.tenants == self._codes.get(tenant or "", -1))
+        return live
 
     def vectors_of(self, keys: Sequence[int]) -> dict[int, Matrix]:
         state = self._read_state()
@@ -468,8 +479,8 @@ class LocalDenseSearch:
     def drop(self, keys: Sequence[int]) -> None:
         """Nothing to do: the mirror compacts collected rows itself."""
 
-    def live_count(self) -> int:
-        return len(self.index)
+    def live_count(self, tenant: str | None = None) -> int:
+        return self.index.live_of(tenant)
 
-    def sample(self, limit: int) -> Matrix:
-        return self.index.live_matrix(limit)
+    def sample(self, limit: int, tenant: str | None = None) -> Matrix:
+        return self.index.live_matrix(limit, tenant)

@@ -78,11 +78,20 @@ from rcpkit.engine.store.base import (
     document_row,
     document_values,
 )
+from rcpkit.engine.store.tenant_purge import purge
+from rcpkit.engine.store.tenant_versions import (
+    Dialect,
+    TenantVersions,
+    collect_floors,
+    latest_seq,
+    record,
+)
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["PostgresStore", "connect"]
 
 _DOCUMENT_COLUMNS = ", ".join(("doc_key", *DOCUMENT_COLUMNS))
+_DIALECT = Dialect("%s")
 _CHUNK_COLUMNS = (
     'key, doc_key, tenant, doc_id, idx, start, "end", page, text, context, filter_meta,'
     " embedding, length, added"
@@ -150,6 +159,8 @@ class PostgresStore:
             identity = self.setting_default("dense.identity", secrets.token_hex(16))
             stamp = cache_stamp(identity, self.bm25.title_weight, self.bm25.body_weight)
             self._cache = MirrorCache(cache, stamp, vectors=False)
+        # §15.6: each tenant's own version numbers (tenant_versions).
+        self.tenancy = TenantVersions(self._rows, _DIALECT)
         # BM25's read side: committed rows in memory, following the database (_pg_mirror).
         self._mirror = Mirror(PostgresSource(self._pool), self._cache, bm25=self.bm25)
 
@@ -240,6 +251,11 @@ class PostgresStore:
             row = connection.execute(sql, params).fetchone()
         return None if row is None else row[0]
 
+    @unavailable()
+    def _rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        with self.reading() as connection:
+            return list(connection.execute(sql, params).fetchall())
+
     @property
     def version(self) -> int:
         """The last committed version, read from the database (another process may commit)."""
@@ -305,8 +321,9 @@ class PostgresStore:
             if not batch.documents and not removed and not deleted:
                 # Nothing to write (an unchanged re-index, a delete of absent ids): no
                 # version, so pinned snapshots and cursors are not aged for nothing.
-                self._remember(connection, idempotency, previous)
-                return CommitResult(previous, [], [], 0)
+                shown = latest_seq(_DIALECT, connection, tenant)
+                self._remember(connection, idempotency, shown)
+                return CommitResult(previous, [], [], 0, shown=shown)
             gone_texts += texts
             gone_tokens += tokens
             words: Counter[str] = Counter()
@@ -325,8 +342,9 @@ class PostgresStore:
             )
             self._count_words(connection, tenant, words)
             connection.execute("UPDATE versions SET version = %s WHERE id = 1", (version,))
-            self._remember(connection, idempotency, version)
-        return CommitResult(version, added, removed, deleted)
+            shown = record(_DIALECT, connection, tenant, version)
+            self._remember(connection, idempotency, shown)
+        return CommitResult(version, added, removed, deleted, shown=shown)
 
     @staticmethod
     def _remember(connection: Any, idempotency: Idempotency | None, version: int) -> None:
@@ -472,38 +490,52 @@ class PostgresStore:
 
     @unavailable()
     def collect(self, retain: int) -> list[int]:
-        """Drop rows no version among the last ``retain`` can see; returns their keys."""
-        with self.connection() as connection:
-            version, floor = connection.execute("SELECT version, floor FROM versions").fetchone()
-        if max(floor, version - retain + 1) <= floor:
-            return []
-        with self._transaction() as (connection, version, floor):
-            new_floor = max(floor, version - retain + 1)
-            if new_floor <= floor:
+        """Drop rows no version among each tenant's last ``retain`` can see; their keys.
+
+        §15.6: retention counts a tenant's own versions (``tenant_versions``); the
+        ``floor`` column is the highest tenant floor, what the mirror follows.
+        """
+        with self._transaction() as (connection, _, floor):
+            moved = collect_floors(_DIALECT, connection, retain)
+            if not moved:
                 return []
-            keys = [
-                int(row[0])
-                for row in connection.execute(
-                    "DELETE FROM chunks WHERE removed IS NOT NULL AND removed <= %s RETURNING key",
-                    (new_floor,),
+            keys: list[int] = []
+            for tenant_floor in moved:
+                scope = {"tenant": tenant_floor.tenant, "floor": tenant_floor.version}
+                keys.extend(
+                    int(row[0])
+                    for row in connection.execute(
+                        "DELETE FROM chunks WHERE tenant = %(tenant)s AND removed IS NOT NULL"
+                        " AND removed <= %(floor)s RETURNING key",
+                        scope,
+                    )
                 )
-            ]
+                connection.execute(
+                    "DELETE FROM documents WHERE tenant = %(tenant)s AND removed IS NOT NULL"
+                    " AND removed <= %(floor)s",
+                    scope,
+                )
+                # Keep the tenant's newest totals at or below its floor: versions from the
+                # floor on still read them.
+                connection.execute(
+                    "DELETE FROM corpus_stats AS old WHERE old.tenant = %(tenant)s"
+                    " AND old.version < %(floor)s AND EXISTS ("
+                    " SELECT 1 FROM corpus_stats AS newer WHERE newer.tenant = old.tenant"
+                    " AND newer.version > old.version AND newer.version <= %(floor)s)",
+                    scope,
+                )
             if keys:
                 connection.execute("DELETE FROM postings WHERE key = ANY(%s)", (keys,))
                 connection.execute("DELETE FROM splade WHERE key = ANY(%s)", (keys,))
-            connection.execute(
-                "DELETE FROM documents WHERE removed IS NOT NULL AND removed <= %s", (new_floor,)
-            )
-            # Keep, per tenant, the newest totals at or below the floor: versions from the
-            # floor on still read them.
-            connection.execute(
-                "DELETE FROM corpus_stats AS old WHERE old.version < %(floor)s AND EXISTS ("
-                " SELECT 1 FROM corpus_stats AS newer WHERE newer.tenant = old.tenant"
-                " AND newer.version > old.version AND newer.version <= %(floor)s)",
-                {"floor": new_floor},
-            )
-            connection.execute("UPDATE versions SET floor = %s WHERE id = 1", (new_floor,))
+            mark = max([floor, *(tenant_floor.version for tenant_floor in moved)])
+            connection.execute("UPDATE versions SET floor = %s WHERE id = 1", (mark,))
         return keys
+
+    @unavailable()
+    def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
+        """Delete every row of ``tenant`` and drop ``schemas`` (``tenant_purge``)."""
+        with self._transaction() as (connection, _, _):
+            return purge(_DIALECT, connection, tenant, postgres=True, schemas=schemas)
 
     @unavailable()
     def forget_idempotency(self, retention_seconds: float) -> int:

@@ -55,6 +55,18 @@ from rcpkit.engine.store.base import (
     document_values,
 )
 from rcpkit.engine.store.dense import DenseIndex, DensePolicy, LocalDenseSearch
+from rcpkit.engine.store.tenant_purge import purge
+from rcpkit.engine.store.tenant_versions import (
+    SCHEMA as TENANT_SCHEMA,
+)
+from rcpkit.engine.store.tenant_versions import (
+    Dialect,
+    TenantVersions,
+    backfill,
+    collect_floors,
+    latest_seq,
+    record,
+)
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["SQLiteStore"]
@@ -98,6 +110,7 @@ CREATE TABLE IF NOT EXISTS vocabulary (
 
 SCHEMA_VERSION = 4  # PRAGMA user_version of the layout below
 _IN_BATCH = 500  # bound on `IN (?, …)` parameters per statement
+_DIALECT = Dialect("?")
 
 
 class SQLiteStore:
@@ -122,8 +135,18 @@ class SQLiteStore:
         self._local = threading.local()
         self._writer = self._connect()
         self._check_schema()
-        self._writer.executescript(_SCHEMA)
+        self._writer.executescript(_SCHEMA + TENANT_SCHEMA)
         self._writer.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        # §15.6: each tenant's own version numbers (tenant_versions).
+        self.tenancy = TenantVersions(
+            lambda sql, params: self._reader.execute(sql, params).fetchall(), _DIALECT
+        )
+        if (
+            self.setting("version") is not None
+            and not self._writer.execute("SELECT 1 FROM tenant_versions LIMIT 1").fetchone()
+        ):
+            with self._transaction() as connection:
+                backfill(_DIALECT, connection, _stored_version(connection))
         legacy = self.setting("bm25") is None and self.setting("version") is not None
         self.bm25 = resolve_bm25(self.setting_default, bm25, self.path, legacy=legacy)
         self._cache: MirrorCache | None = None
@@ -273,9 +296,10 @@ class SQLiteStore:
                 # Nothing to write (an unchanged re-index, a delete of absent ids): no
                 # version, so pinned snapshots and cursors are not aged for nothing.
                 version -= 1
+                shown = latest_seq(_DIALECT, connection, tenant)
                 if idempotency is not None:
-                    self._remember(connection, idempotency, version)
-                return CommitResult(version, [], [], deleted)
+                    self._remember(connection, idempotency, shown)
+                return CommitResult(version, [], [], deleted, shown=shown)
             frequencies: Counter[str] = Counter()
             for key_group in _groups(removed):
                 marks = ",".join("?" * len(key_group))
@@ -294,11 +318,12 @@ class SQLiteStore:
             connection.execute(
                 "INSERT OR REPLACE INTO settings (name, value) VALUES ('version', ?)", (version,)
             )
+            shown = record(_DIALECT, connection, tenant, version)
             if idempotency is not None:
-                self._remember(connection, idempotency, version)
+                self._remember(connection, idempotency, shown)
         if getattr(self._local, "pinned", None) is None:  # a pinned thread reads its snapshot
             self._mirror.sync()
-        return CommitResult(version, added, removed, deleted)
+        return CommitResult(version, added, removed, deleted, shown=shown)
 
     @staticmethod
     def _remember(connection: sqlite3.Connection, idempotency: Idempotency, version: int) -> None:
@@ -430,29 +455,48 @@ class SQLiteStore:
         return int(self.setting("floor") or 0)
 
     def collect(self, retain: int) -> list[int]:
-        """Drop rows no version among the last ``retain`` can see; returns their keys."""
-        floor = max(self.floor, self.version - retain + 1)
-        if floor <= self.floor:
-            return []
+        """Drop rows no version among each tenant's last ``retain`` can see; their keys.
+
+        §15.6: retention counts a tenant's own versions (``tenant_versions``), so
+        another tenant's writes never expire its pins and cursors. The ``floor``
+        setting is the highest tenant floor: it rises whenever rows go, which is
+        what the mirror follows.
+        """
         with self._transaction() as connection:
-            keys = [
-                row[0]
-                for row in connection.execute(
-                    "SELECT key FROM chunks WHERE removed IS NOT NULL AND removed <= ?", (floor,)
+            moved = collect_floors(_DIALECT, connection, retain)
+            if not moved:
+                return []
+            keys: list[int] = []
+            for floor in moved:
+                keys.extend(
+                    row[0]
+                    for row in connection.execute(
+                        "SELECT key FROM chunks WHERE tenant = ? AND removed IS NOT NULL"
+                        " AND removed <= ?",
+                        (floor.tenant, floor.version),
+                    )
                 )
-            ]
             for group in _groups(keys):
                 marks = ",".join("?" * len(group))
                 connection.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", group)
                 connection.execute(f"DELETE FROM splade WHERE key IN ({marks})", group)
                 connection.execute(f"DELETE FROM chunks WHERE key IN ({marks})", group)
+            for floor in moved:
+                connection.execute(
+                    "DELETE FROM documents WHERE tenant = ? AND removed IS NOT NULL"
+                    " AND removed <= ?",
+                    (floor.tenant, floor.version),
+                )
+            mark = max([_stored_floor(connection), *(floor.version for floor in moved)])
             connection.execute(
-                "DELETE FROM documents WHERE removed IS NOT NULL AND removed <= ?", (floor,)
-            )
-            connection.execute(
-                "INSERT OR REPLACE INTO settings (name, value) VALUES ('floor', ?)", (floor,)
+                "INSERT OR REPLACE INTO settings (name, value) VALUES ('floor', ?)", (mark,)
             )
         return keys
+
+    def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
+        """Delete every row of ``tenant`` (``tenant_purge``); rows deleted per table."""
+        with self._transaction() as connection:
+            return purge(_DIALECT, connection, tenant, postgres=False)
 
     def forget_idempotency(self, retention_seconds: float) -> int:
         """Drop idempotency keys recorded ``retention_seconds`` ago or earlier; returns how many."""
