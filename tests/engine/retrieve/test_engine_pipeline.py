@@ -85,6 +85,28 @@ async def test_a_token_budget_stops_packing_at_the_right_hit(call: Calls, engine
     assert packed["usage"]["tokens"] == budget
 
 
+async def test_budgeted_pages_lose_no_hit(call: Calls, engine: Engine) -> None:
+    # Issue 36: the cursor advanced by k, so the hits a budget left out of a page
+    # were never returned. Each page now resumes at the first hit it did not carry.
+    query = {"query": "electricity solar wind batteries bicycle", "mode": "sparse"}
+    whole = ids(await call.result("retrieve", {**query, "k": 10}))
+    texts = (await call.result("retrieve", {**query, "k": 10}))["hits"]
+    counts = engine.embedder().count_tokens([hit["text"] for hit in texts])
+    budget = max(counts) + min(counts)  # never three hits, always at least one
+    pages: list[str] = []
+    first = await call.result("retrieve", {**query, "k": 3, "tokenBudget": budget})
+    pages += ids(first)
+    cursor = first.get("nextCursor")
+    while cursor:
+        page = await call.result(
+            "retrieve", {**query, "k": 3, "tokenBudget": budget, "cursor": cursor}
+        )
+        assert ids(page), "a page that advances returns at least one hit"
+        pages += ids(page)
+        cursor = page.get("nextCursor")
+    assert pages == whole
+
+
 async def test_a_pinned_old_version_still_returns_a_since_deleted_document(call: Calls) -> None:
     before = await call.result("retrieve", {"query": "bicycle history", "k": 1})
     version = before["indexVersion"]

@@ -168,12 +168,19 @@ def _read(
     rows.update(engine.store.fetch(missing) if missing else {})
     page = [c for c in page if c.key in rows]  # a chunk collected since recall is dropped
     tokens = None
+    ahead = depth  # where the next page starts: after the last candidate this one used
     if params.token_budget is not None:
-        page, tokens = _budget(engine, page, rows, params.token_budget, ctx)
+        packed, tokens = _budget(engine, page, rows, params.token_budget, ctx)
+        if len(packed) < len(page):
+            # §10: the next page continues at the first hit the budget left out, not
+            # at offset + k, or the hits between them are never returned. A first hit
+            # larger than the whole budget is passed over, so paging always advances.
+            ahead = candidates.index(page[len(packed)], offset) + (0 if packed else 1)
+        page = packed
     hits = stages.run("pack", 1.0, lambda: build_hits(engine, page, rows, params, recalled, ctx))
     next_cursor = None
-    if len(candidates) > depth and engine.capabilities_pagination:
-        cursor_ahead = Cursor(served.shown, depth, params_digest(params, tenant))
+    if len(candidates) > ahead and engine.capabilities_pagination:
+        cursor_ahead = Cursor(served.shown, ahead, params_digest(params, tenant))
         next_cursor = encode_cursor(cursor_ahead, engine.cursor_secret)
     usage = m.Usage(
         candidates=recalled.count,
