@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.evaluation.eval_support import write_dataset
+from eval_support import write_dataset
 
 from rcpkit.client import Client
 from rcpkit.evaluation.dataset import load_dataset
