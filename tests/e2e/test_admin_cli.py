@@ -145,3 +145,17 @@ def test_export_refuses_to_write_over_the_index_it_reads(built: Path, tmp_path: 
     assert target.stat().st_size == size
     assert not (built / "export.jsonl").exists()
     assert stats(built)["documents"] == 4
+
+
+@pytest.mark.parametrize("embedder", [(), HASHING], ids=["default", "hashing"])
+def test_delete_by_glob_exits_zero_every_run(tmp_path: Path, embedder: tuple[str, ...]) -> None:
+    """Issue 36.1: the model loader thread was still in native code at exit (exit 134)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Text about otters.\n")
+    folder = tmp_path / "idx"
+    assert rcpkit("index", str(docs), "--index", str(folder), *embedder).returncode == 0
+    for _ in range(8):
+        done = rcpkit("delete", "--path", "nomatch*", "--index", str(folder), "--dry-run")
+        assert done.returncode == 0, done.stderr
+        assert "terminate called" not in done.stderr
