@@ -159,3 +159,32 @@ def test_delete_by_glob_exits_zero_every_run(tmp_path: Path, embedder: tuple[str
         done = rcpkit("delete", "--path", "nomatch*", "--index", str(folder), "--dry-run")
         assert done.returncode == 0, done.stderr
         assert "terminate called" not in done.stderr
+
+
+def test_delete_quiet_prints_the_summary_only_in_the_singular(built: Path) -> None:
+    """Issue 36.6: `--quiet` for `delete --path`, and "1 document", not "1 documents"."""
+    dry = rcpkit("delete", "--path", "drafts/*", "--index", str(built), "--dry-run", "--quiet")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.splitlines() == ["would delete 2 documents"]
+    done = rcpkit("delete", "--path", "drafts/a*", "--index", str(built), *HASHING, "-q")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"1 document deleted (version {stats(built)['version']})"]
+
+
+def test_query_filter_shorthand_help_and_errors(built: Path) -> None:
+    """Issue 36.6: FIELD=VALUE filters, a clear bad-filter error, valid fields listed, -k help."""
+    ask = ("query", "draft otters beavers herons", "--index", str(built), *HASHING, "--json")
+    short = rcpkit(*ask, "--mode", "sparse", "--filter", "folders=drafts")
+    assert short.returncode == 0, short.stderr
+    found = {hit["chunk"]["docId"] for hit in json.loads(short.stdout)["hits"]}
+    assert found == {"drafts/a.md", "drafts/b.md"}
+    bad = rcpkit(*ask, "--filter", "drafts")
+    assert bad.returncode == 2
+    assert "Expecting value" not in bad.stderr
+    assert "FIELD=VALUE" in bad.stderr and '"op":"contains"' in bad.stderr
+    unknown = rcpkit(*ask, "--filter", "nope=x")
+    assert unknown.returncode == 1
+    assert "advertised: " in unknown.stderr and "folders" in unknown.stderr
+    helped = rcpkit("query", "--help")
+    assert "how many hits" in helped.stdout
+    assert "FIELD=VALUE" in helped.stdout
