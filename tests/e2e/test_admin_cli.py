@@ -188,3 +188,19 @@ def test_query_filter_shorthand_help_and_errors(built: Path) -> None:
     helped = rcpkit("query", "--help")
     assert "how many hits" in helped.stdout
     assert "FIELD=VALUE" in helped.stdout
+
+
+def test_show_takes_the_chunk_id_query_prints(built: Path) -> None:
+    """Issue 36.6: `rcpkit show doc#N` shows the document with that chunk marked."""
+    found = rcpkit(
+        "query", "herons", "--index", str(built), *HASHING, "-k", "1", "--mode", "sparse", "--json"
+    )  # fmt: skip
+    hit = json.loads(found.stdout)["hits"][0]
+    assert hit["id"] == "keep.txt#0"
+    shown = rcpkit("show", hit["id"], "--index", str(built))
+    assert shown.returncode == 0, shown.stderr
+    start, end = hit["citation"]["start"], hit["citation"]["end"]
+    assert f">>> chunk keep.txt#0 [{start}:{end}]\n{hit['text']}\n<<< end" in shown.stdout
+    missing = rcpkit("show", "keep.txt#9", "--index", str(built))
+    assert missing.returncode == 2
+    assert "has no chunk 9" in missing.stderr
