@@ -205,3 +205,18 @@ def test_a_moved_corpus_is_rerooted_and_its_old_documents_pruned(
     last = index(folder, tmp_path / "elsewhere", "--reroot")
     assert count(last, "removed") == 3  # everything not under the new root goes
     assert count(last, "total") == 1
+
+
+def test_config_and_style_files_are_indexed_as_text(tmp_path: Path) -> None:
+    """Issue 36: .yml/.yaml/.toml/.css were skipped as unsupported."""
+    root = tmp_path / "conf"
+    root.mkdir()
+    (root / "ci.yml").write_text("steps:\n  - run: pytest zanzibar\n")
+    (root / "deploy.yaml").write_text("replicas: 3 zanzibar\n")
+    (root / "pyproject.toml").write_text('[project]\nname = "zanzibar"\n')
+    (root / "site.css").write_text(".zanzibar { color: red; }\n")
+    folder = tmp_path / "idx"
+    index(folder, root)
+    assert sorted(doc_ids(folder, "zanzibar")) == [
+        "ci.yml", "deploy.yaml", "pyproject.toml", "site.css"
+    ]  # fmt: skip

@@ -22,6 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="delete every document whose id matches, e.g. 'drafts/*' (repeat for more)",
     )
     parser.add_argument("--dry-run", action="store_true", help="list what would go, delete none")
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="print the summary only, not a line per document"
+    )
     add_engine_arguments(parser)
 
 
@@ -42,11 +45,15 @@ def run(args: argparse.Namespace) -> int:
         for doc_id in args.ids:
             if doc_id not in known:
                 print(f"rcpkit: no document {doc_id!r} (nothing to delete)", file=sys.stderr)
-        for doc_id in chosen:
+        for doc_id in [] if args.quiet else chosen:
             print(f"{'would delete' if args.dry_run else 'deleted'} {doc_id}")
         if chosen and not args.dry_run:
             result = delete_documents(engine, chosen)
-            print(f"{result.deleted_documents} documents deleted (version {result.version})")
+            count = result.deleted_documents
+            noun = "document" if count == 1 else "documents"
+            print(f"{count} {noun} deleted (version {result.version})")
+        elif chosen and args.quiet:
+            print(f"would delete {len(chosen)} document{'' if len(chosen) == 1 else 's'}")
         elif not chosen:
             print("nothing matched: no version created")
     finally:

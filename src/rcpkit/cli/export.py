@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         store.close()
         if args.output:
             out.close()
-    print(f"exported {count} documents", file=sys.stderr)
+    print(f"exported {count} document{'' if count == 1 else 's'}", file=sys.stderr)
     return 0
 
 

@@ -18,10 +18,18 @@ HELP = "retrieve from an index and print the hits"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("text")
-    parser.add_argument("-k", type=int, default=5)
+    parser.add_argument("-k", type=int, default=5, help="how many hits to return (default 5)")
     parser.add_argument("--mode", choices=["dense", "sparse", "hybrid"], default=None)
     parser.add_argument("--fusion", choices=["rrf", "weighted", "convex"], default=None)
-    parser.add_argument("--filter", default=None, help="a §8 filter as JSON")
+    parser.add_argument(
+        "--filter",
+        default=None,
+        help=(
+            "a §8 filter as JSON, e.g. "
+            '\'{"field":"folders","op":"contains","value":"docs"}\', '
+            "or the shorthand FIELD=VALUE (`contains` for list fields, else `eq`)"
+        ),
+    )
     parser.add_argument("--json", action="store_true", help="print the raw RCP result")
     add_engine_arguments(parser)
 
@@ -34,8 +42,34 @@ def run(args: argparse.Namespace) -> int:
     if args.fusion:
         params["fusion"] = {"method": args.fusion}
     if args.filter:
-        params["filter"] = json.loads(args.filter)
+        params["filter"] = parse_filter_option(args.filter)
     return asyncio.run(_query(args, params))
+
+
+_LIST_FIELDS = frozenset({"folders", "tag"})  # list-valued: the shorthand means `contains`
+
+
+def parse_filter_option(text: str) -> Any:
+    """``--filter``: §8 JSON, or ``FIELD=VALUE`` (``contains`` on list fields, else ``eq``)."""
+    stripped = text.strip()
+    if stripped.startswith(("{", "[")):
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError as error:
+            reason = f"--filter is not valid JSON ({error.msg})"
+            raise ValueError(f"{reason}; {_FILTER_SYNTAX}") from None
+    field, equals, value = stripped.partition("=")
+    if not equals or not field.strip():
+        raise ValueError(f"--filter {text!r} is neither JSON nor FIELD=VALUE; {_FILTER_SYNTAX}")
+    field = field.strip()
+    op = "contains" if field in _LIST_FIELDS else "eq"
+    return {"field": field, "op": op, "value": value.strip()}
+
+
+_FILTER_SYNTAX = (
+    "write FIELD=VALUE (e.g. folders=docs) or §8 JSON "
+    '(e.g. \'{"field":"folders","op":"contains","value":"docs"}\')'
+)
 
 
 async def _query(args: argparse.Namespace, params: dict[str, Any]) -> int:

@@ -18,7 +18,11 @@ HELP = "print the stored text of a document (what citation offsets index)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", help="a document id (a hit's chunk.docId)")
+    parser.add_argument(
+        "id",
+        help="a document id (a hit's chunk.docId), or a chunk id `rcpkit query` prints "
+        "(DOC#N: the document with that chunk marked)",
+    )
     parser.add_argument("--start", type=int, default=None, help="citation.start")
     parser.add_argument("--end", type=int, default=None, help="citation.end")
     parser.add_argument("--json", action="store_true", help="the whole stored document as JSON")
@@ -29,16 +33,36 @@ def run(args: argparse.Namespace) -> int:
     from rcpkit.cli.engine import open_store_from_args
 
     _, store = open_store_from_args(args)
+    span: tuple[int, int] | None = None  # the chunk a DOC#N id names
     try:
         document = store.document(args.id)
+        doc_id, _, ordinal = args.id.rpartition("#")
+        if document is None and doc_id and ordinal.isdigit():
+            document = store.document(doc_id)
+            chunks = store.document_chunks(doc_id) if document is not None else []
+            found = [chunk for chunk in chunks if chunk.index == int(ordinal)]
+            if document is not None and not found:
+                last = len(chunks) - 1
+                raise ValueError(f"document {doc_id!r} has no chunk {ordinal} (0..{last})")
+            span = (found[0].start, found[0].end) if found else None
     finally:
         store.close()
     if document is None:
         raise ValueError(f"no document {args.id!r} in this index")
     if args.json:
-        print(json.dumps(export_record(document), ensure_ascii=False))
+        record = export_record(document)
+        if span is not None:
+            record["chunk"] = {"id": args.id, "start": span[0], "end": span[1]}
+        print(json.dumps(record, ensure_ascii=False))
         return 0
     text = document.text
+    if span is not None and args.start is None and args.end is None:
+        start, end = span
+        print(
+            f"{text[:start]}\n>>> chunk {args.id} [{start}:{end}]\n{text[start:end]}"
+            f"\n<<< end of chunk {args.id}\n{text[end:]}"
+        )
+        return 0
     start = 0 if args.start is None else args.start
     end = len(text) if args.end is None else args.end
     if not 0 <= start <= end <= len(text):

@@ -48,7 +48,16 @@ class ModelSlot:
                 log.error("loading the %s model failed", name, exc_info=error)
                 self._future.set_exception(error)
 
-        threading.Thread(target=run, name=f"load-{name}", daemon=True).start()
+        self._loader = threading.Thread(target=run, name=f"load-{name}", daemon=True)
+        self._loader.start()
+
+    def settle(self) -> None:
+        """Wait for the background load to end. A daemon thread still inside a
+        native model constructor (onnxruntime, tokenizers) when the interpreter
+        exits aborts the process with "terminate called without an active
+        exception" (exit 134), so a command that never used the model, such as
+        ``rcpkit delete``, must not exit before the load has finished."""
+        self._loader.join()
 
     def get(self, checkpoint: Callable[[], None] | None = None) -> Any:
         while True:
@@ -162,6 +171,9 @@ class Engine:
         return model
 
     def close(self) -> None:
+        self.embedder_slot.settle()
+        if self.sparse_slot is not None:
+            self.sparse_slot.settle()
         self.state.close()
         self.store.close()
         if self.graphs is not None:

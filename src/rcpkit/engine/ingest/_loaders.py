@@ -73,6 +73,11 @@ LOADERS: Mapping[str, Loader] = MappingProxyType(
     {
         ".txt": load_plain_text,
         ".text": load_plain_text,
+        # Configuration and style sheets, indexed as plain text (issue 36).
+        ".yml": load_plain_text,
+        ".yaml": load_plain_text,
+        ".toml": load_plain_text,
+        ".css": load_plain_text,
         ".md": load_markdown,
         ".markdown": load_markdown,
         ".mdx": load_markdown,

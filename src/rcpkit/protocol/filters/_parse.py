@@ -128,7 +128,11 @@ def _clause(walk: _Walk, raw: Mapping[object, object], path: str, depth: int) ->
     op = _operator(raw.get("op"), field, path)
     field_type = walk.fields.get(field)
     if field_type is None:
-        raise _invalid(f"{path}.field", f"field {_echo(field)} is not an advertised filter field")
+        valid = ", ".join(sorted(walk.fields)) or "none"
+        raise _invalid(
+            f"{path}.field",
+            f"field {_echo(field)} is not an advertised filter field (advertised: {valid})",
+        )
     if op not in walk.operators:
         raise RCPError.option_unsupported(
             f"filter.op:{op}",
