@@ -227,7 +227,8 @@ def _curve(
             scores = matrix @ query
             np.argpartition(scores, len(scores) - 10)[-10:]
             exact_times.append(time.perf_counter() - started)
-            recalls.append(tie_aware_recall(np.asarray(matches.keys, dtype=np.int64), truth))
+            found = np.asarray(matches.keys, dtype=np.int64) - 1  # keys are positions + 1
+            recalls.append(tie_aware_recall(found, truth))
         rows.append({"ef": ef, "recall": float(np.mean(recalls)), "p50_ms": _p50_ms(times)})
     return rows, _p50_ms(exact_times)
 
