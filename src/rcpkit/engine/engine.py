@@ -14,14 +14,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from typing import Any
 
+from rcpkit.engine.backend import Backend
 from rcpkit.engine.config import EngineConfig
 from rcpkit.engine.graph.tenants import Graphs
 from rcpkit.engine.models import Embedder, SparseEncoder
 from rcpkit.engine.rerank import HybridReranker, Reranker, load_reranker
-from rcpkit.engine.state.base import EngineState
-from rcpkit.engine.state.embedded import embedded_state
 from rcpkit.engine.state.memory import MemoryBank
-from rcpkit.engine.store.base import Store
 from rcpkit.engine.store.calibration import Calibration, TenantCalibrations
 from rcpkit.engine.transform.rewriter import Rewriter
 from rcpkit.protocol.errors import ErrorCode, RCPError
@@ -83,16 +81,16 @@ class Engine:
         embedder: ModelSlot,
         sparse: ModelSlot | None = None,
         *,
-        store: Store,
+        backend: Backend,
         identity: str,
         dimension: int,
         cursor_secret: bytes,
         rewriter: Rewriter,
         graphs: Graphs | None = None,
-        state: EngineState | None = None,
     ) -> None:
         self.config = config
-        self.store = store
+        self.backend = backend
+        self.store = store = backend.store
         self.embedder_slot = embedder
         self.sparse_slot = sparse
         self.identity = identity
@@ -105,11 +103,7 @@ class Engine:
         )
         self.cursor_secret = cursor_secret
         self.capabilities_pagination = True
-        if state is None:  # the embedded state: files beside the index
-            state = embedded_state(
-                config.index, config.quarantine_reports, config.session_ttl_seconds
-            )
-        self.state = state
+        self.state = state = backend.state
         self.trajectories = state.trajectories
         self.feedback = state.feedback
         self.memory = MemoryBank(state.memory)

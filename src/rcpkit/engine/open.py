@@ -1,8 +1,12 @@
-"""Assembling an engine: open the store, start the model slots, wire rewriter and graphs.
+"""Assembling an engine: open the backend, start the model slots, wire rewriter and graphs.
 
 The only module that sees both the resources (``rcpkit.engine.engine``) and the
 pipeline: the rewriter's pseudo-relevance feedback is a plain retrieve, handed
-to it here as a callable, so neither imports the other.
+to it here as a callable, so neither imports the other. And the only module
+that names a backend: :func:`open_backend` decides once, from the
+configuration, whether the index is the embedded SQLite file or a shared
+PostgreSQL, and builds the :class:`~rcpkit.engine.backend.Backend` the rest
+of the engine uses (issue 28).
 """
 
 from __future__ import annotations
@@ -10,8 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from rcpkit.engine.backend import Backend
 from rcpkit.engine.config import EngineConfig
 from rcpkit.engine.engine import Engine, ModelSlot
+from rcpkit.engine.graph._store import GraphStore
+from rcpkit.engine.graph.storage import GraphStorage
 from rcpkit.engine.graph.tenants import Graphs
 from rcpkit.engine.models import Embedder, load_embedder, load_sparse_encoder
 from rcpkit.engine.request import EngineRequest, Subrequest
@@ -26,13 +33,14 @@ from rcpkit.protocol import messages as m
 
 if TYPE_CHECKING:
     from rcpkit.engine.store._pg_dense import HnswSettings
+    from rcpkit.engine.store.postgres import PostgresStore
 
 __all__ = [
     "bm25_settings",
     "hnsw_settings",
     "is_postgres_url",
+    "open_backend",
     "open_engine",
-    "open_state",
     "open_store",
 ]
 
@@ -43,7 +51,8 @@ def open_engine(config: EngineConfig) -> Engine:
     An existing index knows its model's identity and dimension, so nothing
     waits for the model; a new index waits once to learn them.
     """
-    store = open_store(config)
+    backend = open_backend(config)
+    store = backend.store
     slot = ModelSlot("embedding", lambda: load_embedder(config.embedder, threads=config.threads))
     sparse = None
     if config.sparse:
@@ -61,34 +70,58 @@ def open_engine(config: EngineConfig) -> Engine:
         return [hit.text or "" for hit in result.hits]
 
     _bind_identity(config, store, identity, int(dimension))
-    graphs = Graphs(store, config.index / "graph", config.graph) if config.graph else None
+    graphs = Graphs(backend.graph_storage, store.fetch, config.graph) if config.graph else None
     engine = Engine(
         config,
         slot,
         sparse,
-        store=store,
+        backend=backend,
         identity=identity,
         dimension=int(dimension),
         cursor_secret=cursor_secret(store),
         rewriter=Rewriter(store, passages),
         graphs=graphs,
-        state=open_state(config, store),
     )
     return engine
 
 
-def open_state(config: EngineConfig, store: Store) -> EngineState:
-    """Feedback, memories and trajectories: in the shared database when the store is one.
+def open_backend(config: EngineConfig) -> Backend:
+    """The configured backend: its store, where its state and its graphs live.
 
-    A standby cannot write, so a server on one keeps them beside its index, its own.
+    Embedded: the SQLite file, the engine state and one graph file per tenant
+    beside it. PostgreSQL: the shared database holds the state and the graphs
+    too (issue 20), so every server sees the same; a standby cannot write, so a
+    server on one keeps its state beside its index, and reads a tenant's graph
+    from the database once the primary has made it (an empty one until then).
     """
-    if is_postgres_url(config.store):
-        from rcpkit.engine.state.postgres import postgres_state
-        from rcpkit.engine.store.postgres import PostgresStore
+    folder = config.index / "graph"
+    if not is_postgres_url(config.store):
+        embedded = _open_sqlite(config)
 
-        assert isinstance(store, PostgresStore)
-        if not store.read_only:
-            return postgres_state(store, config.quarantine_reports, config.session_ttl_seconds)
+        def graph_file(name: str, identity: str) -> GraphStorage:
+            return GraphStore(folder / f"{name}.sqlite3", identity)
+
+        return Backend("sqlite", embedded, False, _embedded_state(config), graph_file)
+    from rcpkit.engine.graph._pg_store import PostgresGraphStore
+    from rcpkit.engine.state.postgres import postgres_state
+
+    shared = _open_postgres(config)
+
+    def graph_schema(name: str, identity: str) -> GraphStorage:
+        if shared.read_only and not PostgresGraphStore.exists(shared, name):
+            return GraphStore(":memory:", identity)
+        return PostgresGraphStore(shared, name, identity)
+
+    state = (
+        _embedded_state(config)
+        if shared.read_only
+        else postgres_state(shared, config.quarantine_reports, config.session_ttl_seconds)
+    )
+    return Backend("postgres", shared, shared.read_only, state, graph_schema)
+
+
+def _embedded_state(config: EngineConfig) -> EngineState:
+    """Feedback, memories and trajectories in files beside the index."""
     return embedded_state(config.index, config.quarantine_reports, config.session_ttl_seconds)
 
 
@@ -130,19 +163,27 @@ def is_postgres_url(store: str | None) -> bool:
 
 
 def open_store(config: EngineConfig) -> Store:
-    """The configured backend: the embedded SQLite file, or a shared PostgreSQL."""
-    if config.store is None or config.store in ("", "sqlite"):
-        return SQLiteStore(config.index / "index.sqlite3", bm25=bm25_settings(config))
+    """The configured store alone (the admin commands'): SQLite, or a shared PostgreSQL."""
     if is_postgres_url(config.store):
-        # Imported on use: the `postgres` extra (psycopg) is optional.
-        from rcpkit.engine.store.postgres import PostgresStore
+        return _open_postgres(config)
+    return _open_sqlite(config)
 
-        config.index.mkdir(parents=True, exist_ok=True)  # the mirror's cache lives here
-        return PostgresStore(
-            config.store,
-            hnsw=hnsw_settings(config),
-            prepared_statements=config.postgres_prepared_statements,
-            bm25=bm25_settings(config),
-            cache=config.index / "postgres.mirror",
-        )
-    raise ValueError(f"--store must be a postgres:// URL, not {config.store!r}")
+
+def _open_sqlite(config: EngineConfig) -> SQLiteStore:
+    if config.store not in (None, "", "sqlite"):
+        raise ValueError(f"--store must be a postgres:// URL, not {config.store!r}")
+    return SQLiteStore(config.index / "index.sqlite3", bm25=bm25_settings(config))
+
+
+def _open_postgres(config: EngineConfig) -> PostgresStore:
+    # Imported on use: the `postgres` extra (psycopg) is optional.
+    from rcpkit.engine.store.postgres import PostgresStore
+
+    config.index.mkdir(parents=True, exist_ok=True)  # the mirror's cache lives here
+    return PostgresStore(
+        config.store or "",
+        hnsw=hnsw_settings(config),
+        prepared_statements=config.postgres_prepared_statements,
+        bm25=bm25_settings(config),
+        cache=config.index / "postgres.mirror",
+    )

@@ -49,7 +49,7 @@ def build_engine_app(engine: Engine) -> App:
     and the read-only ``x-rcpkit/stats``/``x-rcpkit/document`` extensions."""
     config = engine.config
     # A store on a standby (PostgreSQL in recovery) takes no writes, whatever --read-only says.
-    writable = config.writable and not getattr(engine.store, "read_only", False)
+    writable = config.writable and not engine.backend.read_only
     app = App("rcpkit", rcpkit.__version__, read_only=not writable)
     app.advertise("streaming")
     app.advertise("citations")

@@ -12,12 +12,12 @@ import numpy.typing as npt
 
 from rcpkit.engine.graph._communities import community_method, hierarchy
 from rcpkit.engine.graph._config import GraphConfig
-from rcpkit.engine.graph._pg_store import AnyGraphStore
 from rcpkit.engine.graph._results import CommunityInfo
 from rcpkit.engine.graph._snapshot import Snapshot
 from rcpkit.engine.graph._store import CommunityRow
 from rcpkit.engine.graph._summaries import internal_strength, summarize
 from rcpkit.engine.graph._text import terms
+from rcpkit.engine.graph.storage import GraphStorage
 
 __all__ = ["CommunityIndex", "build_communities", "load_communities", "sentence_texts"]
 
@@ -28,7 +28,7 @@ _MEMBER_NAMES = 50  # member ids (most central first) that count as a community'
 
 
 def sentence_texts(
-    store: AnyGraphStore, pairs: Sequence[tuple[int, int]]
+    store: GraphStorage, pairs: Sequence[tuple[int, int]]
 ) -> dict[tuple[int, int], str]:
     """Texts of `(chunk key, sentence index)` pairs that exist."""
     found: dict[tuple[int, int], str] = {}
@@ -52,7 +52,7 @@ def _groups(membership: IntArray) -> list[IntArray]:
 
 
 def build_communities(
-    snapshot: Snapshot, store: AnyGraphStore, config: GraphConfig
+    snapshot: Snapshot, store: GraphStorage, config: GraphConfig
 ) -> list[CommunityRow]:
     """Partition the snapshot's graph into levels and summarise every community."""
     _, partition = community_method(config.community_method)
@@ -121,13 +121,13 @@ class CommunityIndex:
         return [i for i, info in enumerate(self.infos) if info.level == level]
 
 
-def load_communities(store: AnyGraphStore, snapshot: Snapshot) -> CommunityIndex:
+def load_communities(store: GraphStorage, snapshot: Snapshot) -> CommunityIndex:
     """Read the stored communities, mapping member eids to the snapshot's nodes."""
     with store.reading():
         return _load(store, snapshot)
 
 
-def _load(store: AnyGraphStore, snapshot: Snapshot) -> CommunityIndex:
+def _load(store: GraphStorage, snapshot: Snapshot) -> CommunityIndex:
     members = store.read(
         "SELECT community, eid FROM community_members ORDER BY community, centrality DESC, eid"
     )

@@ -25,7 +25,6 @@ from rcpkit.engine.graph._config import GraphConfig
 from rcpkit.engine.graph._drift import covered_by, followups, fresh_hits
 from rcpkit.engine.graph._global import global_search
 from rcpkit.engine.graph._local import local_search, walk_from
-from rcpkit.engine.graph._pg_store import PostgresGraphStore
 from rcpkit.engine.graph._results import (
     CommunityPage,
     DriftResult,
@@ -42,6 +41,7 @@ from rcpkit.engine.graph._snapshot import Snapshot, load_snapshot
 from rcpkit.engine.graph._store import GraphStore
 from rcpkit.engine.graph._types import Extractor
 from rcpkit.engine.graph._vectors import VectorCache
+from rcpkit.engine.graph.storage import GraphStorage
 from rcpkit.engine.models import EmbedKind, Vectors
 
 __all__ = ["Embed", "KnowledgeGraph"]
@@ -55,15 +55,15 @@ class KnowledgeGraph:
 
     def __init__(
         self,
-        path: Path | str | PostgresGraphStore,
+        path: Path | str | GraphStorage,
         extractor: Extractor,
         config: GraphConfig | None = None,
     ) -> None:
         self.config = config or GraphConfig()
         self.extractor = extractor
-        # A file of its own, or the graph's tables in the shared database (_pg_store).
-        self.store: GraphStore | PostgresGraphStore = (
-            path if isinstance(path, PostgresGraphStore) else GraphStore(path, extractor.identity)
+        # A file of its own, or the storage the backend chose (the shared database's).
+        self.store: GraphStorage = (
+            GraphStore(path, extractor.identity) if isinstance(path, Path | str) else path
         )
         self._snapshot_lock = threading.Lock()
         self._communities_lock = threading.RLock()  # held while partitioning, not by local
@@ -125,7 +125,7 @@ class KnowledgeGraph:
         with self._communities_lock:
             snapshot = self.snapshot()
             rows = build_communities(snapshot, self.store, self.config)
-            if getattr(self.store, "read_only", False):
+            if self.store.read_only:
                 self._communities = index_of_rows(rows, snapshot)
             else:
                 self.store.save_communities(rows, snapshot.version)

@@ -26,20 +26,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from rcpkit.engine.graph._schema import SCHEMA_VERSION
-from rcpkit.engine.graph._store import CommunityRow, GraphStore
-from rcpkit.engine.graph._types import Extraction
-from rcpkit.engine.graph._writes import (
-    bump_version,
-    delete_chunks,
-    get_setting,
-    insert_chunks,
-    put_community_vectors,
-    put_entity_vectors,
-    replace_communities,
-    set_setting,
-)
+from rcpkit.engine.graph._writes import Connection
+from rcpkit.engine.graph.storage import GraphTables
 
-__all__ = ["AnyGraphStore", "PostgresGraphStore"]
+__all__ = ["PostgresGraphStore"]
 
 _TABLES = (
     "settings",
@@ -113,7 +103,7 @@ class _Dialect:
             cursor.executemany(self.sql(query), rows)
 
 
-class PostgresGraphStore:
+class PostgresGraphStore(GraphTables):
     """One tenant's graph in the database of a ``PostgresStore`` (``name``: the tenant's hash)."""
 
     def __init__(self, store: Any, name: str, extractor_identity: str) -> None:
@@ -138,13 +128,6 @@ class PostgresGraphStore:
                 "SELECT count(*) FROM pg_namespace WHERE nspname = %s", (f"graph_{name}",)
             ).fetchone()
         return bool(found)
-
-    def _bind(self, connection: _Dialect, name: str, value: str, what: str) -> None:
-        recorded = get_setting(connection, name)
-        if recorded is None:
-            set_setting(connection, name, value)
-        elif recorded != value:
-            raise ValueError(f"graph {self.path} was built with {what} {recorded}, not {value}")
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
@@ -172,66 +155,17 @@ class PostgresGraphStore:
             )
         return rows
 
-    def setting(self, name: str) -> str | None:
-        rows = self.read("SELECT value FROM settings WHERE name = ?", (name,))
-        return str(rows[0][0]) if rows else None
-
-    @property
-    def version(self) -> int:
-        return int(self.setting("graph.version") or 0)
-
-    @property
-    def communities_version(self) -> int:
-        return int(self.setting("communities.version") or -1)
-
-    # --- writes ---
-
-    def write_chunks(
-        self, chunks: Sequence[tuple[int, str, str]], extractions: Sequence[Extraction]
-    ) -> int:
-        """Upsert the chunks still live (see the module's note) with their extractions."""
-        with self.transaction() as connection:
-            live = {
-                int(row[0])
-                for row in connection.execute(
-                    "SELECT key FROM public.chunks WHERE key = ANY(?) AND removed IS NULL",
-                    ([key for key, _, _ in chunks],),
-                )
-            }
-            kept = [(c, e) for c, e in zip(chunks, extractions, strict=True) if c[0] in live]
-            if kept:
-                insert_chunks(connection, [c for c, _ in kept], [e for _, e in kept])
-            return (
-                bump_version(connection)
-                if kept
-                else int(get_setting(connection, "graph.version") or 0)
+    def _live(
+        self, connection: Connection, chunks: Sequence[tuple[int, str, str]]
+    ) -> set[int] | None:
+        """Chunks retired since (another server's commit) are left out (the module's note)."""
+        return {
+            int(row[0])
+            for row in connection.execute(
+                "SELECT key FROM public.chunks WHERE key = ANY(?) AND removed IS NULL",
+                ([key for key, _, _ in chunks],),
             )
-
-    def delete_chunks(self, keys: Sequence[int]) -> int:
-        with self.transaction() as connection:
-            removed = delete_chunks(connection, keys)
-            if removed:
-                bump_version(connection)
-            return removed
-
-    def put_entity_vectors(self, rows: Sequence[tuple[int, bytes]], dimension: int) -> None:
-        if self._store.read_only:  # a standby: the cache is not kept (vectors are recomputed)
-            return
-        with self.transaction() as connection:
-            put_entity_vectors(connection, rows, dimension)
-
-    def put_community_vectors(self, rows: Sequence[tuple[str, bytes]], dimension: int) -> None:
-        if self._store.read_only:
-            return
-        with self.transaction() as connection:
-            put_community_vectors(connection, rows, dimension)
-
-    def save_communities(self, rows: Sequence[CommunityRow], version: int) -> None:
-        with self.transaction() as connection:
-            replace_communities(connection, rows, version)
+        }
 
     def close(self) -> None:
         """Nothing to close: connections are the store's."""
-
-
-AnyGraphStore = GraphStore | PostgresGraphStore  # a graph file, or its tables in the database

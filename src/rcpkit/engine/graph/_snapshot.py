@@ -12,9 +12,9 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.graph._config import GraphConfig
-from rcpkit.engine.graph._pg_store import AnyGraphStore
 from rcpkit.engine.graph._types import PHRASE_LABEL
 from rcpkit.engine.graph._weights import CooccurrenceArrays, edge_weights
+from rcpkit.engine.graph.storage import GraphStorage
 
 __all__ = ["Csr", "Snapshot", "load_snapshot"]
 
@@ -94,13 +94,13 @@ class Snapshot:
         return self.chunk_keys[self.entity_chunks.row(node)[0]]
 
 
-def load_snapshot(store: AnyGraphStore, config: GraphConfig) -> Snapshot:
+def load_snapshot(store: GraphStorage, config: GraphConfig) -> Snapshot:
     """Read the whole graph of the store's current version into arrays."""
     with store.reading():
         return _load(store, config)
 
 
-def _load(store: AnyGraphStore, config: GraphConfig) -> Snapshot:
+def _load(store: GraphStorage, config: GraphConfig) -> Snapshot:
     version = store.version
     entities = sorted(store.read("SELECT key, eid, name, label, mentions FROM entities"))
     keys = tuple(row[0] for row in entities)

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from rcpkit.engine.graph._community_index import CommunityIndex
-from rcpkit.engine.graph._pg_store import AnyGraphStore
 from rcpkit.engine.graph._snapshot import Snapshot
+from rcpkit.engine.graph.storage import GraphStorage
 from rcpkit.engine.models import EmbedKind, Vectors
 
 __all__ = ["VectorCache"]
@@ -25,7 +25,7 @@ Embed = Callable[[Sequence[str], EmbedKind], Vectors]
 class VectorCache:
     """Entity-name and community-summary vectors for one graph, filled on demand."""
 
-    def __init__(self, store: AnyGraphStore, batch: int) -> None:
+    def __init__(self, store: GraphStorage, batch: int) -> None:
         self._store = store
         self._batch = max(batch, 1)
         self._lock = threading.Lock()

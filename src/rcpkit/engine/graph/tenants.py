@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 
 from rcpkit.engine.graph import (
     GraphHit,
@@ -21,9 +20,8 @@ from rcpkit.engine.graph import (
     RegexExtractor,
     SpacyExtractor,
 )
-from rcpkit.engine.graph._pg_store import PostgresGraphStore
-from rcpkit.engine.store.base import Store
-from rcpkit.engine.store.postgres import PostgresStore
+from rcpkit.engine.graph.storage import GraphStorage
+from rcpkit.engine.store.base import ChunkRow
 from rcpkit.protocol.content import Edge, Provenance
 
 __all__ = ["EXTRACTORS", "Graphs", "graph_name", "provenance_of"]
@@ -32,32 +30,32 @@ EXTRACTORS = {"spacy": SpacyExtractor, "regex": RegexExtractor}
 
 
 class Graphs:
-    def __init__(self, store: Store, folder: Path, extractor: str) -> None:
-        self._store = store
-        self._folder = folder
+    """The tenants' graphs, each opened on first use where the backend keeps it.
+
+    ``storage`` makes a tenant's storage from its graph name and the extractor's
+    identity (``rcpkit.engine.backend.Backend.graph_storage``); ``fetch`` reads
+    committed chunks by key (the store's).
+    """
+
+    def __init__(
+        self,
+        storage: Callable[[str, str], GraphStorage],
+        fetch: Callable[[list[int]], Mapping[int, ChunkRow]],
+        extractor: str,
+    ) -> None:
+        self._storage = storage
+        self._fetch = fetch
         self._extractor = EXTRACTORS[extractor]()
         self._lock = threading.Lock()
         self._graphs: dict[str, KnowledgeGraph] = {}
-        folder.mkdir(parents=True, exist_ok=True)
 
     def of(self, tenant: str | None) -> KnowledgeGraph:
         name = graph_name(tenant)
         with self._lock:
             if name not in self._graphs:
-                self._graphs[name] = KnowledgeGraph(self._storage(name), self._extractor)
+                storage = self._storage(name, self._extractor.identity)
+                self._graphs[name] = KnowledgeGraph(storage, self._extractor)
             return self._graphs[name]
-
-    def _storage(self, name: str) -> Path | str | PostgresGraphStore:
-        """Where a tenant's graph lives: the shared database when the store is one (issue 20).
-
-        A read-only server (a standby) cannot create a graph the primary has not: it
-        reads an empty one until then.
-        """
-        if not isinstance(self._store, PostgresStore):
-            return self._folder / f"{name}.sqlite3"
-        if self._store.read_only and not PostgresGraphStore.exists(self._store, name):
-            return ":memory:"
-        return PostgresGraphStore(self._store, name, self._extractor.identity)
 
     def apply(self, tenant: str | None, added: Sequence[int], removed: Sequence[int]) -> None:
         """Bring the tenant's graph in step with one commit."""
@@ -65,7 +63,7 @@ class Graphs:
         if removed:
             graph.remove_chunks(list(removed))
         if added:
-            rows = self._store.fetch(list(added))
+            rows = self._fetch(list(added))
             graph.add_chunks(
                 [(key, rows[key].chunk_id, rows[key].text) for key in added if key in rows]
             )
