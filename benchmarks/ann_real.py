@@ -211,7 +211,7 @@ def _curve(
     graph: Any, matrix: npt.NDArray[np.float32], queries: npt.NDArray[np.float32]
 ) -> tuple[list[dict[str, float]], float]:
     """recall@10 and p50 per ef on ``queries``, and the exact path's p50 in the same rounds."""
-    from rcpkit.engine.store._ann import tie_aware_recall
+    from rcpkit.engine.index._ann import tie_aware_recall
 
     truths = [matrix @ q for q in queries]
     exact_times: list[float] = []
@@ -235,8 +235,8 @@ def _curve(
 
 def _measure(args: argparse.Namespace) -> None:
     """The HNSW curve on held-out queries, then what rcpkit's own calibration decides."""
+    from rcpkit.engine.index.dense import DenseIndex, DensePolicy
     from rcpkit.engine.models import load_embedder
-    from rcpkit.engine.store.dense import DenseIndex, DensePolicy
 
     identity = load_embedder(None, threads=1).identity
     corpus, held = split(corpus_texts(), args.chunks, args.queries)
@@ -270,7 +270,7 @@ def _measure(args: argparse.Namespace) -> None:
     decision: Any = index.ann_calibration
     served = [index.search(q, 10) for q in curve_queries]
     truths = [matrix @ q for q in curve_queries]
-    from rcpkit.engine.store._ann import tie_aware_recall
+    from rcpkit.engine.index._ann import tie_aware_recall
 
     recall = float(
         np.mean(

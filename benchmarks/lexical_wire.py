@@ -139,7 +139,7 @@ def in_process(folder: Path, queries: list[str], profile: bool) -> tuple[list[fl
     profiler = cProfile.Profile() if profile else None
     for query in queries:
         started = time.perf_counter()
-        engine.store.lexical(analyze(query), 10)
+        engine.store.index.lexical(analyze(query), 10)
         search.append((time.perf_counter() - started) * 1000)
         params = m.RetrieveParams(query=query, k=10, mode="sparse")
         if profiler is not None:

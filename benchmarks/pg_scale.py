@@ -59,7 +59,7 @@ def store_figures(engine: Any, queries: int) -> dict[str, tuple[float, float]]:
         ]
         figures[f"retrieve {mode}"] = _percentiles(samples)
     terms = [analyze(q) for q in questions]
-    samples = [_timed(partial(engine.store.lexical, t, 10), 1)[0] for t in terms]
+    samples = [_timed(partial(engine.store.index.lexical, t, 10), 1)[0] for t in terms]
     figures["store.lexical (BM25 top 10)"] = _percentiles(samples)
     if hasattr(engine.store, "lexical_sql"):
         samples = [_timed(partial(engine.store.lexical_sql, t, 10), 1)[0] for t in terms[:50]]
@@ -89,7 +89,7 @@ def compare_stores(
     _progress("postgres deferred bulk load chunks/s", bulk_rate)
     shared = _engine(folder / "pg-read", EMBEDDER, store=url)
     started = time.perf_counter()
-    shared.store.lexical(["warm"], 1)
+    shared.store.index.lexical(["warm"], 1)
     mirror_load = time.perf_counter() - started
     _progress("postgres mirror first load s", mirror_load)
     theirs = store_figures(shared, queries)
@@ -97,7 +97,7 @@ def compare_stores(
     shared.close()  # saves the mirror to pg-read/postgres.mirror
     restarted = _engine(folder / "pg-read", EMBEDDER, store=url)
     started = time.perf_counter()
-    restarted.store.lexical(["warm"], 1)
+    restarted.store.index.lexical(["warm"], 1)
     cached_load = time.perf_counter() - started
     restarted.close()
     return {

@@ -32,10 +32,10 @@ import pytrec_eval
 from scipy import sparse
 
 from rcpkit.engine.config import load_config
+from rcpkit.engine.index.bm25 import tokens
 from rcpkit.engine.ingest import SourceDocument
 from rcpkit.engine.ingest.indexer import _SPARSE_TERMS, content_hash_of, index_documents
 from rcpkit.engine.open import open_engine
-from rcpkit.engine.store._pg_lexical import tokens
 from rcpkit.engine.store.analysis import analyze
 from rcpkit.evaluation.baseline import bm25_baseline
 from rcpkit.evaluation.dataset import Dataset, load_dataset
@@ -95,7 +95,9 @@ def build(dataset: Dataset, layout: str) -> dict[str, Any]:
         "query_ids": query_ids,
         "query_vectors": np.asarray(query_vectors, dtype=np.float32),
         # The engine's own lexical arm, to check the numpy BM25 below against.
-        "fts": {q: engine.store.lexical(analyze(dataset.queries[q]), 100) for q in query_ids[:20]},
+        "fts": {
+            q: engine.store.index.lexical(analyze(dataset.queries[q]), 100) for q in query_ids[:20]
+        },
     }
     engine.close()
     with cached.open("wb") as handle:

@@ -148,7 +148,7 @@ def _retrieval(folder: Path, count: int, queries: int, minilm: Any) -> None:
 
         def raw(vector: Any = vector, terms: list[str] = terms) -> None:
             engine.dense.search(vector, 100)
-            engine.store.lexical(terms, 100)
+            engine.store.index.lexical(terms, 100)
 
         raw_samples.append(_timed(raw, 1)[0])
         hybrid = m.RetrieveParams(query=q, k=10, mode="hybrid")
@@ -190,7 +190,7 @@ def _filtered_recall(engine: Engine, embedder: Any, questions: list[str], count:
         ("50%", {"field": "bucket", "op": "lt", "value": 500}),
     ):
         tree = parse_filter(raw_filter, {"bucket": "int"}, OPERATORS)
-        allowed = engine.store.filtered_keys(tree)
+        allowed = engine.store.index.filtered_keys(tree)
         mask = np.isin(keys, allowed)
         recalls = []
         for q in questions[:50]:

@@ -41,11 +41,11 @@ import numpy.typing as npt
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS, parse_filter
+from rcpkit.engine.index._ann import calibrate
+from rcpkit.engine.index._usearch import import_usearch_index
 from rcpkit.engine.ingest.indexer import index_documents
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.retrieve.recall import DEFAULT_FUSION
-from rcpkit.engine.store._ann import calibrate
-from rcpkit.engine.store._usearch import import_usearch_index
 from rcpkit.engine.store.analysis import analyze, analyze_many
 from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
@@ -283,7 +283,7 @@ def _lexical(
     overlap_tantivy, overlap_bm25s = [], []
     for question in questions:
         terms = analyze(question)
-        took, mine = _call(engine.store.lexical, terms, 10)
+        took, mine = _call(engine.store.index.lexical, terms, 10)
         ours.append(took)
         took, top = _call(tantivy_top, terms)
         theirs.append(took)
@@ -496,7 +496,7 @@ def _filtered(
     out: dict[str, float] = {}
     for name, raw in _SELECTIVITIES:
         tree = parse_filter(raw, {"bucket": "int"}, OPERATORS)
-        mask = np.isin(keys, engine.store.filtered_keys(tree))
+        mask = np.isin(keys, engine.store.index.filtered_keys(tree))
         subset, subset_keys = matrix[mask], keys[mask]
         recalls, samples = [], []
         for vector in vectors:

@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import Any
 
 from rcpkit.engine.config_rules import ENGINE_RULES, SettingError, check_setting, ingest_options
+from rcpkit.engine.index.dense import DensePolicy
 from rcpkit.engine.ingest_options import IngestOptions
-from rcpkit.engine.store.dense import DensePolicy
 
 __all__ = [
     "DEFAULT_ARRAY_FIELDS",
@@ -128,7 +128,7 @@ class EngineConfig:
     # No feedback pass when the feedback passages average fewer analysed terms than
     # this (titles, one-line descriptions: issue 33). 0: always.
     prf_min_feedback_terms: float = 30.0
-    # BM25 of both stores (rcpkit.engine.store._pg_lexical.BM25): None takes the index's
+    # BM25 of both stores (rcpkit.engine.index.bm25.BM25): None takes the index's
     # own, recorded when it was created (then these, else k1 0.9, b 0.6, title 3). A
     # value naming others for an existing index is refused: re-index to change them.
     bm25_k1: float | None = None

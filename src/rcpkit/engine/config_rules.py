@@ -11,8 +11,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from rcpkit.engine.index.dense import DensePolicy
 from rcpkit.engine.ingest_options import IngestOptions
-from rcpkit.engine.store.dense import DensePolicy
 from rcpkit.protocol.filters._field_types import FIELD_KINDS
 
 __all__ = ["ENGINE_RULES", "INGEST_RULES", "SettingError", "check_setting", "ingest_options"]
@@ -197,7 +197,7 @@ ENGINE_RULES: Mapping[str, Rule] = {
     "prf_terms": _whole(1),
     "prf_dense_weight": _weight,
     "prf_min_feedback_terms": _between(0.0, 10_000.0),
-    # BM25 (rcpkit.engine.store._pg_lexical.BM25): weights in quarters keep f exact.
+    # BM25 (rcpkit.engine.index.bm25.BM25): weights in quarters keep f exact.
     "bm25_k1": _between(0.0, 10.0, open_low=True),
     "bm25_b": _between(0.0, 1.0),
     "bm25_title_weight": _between(0.0, 16.0, open_low=True, step=0.25),

@@ -126,7 +126,7 @@ class Engine:
                     config = self.config
                     hybrid = HybridReranker(
                         self.embedder(checkpoint),
-                        self.store,
+                        self.store.index,
                         feedback=config.prf_documents if config.prf else 0,
                         feedback_terms=config.prf_terms,
                         min_feedback_terms=config.prf_min_feedback_terms,

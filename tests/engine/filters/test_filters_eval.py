@@ -25,7 +25,7 @@ from rcpkit.engine.filters import (
     normalize_meta,
     parse_filter,
 )
-from rcpkit.engine.store._columns import FilterColumns
+from rcpkit.engine.index._columns import FilterColumns
 
 INJECTION = 'a"); DROP TABLE docs;--'
 FIELDS: dict[str, FieldType] = {

@@ -79,7 +79,9 @@ def test_postgres_bm25_equals_fts5_bm25_on_the_same_corpus(stores: tuple[Store, 
     embedded, shared = stores
     for query in queries():
         terms = analyze(query)
-        assert_same_ranking(embedded.lexical(terms, 20), shared.lexical(terms, 20), query)
+        assert_same_ranking(
+            embedded.index.lexical(terms, 20), shared.index.lexical(terms, 20), query
+        )
 
 
 def test_postgres_bm25_equals_fts5_bm25_under_a_filter(stores: tuple[Store, Store]) -> None:
@@ -87,17 +89,17 @@ def test_postgres_bm25_equals_fts5_bm25_under_a_filter(stores: tuple[Store, Stor
     tree = parse_filter({"field": "year", "op": "lt", "value": 2003}, {"year": "int"}, OPERATORS)
     for query in queries(12)[:20]:
         terms = analyze(query)
-        expected = embedded.lexical(terms, 10, tree)
+        expected = embedded.index.lexical(terms, 10, tree)
         assert expected or not terms
-        assert_same_ranking(expected, shared.lexical(terms, 10, tree), query)
+        assert_same_ranking(expected, shared.index.lexical(terms, 10, tree), query)
 
 
 def test_a_title_hit_outweighs_a_body_hit_in_both_stores(stores: tuple[Store, Store]) -> None:
     embedded, shared = stores
     terms = analyze("postgres snapshot")
-    top = embedded.lexical(terms, 5)
+    top = embedded.index.lexical(terms, 5)
     assert top
-    assert_same_ranking(top, shared.lexical(terms, 5), "postgres snapshot")
+    assert_same_ranking(top, shared.index.lexical(terms, 5), "postgres snapshot")
 
 
 def _tenants_and_retirements(stores: Sequence[Store]) -> list[int]:
@@ -115,9 +117,9 @@ def _tenants_and_retirements(stores: Sequence[Store]) -> list[int]:
     for tenant in ("", "acme"):
         for store in stores:
             store.commit(WriteBatch(documents=replaced, tenant=tenant or None))
-            store.lexical(["query"], 1)  # a read between commits: the mirror follows them
+            store.index.lexical(["query"], 1)  # a read between commits: the mirror follows them
             store.commit(WriteBatch(delete=[f"d{i}" for i in range(20, 26)], tenant=tenant or None))
-            store.lexical(["query"], 1)
+            store.index.lexical(["query"], 1)
     return versions
 
 
@@ -145,7 +147,7 @@ def test_bm25_per_tenant_with_retired_rows_equals_in_both_stores_and_in_sql(
     shared = PostgresStore(postgres_url, bm25=bm25)
     assert embedded.bm25 == shared.bm25
     try:
-        assert shared.lexical(analyze("query"), 5) == []  # the mirror loads an empty database
+        assert shared.index.lexical(analyze("query"), 5) == []  # the mirror loads an empty database
         pinned = _tenants_and_retirements([embedded, shared])[2]
         tree = parse_filter(
             {"field": "year", "op": "gte", "value": 2002}, {"year": "int"}, OPERATORS
@@ -155,12 +157,12 @@ def test_bm25_per_tenant_with_retired_rows_equals_in_both_stores_and_in_sql(
             for tenant in (None, "acme", "nobody"):
                 for version in (None, pinned):
                     for where in (None, tree):
-                        expected = embedded.lexical(terms, 10, where, version, tenant)
-                        found = shared.lexical(terms, 10, where, version, tenant)
+                        expected = embedded.index.lexical(terms, 10, where, version, tenant)
+                        found = shared.index.lexical(terms, 10, where, version, tenant)
                         in_sql = shared.lexical_sql(terms, 10, where, version, tenant)
                         assert_same_ranking(expected, found, query)
                         assert_same_ranking(expected, in_sql, query)
-        live = {key for key, _ in shared.lexical(analyze(" ".join(WORDS)), 10_000)}
+        live = {key for key, _ in shared.index.lexical(analyze(" ".join(WORDS)), 10_000)}
         retired = shared.fetch(sorted(live))
         assert all(row.doc_id not in {f"d{i}" for i in range(20, 26)} for row in retired.values())
     finally:
@@ -178,17 +180,17 @@ def test_a_server_ranks_another_servers_commits_at_its_next_read(postgres_url: s
         documents = corpus(seed=9)
         pinned = one.commit(WriteBatch(documents=documents[:30])).version
         terms = analyze("postgres snapshot cursor")
-        before = one.lexical(terms, 10)
+        before = one.index.lexical(terms, 10)
         assert before
-        assert_same_ranking(before, other.lexical(terms, 10), "before")
+        assert_same_ranking(before, other.index.lexical(terms, 10), "before")
         other.commit(WriteBatch(documents=documents[30:]))
         gone = {one.fetch([key])[key].doc_id for key, _ in before[:3]}
         other.commit(WriteBatch(delete=sorted(gone)))
-        after = one.lexical(terms, 10)
+        after = one.index.lexical(terms, 10)
         assert_same_ranking(one.lexical_sql(terms, 10), after, "after")
         assert after != before
         assert not gone & {row.doc_id for row in one.fetch([k for k, _ in after]).values()}
-        assert_same_ranking(before, one.lexical(terms, 10, version=pinned), "pinned")
+        assert_same_ranking(before, one.index.lexical(terms, 10, version=pinned), "pinned")
     finally:
         one.close()
         other.close()
@@ -210,8 +212,12 @@ def test_servers_on_one_database_rank_with_the_parameters_it_was_created_with(
         second = PostgresStore(postgres_url)
         try:
             assert second.bm25 == first.bm25
-            assert_same_ranking(first.lexical(terms, 10), second.lexical(terms, 10), "second")
-            assert_same_ranking(first.lexical(terms, 10), second.lexical_sql(terms, 10), "sql")
+            assert_same_ranking(
+                first.index.lexical(terms, 10), second.index.lexical(terms, 10), "second"
+            )
+            assert_same_ranking(
+                first.index.lexical(terms, 10), second.lexical_sql(terms, 10), "sql"
+            )
         finally:
             second.close()
     finally:

@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from rcpkit.engine.store.dense import DenseIndex, DensePolicy
+from rcpkit.engine.index.dense import DenseIndex, DensePolicy
 
 
 def unit_rows(count: int, dimension: int, seed: int) -> np.ndarray:

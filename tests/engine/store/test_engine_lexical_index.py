@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from rcpkit.engine.filters import OPERATORS, Filter, matches, parse_filter
-from rcpkit.engine.store._pg_lexical import BM25, DEFAULT_BM25, FTS5_BM25, tokens
+from rcpkit.engine.index.bm25 import BM25, DEFAULT_BM25, FTS5_BM25, tokens
 from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
 from rcpkit.engine.store.sqlite import SQLiteStore
 
@@ -123,7 +123,7 @@ def store(tmp_path: Path) -> SQLiteStore:
 def test_the_pruned_top_k_equals_fts5_bm25_at_every_depth(store: SQLiteStore) -> None:
     for query in queries(random.Random(5), 80):
         for limit in (1, 3, 10, 50):
-            assert_same(fts5_ranking(store, query, limit), store.lexical(query, limit))
+            assert_same(fts5_ranking(store, query, limit), store.index.lexical(query, limit))
 
 
 def test_long_queries_of_head_terms_keep_the_exact_top_k(store: SQLiteStore) -> None:
@@ -133,7 +133,7 @@ def test_long_queries_of_head_terms_keep_the_exact_top_k(store: SQLiteStore) -> 
     for _ in range(60):
         query = rng.choices(WORDS, WEIGHTS, k=rng.randint(8, 20)) + rng.choices(WORDS, k=2)
         for limit in (1, 10, 50):
-            assert_same(fts5_ranking(store, query, limit), store.lexical(query, limit))
+            assert_same(fts5_ranking(store, query, limit), store.index.lexical(query, limit))
 
 
 def test_statistics_are_those_of_the_tenant_at_the_version_read(tmp_path: Path) -> None:
@@ -144,15 +144,15 @@ def test_statistics_are_those_of_the_tenant_at_the_version_read(tmp_path: Path) 
     store.commit(chunk_batch(rng, range(40, 200), tenant="t2"))
     store.commit(chunk_batch(rng, range(0, 30), tenant="t2"))  # upserts: rows retired
     store.commit(WriteBatch(delete=[f"d{i}" for i in range(30, 60)], tenant="t2"))
-    before = {tuple(q): store.lexical(q, 10, None, pinned, "t2") for q in queries(rng, 5)}
+    before = {tuple(q): store.index.lexical(q, 10, None, pinned, "t2") for q in queries(rng, 5)}
     for query in queries(random.Random(6), 40):
         for tenant in ("t1", "t2"):
             for version in (pinned, store.version):
                 expected = brute_force(store, query, 10, version, tenant)
-                assert_same(expected, store.lexical(query, 10, None, version, tenant))
+                assert_same(expected, store.index.lexical(query, 10, None, version, tenant))
     store.commit(chunk_batch(rng, range(300, 400), tenant="t2"))
     for query, ranking in before.items():  # §7.7.1: a pinned version keeps its scores
-        assert store.lexical(list(query), 10, None, pinned, "t2") == ranking
+        assert store.index.lexical(list(query), 10, None, pinned, "t2") == ranking
     store.close()
 
 
@@ -161,7 +161,7 @@ def test_a_filter_narrows_the_ranked_rows_not_the_statistics(store: SQLiteStore)
                         {"year": "int"}, OPERATORS)  # fmt: skip
     for query in queries(random.Random(7), 40):
         expected = brute_force(store, query, 10, store.version, filter=tree)
-        assert_same(expected, store.lexical(query, 10, tree))
+        assert_same(expected, store.index.lexical(query, 10, tree))
 
 
 OTHER_PARAMETERS = [
@@ -192,7 +192,7 @@ def test_other_parameters_rank_by_the_formula_per_tenant_version_and_filter(
             for version in (pinned, store.version):
                 for where in (None, tree):
                     expected = brute_force(store, query, 10, version, tenant, where, bm25)
-                    assert_same(expected, store.lexical(query, 10, where, version, tenant))
+                    assert_same(expected, store.index.lexical(query, 10, where, version, tenant))
     store.close()
 
 
@@ -200,11 +200,11 @@ def test_an_index_keeps_the_parameters_it_was_created_with(tmp_path: Path) -> No
     path = tmp_path / "index.sqlite3"
     created = SQLiteStore(path, bm25={"k1": 1.7, "b": 0.4, "title_weight": None})
     created.commit(chunk_batch(random.Random(2), range(0, 50)))
-    ranking = created.lexical(["w3", "w40"], 10)
+    ranking = created.index.lexical(["w3", "w40"], 10)
     created.close()
     reopened = SQLiteStore(path)  # nothing configured: the index's own
     assert reopened.bm25 == BM25(k1=1.7, b=0.4, title_weight=DEFAULT_BM25.title_weight)
-    assert reopened.lexical(["w3", "w40"], 10) == ranking
+    assert reopened.index.lexical(["w3", "w40"], 10) == ranking
     reopened.close()
     same = SQLiteStore(path, bm25={"k1": 1.7})  # naming the recorded value is fine
     same.close()
@@ -226,7 +226,7 @@ def test_an_index_from_before_the_settings_keeps_ranking_with_fts5s_constants(
     reopened = SQLiteStore(path)
     assert reopened.bm25 == FTS5_BM25 != DEFAULT_BM25
     query = ["w2", "w17", "w90"]
-    assert_same(fts5_ranking(reopened, query, 10), reopened.lexical(query, 10))
+    assert_same(fts5_ranking(reopened, query, 10), reopened.index.lexical(query, 10))
     reopened.close()
     assert SQLiteStore(path).bm25 == FTS5_BM25  # recorded now
     fresh = SQLiteStore(tmp_path / "new.sqlite3")

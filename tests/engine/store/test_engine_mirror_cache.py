@@ -26,9 +26,9 @@ import numpy as np
 import pytest
 
 from rcpkit.engine.filters import OPERATORS, parse_filter
-from rcpkit.engine.store import _mirror
+from rcpkit.engine.index import _mirror
+from rcpkit.engine.index.dense import DensePolicy
 from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
-from rcpkit.engine.store.dense import DensePolicy
 from rcpkit.engine.store.sqlite import SQLiteStore
 
 WORDS = [f"w{i}" for i in range(300)]
@@ -103,13 +103,13 @@ def answers(store: SQLiteStore) -> list[object]:
         for tenant in TENANTS:
             for filter in [None, *FILTERS]:
                 for terms in QUERIES:
-                    out.append(store.lexical(terms, 10, filter, version, tenant))
+                    out.append(store.index.lexical(terms, 10, filter, version, tenant))
                 for vector in vectors:
                     out.append(
                         dense.search(vector / np.linalg.norm(vector), 10, filter, version, tenant)
                     )
                 if filter is not None:
-                    out.append(store.filtered_keys(filter, version, tenant).tolist())
+                    out.append(store.index.filtered_keys(filter, version, tenant).tolist())
     return out
 
 
@@ -318,14 +318,14 @@ def test_a_cache_that_cannot_be_trusted_is_ignored_and_rewritten(
     store.close()
     cache = path.with_suffix(".mirror")
     spoil(cache, elsewhere)
-    with caplog.at_level(logging.WARNING, "rcpkit.engine.store._mirror_cache"):
+    with caplog.at_level(logging.WARNING, "rcpkit.engine.index._mirror_cache"):
         reopened = SQLiteStore(path)
         got = answers(reopened)
         reopened.close()
     assert "ignoring the mirror cache" in caplog.text
     assert got == rebuilt(path)
     caplog.clear()
-    with caplog.at_level(logging.WARNING, "rcpkit.engine.store._mirror_cache"):
+    with caplog.at_level(logging.WARNING, "rcpkit.engine.index._mirror_cache"):
         again = SQLiteStore(path)  # the rewritten cache is valid
         assert answers(again) == got
         again.close()
@@ -337,7 +337,7 @@ import os, random, sys
 sys.path.insert(0, sys.argv[2])
 from pathlib import Path
 from test_engine_mirror_cache import DIMENSION, write
-from rcpkit.engine.store.dense import DensePolicy
+from rcpkit.engine.index.dense import DensePolicy
 from rcpkit.engine.store.sqlite import SQLiteStore
 store = SQLiteStore(Path(sys.argv[1]))
 store.open_dense(DIMENSION, DensePolicy())
@@ -424,7 +424,7 @@ def test_a_postgres_cache_of_another_database_is_ignored(
     store.close()
     cache = tmp_path / "postgres.mirror"
     shutil.copy(tmp_path / "index.mirror", cache)
-    with caplog.at_level(logging.WARNING, "rcpkit.engine.store._mirror_cache"):
+    with caplog.at_level(logging.WARNING, "rcpkit.engine.index._mirror_cache"):
         got = _served(postgres_url, cache)
     assert "another index's cache" in caplog.text
     assert got == _served(postgres_url, None)

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from rcpkit.engine.store import _mirror
-from rcpkit.engine.store._mirror import Mirror, Reading
-from rcpkit.engine.store._postings import top_k
+from rcpkit.engine.index import _mirror
+from rcpkit.engine.index._mirror import Mirror, Reading
+from rcpkit.engine.index._postings import top_k
 
 
 class _Rows:

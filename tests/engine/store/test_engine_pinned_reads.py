@@ -50,14 +50,14 @@ def _collect_before_the_first_read(
 ) -> list[int]:
     """Make the next retrieve's first BM25 read run ``other.collect(1)`` first."""
     collected: list[int] = []
-    lexical = engine.store.lexical
+    lexical = engine.store.index.lexical
 
     def collect_first(*args: Any, **kwargs: Any) -> Any:
         collected.extend(other.collect(1))
-        monkeypatch.setattr(engine.store, "lexical", lexical)
+        monkeypatch.setattr(engine.store.index, "lexical", lexical)
         return lexical(*args, **kwargs)
 
-    monkeypatch.setattr(engine.store, "lexical", collect_first)
+    monkeypatch.setattr(engine.store.index, "lexical", collect_first)
     return collected
 
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from rcpkit.engine.filters import OPERATORS, parse_filter
+from rcpkit.engine.index.dense import DensePolicy
 from rcpkit.engine.store.base import DocumentRow, NewChunk, Store, WriteBatch
-from rcpkit.engine.store.dense import DensePolicy
 from rcpkit.engine.store.sqlite import SQLiteStore
 
 
@@ -55,8 +55,8 @@ def test_each_commit_is_a_new_version_and_old_versions_stay_readable(store: Stor
     second = store.commit(WriteBatch(documents=[document("a", "beta words")]))
     assert (first.version, second.version) == (1, 2)
     assert second.removed == [key for key, _ in first.added]
-    assert [k for k, _ in store.lexical(["alpha"], 10)] == []
-    assert [k for k, _ in store.lexical(["alpha"], 10, None, 1)] == [first.added[0][0]]
+    assert [k for k, _ in store.index.lexical(["alpha"], 10)] == []
+    assert [k for k, _ in store.index.lexical(["alpha"], 10, None, 1)] == [first.added[0][0]]
     assert store.count() == (1, 1)
 
 
@@ -136,11 +136,11 @@ def test_dense_search_ranks_by_cosine_and_honours_filters_and_versions(store: St
 def test_reads_are_scoped_to_the_tenant(store: Store) -> None:
     store.commit(WriteBatch(documents=[document("a", "shared words")], tenant="t1"))
     store.commit(WriteBatch(documents=[document("a", "shared words")], tenant="t2"))
-    one = [key for key, _ in store.lexical(["shared"], 10, tenant="t1")]
-    two = [key for key, _ in store.lexical(["shared"], 10, tenant="t2")]
+    one = [key for key, _ in store.index.lexical(["shared"], 10, tenant="t1")]
+    two = [key for key, _ in store.index.lexical(["shared"], 10, tenant="t2")]
     assert len(one) == len(two) == 1
     assert one != two
-    assert store.lexical(["shared"], 10) == []
+    assert store.index.lexical(["shared"], 10) == []
     assert store.count("t1") == (1, 1)
     assert store.content_hash("a", "t2") == "a"
     assert store.content_hash("a") is None
@@ -154,11 +154,11 @@ def test_lexical_and_learned_sparse_reads_take_the_filter_tree(store: Store) -> 
     new[1][0] = NewChunk(**{**_fields(new[1][0]), "sparse": sparse})
     result = store.commit(WriteBatch(documents=[old, new]))
     new_key = result.added[1][0]
-    assert [key for key, _ in store.lexical(["database"], 10, YEAR)] == [new_key]
-    assert len(store.lexical(["database"], 10)) == 2
+    assert [key for key, _ in store.index.lexical(["database"], 10, YEAR)] == [new_key]
+    assert len(store.index.lexical(["database"], 10)) == 2
     found = store.learned_sparse([9], [1.0], 10, YEAR)
     assert found == [(new_key, pytest.approx(2.0))]
-    assert list(store.filtered_keys(YEAR)) == [new_key]
+    assert list(store.index.filtered_keys(YEAR)) == [new_key]
     assert store.filter_values([new_key], "year") == {new_key: 2024}
 
 
@@ -281,10 +281,10 @@ def test_writers_in_two_processes_share_one_version_sequence_seen_on_every_arm(
     assert (old.version, new.version, retired.version) == (1, 2, 3)
     assert server.version == 3  # the next request sees the other writer's versions
     (a_key, _), (b_key, _) = old.added[0], new.added[0]
-    assert [key for key, _ in server.lexical(["lighthouse"], 10)] == [b_key]
+    assert [key for key, _ in server.index.lexical(["lighthouse"], 10)] == [b_key]
     assert [key for key, _ in dense.search(unit(0, 1, 0), 10)] == [b_key]
     # Pinned versions read exactly what existed at them, on both arms.
-    assert [key for key, _ in server.lexical(["lighthouse"], 10, None, 1)] == [a_key]
+    assert [key for key, _ in server.index.lexical(["lighthouse"], 10, None, 1)] == [a_key]
     assert [key for key, _ in dense.search(unit(0, 1, 0), 10, None, 1)] == [a_key]
     assert {key for key, _ in dense.search(unit(0, 1, 0), 10, None, 2)} == {a_key, b_key}
     reused = server.commit(WriteBatch(documents=[with_vector("c", "x", unit(0, 0, 1))]))
@@ -318,9 +318,12 @@ def test_rows_round_trip_exactly_whatever_their_text_holds(store: Store) -> None
     assert (fetched[second].page, fetched[second].context) == (None, None)
     assert fetched[first].doc_id == "doc\t1" and fetched[first].index == 0
     assert store.filter_values([first], "u") == {first: "ü\n"}
-    assert sorted(k for k, _ in store.lexical(["zeta"], 10, tenant=tenant)) == [first, second]
-    assert store.lexical(["omega"], 10, tenant=tenant)[0][0] == second
-    assert store.lexical(["zeta"], 10) == [] and store.lexical(["zeta"], 10, tenant="t") == []
+    assert sorted(k for k, _ in store.index.lexical(["zeta"], 10, tenant=tenant)) == [first, second]
+    assert store.index.lexical(["omega"], 10, tenant=tenant)[0][0] == second
+    assert (
+        store.index.lexical(["zeta"], 10) == []
+        and store.index.lexical(["zeta"], 10, tenant="t") == []
+    )
     sql = getattr(store, "lexical_sql", None)  # PostgreSQL: BM25 over the postings table
     if sql is not None:
         assert sorted(k for k, _ in sql(["zeta"], 10, tenant=tenant)) == [first, second]
@@ -341,13 +344,13 @@ def test_a_reader_many_versions_behind_never_serves_rows_collected_since(
     dense = server.open_dense(3, DensePolicy())
     kept = server.commit(WriteBatch(documents=[with_vector("a", "harbour", unit(1, 0, 0))]))
     gone = server.commit(WriteBatch(documents=[with_vector("b", "harbour", unit(0, 1, 0))]))
-    assert len(server.lexical(["harbour"], 10)) == 2  # followed at version 2
+    assert len(server.index.lexical(["harbour"], 10)) == 2  # followed at version 2
     indexer.commit(WriteBatch(delete=["b"]))
     for text in ("one", "two", "three"):
         indexer.commit(WriteBatch(documents=[with_vector("c", text, unit(0, 0, 1))]))
     indexer.collect(retain=1)
     assert indexer.floor > 3  # the delete's version is no longer servable
-    assert [key for key, _ in server.lexical(["harbour"], 10)] == [kept.added[0][0]]
+    assert [key for key, _ in server.index.lexical(["harbour"], 10)] == [kept.added[0][0]]
     found = {key for key, _ in dense.search(unit(0, 1, 0), 10)}
     assert gone.added[0][0] not in found
     assert len(found) == 2  # "a" and the last "c"
@@ -366,13 +369,13 @@ def test_a_postgres_reader_many_versions_behind_never_serves_rows_collected_sinc
     try:
         kept = server.commit(WriteBatch(documents=[with_vector("a", "harbour", unit(1, 0, 0))]))
         server.commit(WriteBatch(documents=[with_vector("b", "harbour", unit(0, 1, 0))]))
-        assert len(server.lexical(["harbour"], 10)) == 2
+        assert len(server.index.lexical(["harbour"], 10)) == 2
         indexer.commit(WriteBatch(delete=["b"]))
         for text in ("one", "two", "three"):
             indexer.commit(WriteBatch(documents=[with_vector("c", text, unit(0, 0, 1))]))
         indexer.collect(retain=1)
         assert indexer.floor > 3
-        assert [key for key, _ in server.lexical(["harbour"], 10)] == [kept.added[0][0]]
+        assert [key for key, _ in server.index.lexical(["harbour"], 10)] == [kept.added[0][0]]
     finally:
         server.close()
         indexer.close()
@@ -392,7 +395,7 @@ def test_each_tenant_numbers_its_own_versions_and_keeps_its_own_retention(store:
     assert store.tenancy.global_version("b", 1) == 1  # a's ten writes expired nothing of b's
     assert store.tenancy.global_version("a", 8) is None  # a keeps its own last two
     assert store.tenancy.floor("a") == 9
-    assert [k for k, _ in store.lexical(["beta"], 10, None, 1, "b")] == [mine.added[0][0]]
+    assert [k for k, _ in store.index.lexical(["beta"], 10, None, 1, "b")] == [mine.added[0][0]]
     for text in ("beta second", "beta third", "beta fourth"):
         store.commit(WriteBatch(documents=[document("b", text)], tenant="b"))
     dropped = store.collect(retain=2)
@@ -414,7 +417,7 @@ def test_a_reader_behind_never_serves_a_tenants_rows_collected_under_its_own_flo
     gone = server.commit(
         WriteBatch(documents=[with_vector("old", "harbour", unit(0, 1, 0))], tenant="b")
     )
-    assert len(server.lexical(["harbour"], 10, tenant="b")) == 1  # followed
+    assert len(server.index.lexical(["harbour"], 10, tenant="b")) == 1  # followed
     indexer.commit(WriteBatch(delete=["old"], tenant="b"))
     indexer.commit(WriteBatch(documents=[with_vector("new", "harbour", unit(1, 0, 0))], tenant="b"))
     for text in ("one", "two", "three", "four"):
@@ -422,7 +425,7 @@ def test_a_reader_behind_never_serves_a_tenants_rows_collected_under_its_own_flo
     indexer.collect(retain=1)
     floor = indexer.tenancy.global_version("b", indexer.tenancy.floor("b"))
     assert floor is not None and floor < indexer.floor  # b's floor is below a's
-    found = {key for key, _ in server.lexical(["harbour"], 10, None, floor, "b")}
+    found = {key for key, _ in server.index.lexical(["harbour"], 10, None, floor, "b")}
     assert gone.added[0][0] not in found and len(found) == 1
     server.close()
     indexer.close()

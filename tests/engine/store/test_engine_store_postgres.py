@@ -266,11 +266,11 @@ def test_bm25_at_a_pinned_version_keeps_its_scores_after_more_writes(postgres_ur
     first = store.commit(
         WriteBatch(documents=[text_chunk("a", "alpha beta"), text_chunk("b", "beta gamma")])
     )
-    before = store.lexical(["beta", "alpha"], 10, None, first.version)
+    before = store.index.lexical(["beta", "alpha"], 10, None, first.version)
     store.commit(WriteBatch(documents=[text_chunk(f"n{i}", "beta beta delta") for i in range(5)]))
     store.commit(WriteBatch(documents=[text_chunk("a", "alpha only")]))
-    assert store.lexical(["beta", "alpha"], 10, None, first.version) == before
-    latest = dict(store.lexical(["beta", "alpha"], 10))
+    assert store.index.lexical(["beta", "alpha"], 10, None, first.version) == before
+    latest = dict(store.index.lexical(["beta", "alpha"], 10))
     assert latest != dict(before)
     store.close()
 
@@ -425,10 +425,10 @@ def test_a_store_read_past_the_deadline_is_timeout_and_one_within_it_runs(
 ) -> None:
     store = PostgresStore(postgres_url)
     with deadline_scope(time.monotonic() - 1), pytest.raises(RCPError) as raised:
-        store.lexical(["alpha"], 5)
+        store.index.lexical(["alpha"], 5)
     assert raised.value.code == ErrorCode.TIMEOUT
     with deadline_scope(time.monotonic() + 30):
-        assert store.lexical(["alpha"], 5) == []
+        assert store.index.lexical(["alpha"], 5) == []
         assert store.version == 0
     store.close()
 
@@ -501,14 +501,14 @@ async def test_a_pinned_retrieve_is_not_torn_by_another_process_collecting(
         await call.result("index/add", {"documents": [{"id": "a", "text": "gamma"}]})
         pinned = {"query": "alpha lantern", "mode": "sparse", "indexVersion": "1"}
         before = await call.result("retrieve", pinned)
-        lexical = engine.store.lexical
+        lexical = engine.store.index.lexical
 
         def collect_first(*args: object, **kwargs: object) -> object:
             assert other.collect(1)  # deletes version 1's chunk of "a", floor -> 2
-            monkeypatch.setattr(engine.store, "lexical", lexical)
+            monkeypatch.setattr(engine.store.index, "lexical", lexical)
             return lexical(*args, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(engine.store, "lexical", collect_first)
+        monkeypatch.setattr(engine.store.index, "lexical", collect_first)
         during = await call.result("retrieve", pinned)
         after = await call.error("retrieve", pinned)
     assert [hit["id"] for hit in before["hits"]] == ["a#0"]

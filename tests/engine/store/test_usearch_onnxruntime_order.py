@@ -13,7 +13,7 @@ import sys
 
 ANN_SEARCH_THEN_MINILM = """
 import numpy as np
-from rcpkit.engine.store.dense import DenseIndex, DensePolicy
+from rcpkit.engine.index.dense import DenseIndex, DensePolicy
 
 rows = np.random.default_rng(1).standard_normal((1200, 32)).astype(np.float32)
 rows /= np.linalg.norm(rows, axis=1, keepdims=True)

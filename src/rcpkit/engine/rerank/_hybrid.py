@@ -3,7 +3,7 @@
 Issue 33: a client that sends `rerank` (§7.6) gets scores from the same two
 arms `retrieve` fuses, over the passages it sends: BM25 with this index's
 parameters (k1, b) and corpus statistics (``N``, ``avgdl``, each query token's
-``n`` over the rows the tenant sees; `SQLiteStore.lexical_statistics`), and the
+``n`` over the rows the tenant sees; `QueryIndex.lexical_statistics`), and the
 cosine of the embedder's query and passage vectors, fused by §16.3's convex
 combination with the pipeline's α and the arms' score floors (cosine ≥ -1,
 BM25 ≥ 0), each arm normalised by its observed maximum over the passages
@@ -31,10 +31,10 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from rcpkit.engine.fusion import DEFAULT_ALPHA, FusionOptions, fuse
+from rcpkit.engine.index.bm25 import BM25, DEFAULT_BM25, query_tokens, tokens
 from rcpkit.engine.models import Embedder
 from rcpkit.engine.rerank._interfaces import Checkpoint, RerankMethod, Scores
 from rcpkit.engine.rm3 import expansion_terms
-from rcpkit.engine.store._pg_lexical import BM25, DEFAULT_BM25, query_tokens, tokens
 from rcpkit.engine.store.analysis import analyze, analyze_code_many, analyze_many, analyze_query
 
 __all__ = ["HybridReranker", "LexicalStatistics"]

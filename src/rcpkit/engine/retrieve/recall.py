@@ -184,7 +184,7 @@ def _lexical(
     if len(terms) > MAX_QUERY_TERMS:
         ctx.notes.append(f"query cut to its first {MAX_QUERY_TERMS} terms for lexical recall")
         terms = terms[:MAX_QUERY_TERMS]
-    return engine.store.lexical(terms, k, tree, version, ctx.tenant)
+    return engine.store.index.lexical(terms, k, tree, version, ctx.tenant)
 
 
 def _combine(arms: dict[str, list[tuple[int, float]]], params: m.RetrieveParams) -> list[Candidate]:

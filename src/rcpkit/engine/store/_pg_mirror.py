@@ -28,8 +28,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from rcpkit.engine.index._mirror import Reading
 from rcpkit.engine.store import deadline
-from rcpkit.engine.store._mirror import Reading
 from rcpkit.engine.store._pg_errors import psycopg
 from rcpkit.protocol.errors import ErrorCode, RCPError
 

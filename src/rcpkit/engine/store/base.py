@@ -3,10 +3,12 @@
 Two backends implement it: the embedded SQLite file (``sqlite.py``) and
 PostgreSQL + pgvector (``postgres.py``) shared by many stateless servers. The
 interface speaks the engine's own terms, never a backend's query language:
-lexical reads take analysed terms (``rcpkit.engine.store.analysis.analyze``) and every
-read takes the parsed §8 filter tree (or None); each store compiles both itself.
-Dense recall goes through :class:`DenseSearch`, which a store opens: a
-process-local index for SQLite, SQL over pgvector for PostgreSQL.
+every read takes the parsed §8 filter tree (or None). A store holds the
+durable rows and their writes; what queries rank with is its ``index``, the one
+:class:`~rcpkit.engine.index.QueryIndex` both backends feed (lexical search,
+filter masks; issue 28). Dense recall goes through :class:`DenseSearch`, which
+a store opens: the query index's process-local matrix for SQLite, SQL over
+pgvector for PostgreSQL.
 
 The contract tests in ``tests/engine/store/test_engine_store.py`` run against both.
 """
@@ -22,7 +24,8 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter
-from rcpkit.engine.store._pg_lexical import BM25
+from rcpkit.engine.index import QueryIndex
+from rcpkit.engine.index.bm25 import BM25
 from rcpkit.engine.store.tenant_versions import TenantVersions
 
 __all__ = [
@@ -244,6 +247,8 @@ class Store(Protocol):
     bm25: BM25
     # §15.6: each tenant's own version numbers, floor and retention.
     tenancy: TenantVersions
+    # What queries rank with: BM25 postings and filter columns over the committed rows.
+    index: QueryIndex
 
     @property
     def version(self) -> int:
@@ -269,17 +274,6 @@ class Store(Protocol):
         """The dense recall this store's engine uses (``policy``: a DensePolicy)."""
         ...
 
-    def lexical(
-        self,
-        terms: Sequence[str],
-        limit: int,
-        filter: Filter | None = None,
-        version: int | None = None,
-        tenant: str | None = None,
-    ) -> Ranked:
-        """BM25 over title and body (FTS5's formula, ``self.bm25``); higher is better."""
-        ...
-
     def learned_sparse(
         self,
         terms: Sequence[int],
@@ -289,10 +283,6 @@ class Store(Protocol):
         version: int | None = None,
         tenant: str | None = None,
     ) -> Ranked: ...
-
-    def filtered_keys(
-        self, filter: Filter, version: int | None = None, tenant: str | None = None
-    ) -> Keys: ...
 
     def fetch(self, keys: Sequence[int]) -> dict[int, ChunkRow]: ...
 

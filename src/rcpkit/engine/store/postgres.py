@@ -26,7 +26,6 @@ import weakref
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +33,11 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter, compile_postgres
+from rcpkit.engine.index import QueryIndex, SnapshotRead
+from rcpkit.engine.index._mirror import Mirror
+from rcpkit.engine.index._mirror_cache import MirrorCache, cache_stamp
+from rcpkit.engine.index.bm25 import query_tokens, resolve_bm25, term_counts
 from rcpkit.engine.store import deadline, migrations
-from rcpkit.engine.store._mirror import Mirror
-from rcpkit.engine.store._mirror_cache import MirrorCache, cache_stamp
 from rcpkit.engine.store._pg_dense import (
     VECTOR_BYTES,
     HnswSettings,
@@ -45,13 +46,7 @@ from rcpkit.engine.store._pg_dense import (
     vectors_read,
 )
 from rcpkit.engine.store._pg_errors import deadline_exceeded, psycopg, unavailable, unstorable
-from rcpkit.engine.store._pg_lexical import (
-    lexical_sql,
-    named,
-    query_tokens,
-    resolve_bm25,
-    term_counts,
-)
+from rcpkit.engine.store._pg_lexical import lexical_sql, named
 from rcpkit.engine.store._pg_mirror import PostgresSource
 from rcpkit.engine.store._pg_rows import (
     Pending,
@@ -62,7 +57,6 @@ from rcpkit.engine.store._pg_rows import (
     draw_keys,
     escape_copy_text,
 )
-from rcpkit.engine.store._postings import top_k
 from rcpkit.engine.store.analysis import surface_words
 from rcpkit.engine.store.base import (
     CHUNK_FIELDS,
@@ -162,7 +156,28 @@ class PostgresStore:
         # §15.6: each tenant's own version numbers (tenant_versions).
         self.tenancy = TenantVersions(self._rows, _DIALECT)
         # BM25's read side: committed rows in memory, following the database (_pg_mirror).
-        self._mirror = Mirror(PostgresSource(self._pool), self._cache, bm25=self.bm25)
+        self.index = QueryIndex(
+            PostgresSource(self._pool),
+            self._cache,
+            self.bm25,
+            reader=self._reading,
+            fallback=self,
+        )
+        self._mirror = self.index.mirror
+
+    def _reading(self, mirror: Mirror, version: int | None) -> SnapshotRead:
+        """The version read, resolved in the database (this thread's snapshot, if pinned).
+
+        A mirror behind it follows the database first. A version below the mirror's
+        floor may have lost rows to its compaction: SQL answers that one.
+        """
+        at = self.version if version is None else version
+        snapshot = mirror.snapshot
+        if snapshot.version < at:
+            snapshot = mirror.sync()
+        if at < snapshot.floor or snapshot.version < at:
+            return SnapshotRead(None, at)
+        return SnapshotRead(snapshot, at)
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
@@ -563,35 +578,6 @@ class PostgresStore:
         return PostgresDenseSearch(self, settings)
 
     @unavailable()
-    def lexical(
-        self,
-        terms: Sequence[str],
-        limit: int,
-        filter: Filter | None = None,
-        version: int | None = None,
-        tenant: str | None = None,
-    ) -> list[tuple[int, float]]:
-        """BM25 exactly as the embedded store ranks, by the same pruning top-k (``_pg_mirror``).
-
-        The version read is resolved in the database (this thread's snapshot, if
-        pinned); a mirror behind it follows the database first. A version below the
-        mirror's floor may have lost rows to its compaction: SQL answers that one.
-        """
-        tokens = query_tokens(terms)
-        if not tokens or limit <= 0:
-            return []
-        at = self.version if version is None else version
-        snapshot = self._mirror.snapshot
-        if snapshot.version < at:
-            snapshot = self._mirror.sync()
-        if at < snapshot.floor or snapshot.version < at:
-            return self.lexical_sql(tokens, limit, filter, at, tenant)
-        view = snapshot.view(tenant, at)
-        if filter is not None:
-            view = replace(view, allowed=snapshot.columns.mask(filter, snapshot.size))
-        return top_k(snapshot.postings, tokens, limit, view)
-
-    @unavailable()
     def lexical_sql(
         self,
         terms: Sequence[str],
@@ -661,9 +647,10 @@ class PostgresStore:
         return [(int(key), float(score)) for key, score in rows]
 
     @unavailable()
-    def filtered_keys(
+    def filtered_keys_sql(
         self, filter: Filter, version: int | None = None, tenant: str | None = None
     ) -> Keys:
+        """The §8 filter in SQL, for a version the query index does not hold."""
         filter_sql, params = self._compiled(filter, "filter_meta")
         params.update(tenant=tenant or "", version=self.version if version is None else version)
         with self.reading() as connection:

@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +33,11 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter, compile_sqlite
-from rcpkit.engine.store._columns import Mask
-from rcpkit.engine.store._mirror import Mirror, Snapshot, SQLiteSource
-from rcpkit.engine.store._mirror_cache import MirrorCache, cache_stamp
-from rcpkit.engine.store._pg_lexical import query_tokens, resolve_bm25
-from rcpkit.engine.store._postings import frequencies, top_k
+from rcpkit.engine.index import QueryIndex, SnapshotRead
+from rcpkit.engine.index._mirror import Mirror, Snapshot, SQLiteSource
+from rcpkit.engine.index._mirror_cache import MirrorCache, cache_stamp
+from rcpkit.engine.index.bm25 import resolve_bm25
+from rcpkit.engine.index.dense import DensePolicy, LocalDenseSearch
 from rcpkit.engine.store.analysis import surface_words
 from rcpkit.engine.store.base import (
     CHUNK_FIELDS,
@@ -54,7 +54,6 @@ from rcpkit.engine.store.base import (
     document_row,
     document_values,
 )
-from rcpkit.engine.store.dense import DenseIndex, DensePolicy, LocalDenseSearch
 from rcpkit.engine.store.tenant_purge import purge
 from rcpkit.engine.store.tenant_versions import (
     SCHEMA as TENANT_SCHEMA,
@@ -125,7 +124,7 @@ class SQLiteStore:
     ) -> None:
         """``cache``: keep the mirror in ``<file>.mirror`` beside the file (not ``:memory:``).
 
-        ``bm25``: the configured BM25 parameters (`_pg_lexical.BM25` fields; None or an
+        ``bm25``: the configured BM25 parameters (`index.bm25.BM25` fields; None or an
         absent key: the index's own, or the defaults for a new index).
         """
         self.path = Path(path)
@@ -153,8 +152,11 @@ class SQLiteStore:
         if cache and str(path) != ":memory:":
             stamp = cache_stamp(self._identity(), self.bm25.title_weight, self.bm25.body_weight)
             self._cache = MirrorCache(self.path.with_suffix(".mirror"), stamp)
-        # What queries read: postings, filter columns, vectors; follows the file (_mirror).
-        self._mirror = Mirror(SQLiteSource(lambda: self._reader), self._cache, self.bm25)
+        # What queries read: postings, filter columns, vectors; follows the file.
+        self.index = QueryIndex(
+            SQLiteSource(lambda: self._reader), self._cache, self.bm25, reader=self._reading
+        )
+        self._mirror = self.index.mirror
 
     def _identity(self) -> str:
         return self.setting_default("dense.identity", secrets.token_hex(16))
@@ -204,6 +206,10 @@ class SQLiteStore:
         """The mirror snapshot this thread reads: its pinned one, else the latest."""
         pinned: _Pinned | None = getattr(self._local, "pinned", None)
         return self._mirror.sync() if pinned is None else pinned.mirror
+
+    def _reading(self, mirror: Mirror, version: int | None) -> SnapshotRead:
+        """What the query index reads on this thread: its pinned snapshot, else the latest."""
+        return SnapshotRead(self._synced(), version)
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -525,44 +531,6 @@ class SQLiteStore:
             return None, []
         return compile_sqlite(filter, column="filter_meta")  # §8, §15.4: bound parameters
 
-    def lexical(
-        self,
-        terms: Sequence[str],
-        limit: int,
-        filter: Filter | None = None,
-        version: int | None = None,
-        tenant: str | None = None,
-    ) -> list[tuple[int, float]]:
-        """BM25 over title and body at ``version`` (None: latest); higher is better.
-
-        FTS5's weighted-column bm25 formula with this index's parameters
-        (``self.bm25``: k1 0.9, b 0.6, title 3, body 1 by default) and the
-        statistics of the rows ``tenant`` sees at ``version``, as the PostgreSQL
-        store computes it; ranked by the mirror's pruning top-k (``_postings``),
-        never by FTS5's own bm25() (its k1 and b are fixed).
-        """
-        tokens = query_tokens(terms)
-        if not tokens:
-            return []
-        snapshot = self._synced()
-        view = snapshot.view(tenant, version)
-        if filter is not None:
-            view = replace(view, allowed=snapshot.columns.mask(filter, snapshot.size))
-        return top_k(snapshot.postings, tokens, limit, view)
-
-    def lexical_statistics(
-        self, tokens: Sequence[str], version: int | None = None, tenant: str | None = None
-    ) -> tuple[int, float, dict[str, int]]:
-        """BM25's corpus statistics as `lexical` reads them: ``N``, ``avgdl``, ``n`` per token.
-
-        For scoring passages that are not rows (the hybrid `rerank`,
-        ``rcpkit.engine.rerank._hybrid``) with this index's idf and length norm.
-        """
-        snapshot = self._synced()
-        view = snapshot.view(tenant, version)
-        average = view.total_length / view.documents if view.documents else 0.0
-        return view.documents, average, frequencies(snapshot.postings, tokens, view)
-
     def learned_sparse(
         self,
         terms: Sequence[int],
@@ -595,14 +563,6 @@ class SQLiteStore:
         arguments.append(limit)
         rows = self._reader.execute(sql, arguments).fetchall()
         return [(int(key), float(score)) for key, score in rows]
-
-    def filtered_keys(
-        self, filter: Filter, version: int | None = None, tenant: str | None = None
-    ) -> Keys:
-        """Keys of the chunks visible at ``version`` whose metadata passes ``filter`` (§8)."""
-        snapshot = self._synced()
-        mask = snapshot.columns.mask(filter, snapshot.size) & snapshot.mask(tenant, version)
-        return snapshot.keys[mask]
 
     def fetch(self, keys: Sequence[int]) -> dict[int, ChunkRow]:
         """Chunks by key, whatever their version (a pinned reader may need old ones)."""
@@ -712,17 +672,10 @@ class SQLiteStore:
         """The process-local dense index, loaded from this file's vectors and kept current."""
         # The saved ANN graph names the file it belongs to: a re-created index (keys
         # start again at 1) never reads another file's graph.
-        identity = self._identity()
         graph = None if str(self.path) == ":memory:" else self.path.with_suffix(".usearch")
-        index = DenseIndex(dimension, policy, graph, identity)
-        self._mirror.attach_dense(index)
-        self._mirror.sync()
-        return LocalDenseSearch(index, self._dense_allowed, lambda: self.version)
-
-    def _dense_allowed(self, filter: Filter, version: int | None, tenant: str | None) -> Mask:
-        pinned: _Pinned | None = getattr(self._local, "pinned", None)
-        snapshot = self._mirror.snapshot if pinned is None else pinned.mirror
-        return snapshot.columns.mask(filter, snapshot.size)
+        return self.index.open_dense(
+            dimension, policy, graph, self._identity(), lambda: self.version
+        )
 
     def set_setting(self, name: str, value: str) -> None:
         with self._transaction() as connection:

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import And, Clause, Filter, Not, Or, matches
-from rcpkit.engine.store._growable import Growable
+from rcpkit.engine.index._growable import Growable
 
 __all__ = ["FilterColumns", "Mask"]
 

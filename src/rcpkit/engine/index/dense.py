@@ -29,11 +29,10 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter
-from rcpkit.engine.store._ann import AnnGraph, GraphSettings
-from rcpkit.engine.store._blas import single_threaded_blas
-from rcpkit.engine.store._growable import Growable
-from rcpkit.engine.store._usearch import import_usearch_index
-from rcpkit.engine.store.base import CommitResult
+from rcpkit.engine.index._ann import AnnGraph, GraphSettings
+from rcpkit.engine.index._blas import single_threaded_blas
+from rcpkit.engine.index._growable import Growable
+from rcpkit.engine.index._usearch import import_usearch_index
 
 __all__ = ["DenseIndex", "DensePolicy", "LocalDenseSearch"]
 
@@ -233,7 +232,7 @@ class DenseIndex:
 
     @property
     def ann_calibration(self) -> object | None:
-        """The graph's :class:`~rcpkit.engine.store._ann.Calibration` (None before)."""
+        """The graph's :class:`~rcpkit.engine.index._ann.Calibration` (None before)."""
         calibration: object | None = self._graph.calibration
         return calibration
 
@@ -473,7 +472,7 @@ class LocalDenseSearch:
     def vectors_of(self, keys: Sequence[int]) -> dict[int, Matrix]:
         return self.index.vectors_of(keys)
 
-    def apply(self, result: CommitResult, tenant: str | None) -> None:
+    def apply(self, result: object, tenant: str | None) -> None:
         """Nothing to do: the store's mirror already followed the commit."""
 
     def drop(self, keys: Sequence[int]) -> None:

@@ -42,11 +42,11 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.store._columns import FilterColumns, Mask
-from rcpkit.engine.store._growable import Growable
-from rcpkit.engine.store._pg_lexical import BM25, DEFAULT_BM25
-from rcpkit.engine.store._postings import FrozenPostings, LexicalView, Postings, analysed_rows
-from rcpkit.engine.store.dense import DenseIndex
+from rcpkit.engine.index._columns import FilterColumns, Mask
+from rcpkit.engine.index._growable import Growable
+from rcpkit.engine.index._postings import FrozenPostings, LexicalView, Postings, analysed_rows
+from rcpkit.engine.index.bm25 import BM25, DEFAULT_BM25
+from rcpkit.engine.index.dense import DenseIndex
 
 __all__ = ["Cache", "Frozen", "Mirror", "Reading", "SQLiteSource", "Snapshot", "Source"]
 

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.store._usearch import import_usearch_index
+from rcpkit.engine.index._usearch import import_usearch_index
 
 __all__ = ["AnnGraph", "Calibration", "GraphSettings", "calibrate"]
 

@@ -8,7 +8,7 @@ the file is a head start any server may lack or lose.
 
 Issue 15: opening a 100k-chunk index rebuilt the mirror from every row (tokens,
 JSON metadata, vectors): 12 s on a quiet machine, 40 s under load. The mirror
-(:class:`~rcpkit.engine.store._mirror.Frozen`: row keys and versions, postings,
+(:class:`~rcpkit.engine.index._mirror.Frozen`: row keys and versions, postings,
 filter columns, the vector matrix) is written to ``index.mirror`` and, on open,
 read back without parsing a row: the postings and row arrays are views of a
 memory map (their pages shared by every process mapping the file), the matrix
@@ -56,8 +56,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.store._mirror import Frozen, Mirror, Reading
-from rcpkit.engine.store._postings import FrozenPostings
+from rcpkit.engine.index._mirror import Frozen, Mirror, Reading
+from rcpkit.engine.index._postings import FrozenPostings
 
 __all__ = ["MirrorCache", "cache_stamp"]
 

@@ -8,7 +8,7 @@ BM25 with the statistics of the caller's tenant at the version read — the
 formula the PostgreSQL store reproduces (``_pg_lexical``), equal on every
 version and tenant — and a second durable index would need its own crash repair.
 
-The formula (``_pg_lexical`` documents it term for term), with the index's
+The formula (``bm25`` documents it term for term), with the index's
 `BM25` parameters (k1 0.9, b 0.6, title 3, body 1 unless it was created with
 others): ``f`` the weighted hit count (a title hit counts ``title_weight``, a
 body hit ``body_weight``); ``|D|`` the row's tokens over both columns;
@@ -42,7 +42,7 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.store._pg_lexical import BM25, DEFAULT_BM25, tokens
+from rcpkit.engine.index.bm25 import BM25, DEFAULT_BM25, tokens
 
 __all__ = ["FrozenPostings", "LexicalView", "Postings", "analysed_rows", "frequencies"]
 
@@ -54,7 +54,7 @@ _MARGIN = 1 + 1e-9  # upper bounds are widened so float rounding never prunes a 
 
 
 def _tokens(text: str) -> list[str]:
-    """FTS5 ``unicode61`` tokens of analysed text (``_pg_lexical.tokens``, fast when ASCII)."""
+    """FTS5 ``unicode61`` tokens of analysed text (``bm25.tokens``, fast when ASCII)."""
     if text.isascii() and text.replace(" ", "").isalnum() and text.islower():
         return text.split()  # already lower-case words between single spaces
     return tokens(text)
