@@ -88,7 +88,7 @@ def build(dataset: Dataset, layout: str) -> dict[str, Any]:
     data = {
         "keys": [r[0] for r in rows],
         "doc_of": [r[1] for r in rows],
-        # FTS5's unicode61 splits at "_" too (rcpkit.engine.store._pg_lexical.tokens).
+        # FTS5's unicode61 splits at "_" too (rcpkit.engine.store.postgres.lexical.tokens).
         "title_terms": [tokens(r[2]) for r in rows],
         "body_terms": [tokens(r[3]) for r in rows],
         "vectors": np.stack([np.frombuffer(r[4], dtype=np.float32) for r in rows]),

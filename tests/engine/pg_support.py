@@ -15,7 +15,7 @@ import threading
 import psycopg
 import pytest
 
-from rcpkit.engine.store.pgserver import PostgresServer, start_server
+from rcpkit.engine.store.postgres.pgserver import PostgresServer, start_server
 
 __all__ = ["drop_database", "fresh_database", "own_server", "server", "stop_server"]
 

@@ -334,7 +334,7 @@ def _compare_stores(count: int, queries: int, store: str) -> None:
     (``hashing:384``, so the stores and not the model are measured) are the
     same for both.
     """
-    from rcpkit.engine.store.pgserver import start_server
+    from rcpkit.engine.store.postgres.pgserver import start_server
 
     server = None
     if store == "postgres":
@@ -390,8 +390,8 @@ def deferred_bulk_load(
     ``build_memory_mb``: the build's ``hnsw_build_memory_mb`` (the setting's default
     if None); a graph larger than it spills and builds several-fold slower.
     """
-    from rcpkit.engine.store._pg_dense import defer_vector_index, rebuild_vector_index
     from rcpkit.engine.store.postgres import connect
+    from rcpkit.engine.store.postgres.dense import defer_vector_index, rebuild_vector_index
 
     memory: dict[str, Any] = (
         {} if build_memory_mb is None else {"hnsw_build_memory_mb": build_memory_mb}

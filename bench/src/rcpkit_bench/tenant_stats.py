@@ -309,7 +309,7 @@ def run_campaign(folder: Path, plan: Plan, store: str | None = None) -> TenantAu
 
 def run(scale: Scale, store: str | None = None) -> list[Figure]:
     """The campaign at ``scale`` as report rows (``store``: ``postgres`` or a URL)."""
-    from rcpkit.engine.store.pgserver import start_server
+    from rcpkit.engine.store.postgres.pgserver import start_server
 
     started = time.monotonic()
     server = start_server() if store == "postgres" else None

@@ -55,7 +55,7 @@ def _vector_index(connection: Any, action: str, latest: int, config: Any) -> int
     """A bulk load: ``defer-index`` drops the HNSW index, ``reindex`` builds it once."""
     from rcpkit.engine.open import hnsw_settings
     from rcpkit.engine.store import migrations
-    from rcpkit.engine.store._pg_dense import defer_vector_index, rebuild_vector_index
+    from rcpkit.engine.store.postgres.dense import defer_vector_index, rebuild_vector_index
 
     if migrations.applied_version(connection) != latest:
         raise ValueError("the store's schema is not current: run `rcpkit db migrate` first")

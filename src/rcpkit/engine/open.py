@@ -32,8 +32,8 @@ from rcpkit.engine.transform.rewriter import Rewriter
 from rcpkit.protocol import messages as m
 
 if TYPE_CHECKING:
-    from rcpkit.engine.store._pg_dense import HnswSettings
     from rcpkit.engine.store.postgres import PostgresStore
+    from rcpkit.engine.store.postgres.dense import HnswSettings
 
 __all__ = [
     "bm25_settings",
@@ -139,7 +139,7 @@ def _bind_identity(config: EngineConfig, store: Store, identity: str, dimension:
 
 
 def hnsw_settings(config: EngineConfig) -> HnswSettings:
-    from rcpkit.engine.store._pg_dense import HnswSettings
+    from rcpkit.engine.store.postgres.dense import HnswSettings
 
     return HnswSettings(
         config.hnsw_m,

@@ -18,10 +18,10 @@ from rcpkit.cli import main
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.store import migrations
-from rcpkit.engine.store._pg_dense import HnswSettings, PostgresDenseSearch
 from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
 from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.store.postgres import PostgresStore
+from rcpkit.engine.store.postgres.dense import HnswSettings, PostgresDenseSearch
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 

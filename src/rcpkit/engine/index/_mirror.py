@@ -1,6 +1,8 @@
-"""The embedded store's read side: an in-memory mirror of the SQLite file, kept current.
+"""The query index's state: an in-memory mirror of a backend's committed rows, kept current.
 
-SQLite stays the system of record; the mirror holds what queries read fast —
+The backend (the SQLite file, or PostgreSQL) stays the system of record and
+feeds the mirror through a :class:`Source` (``store/sqlite/source.py``,
+``store/postgres/source.py``); the mirror holds what queries read fast —
 the BM25 postings, the §8 filter columns, the dense matrix (through a
 :class:`DenseIndex`) and each row's key, tenant and the versions bounding its
 visibility. Nothing here is durable, so there is nothing to repair after a
@@ -33,9 +35,7 @@ import contextlib
 import ctypes
 import json
 import logging
-import sqlite3
 import threading
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -48,13 +48,11 @@ from rcpkit.engine.index._postings import FrozenPostings, LexicalView, Postings,
 from rcpkit.engine.index.bm25 import BM25, DEFAULT_BM25
 from rcpkit.engine.index.dense import DenseIndex
 
-__all__ = ["Cache", "Frozen", "Mirror", "Reading", "SQLiteSource", "Snapshot", "Source"]
+__all__ = ["Cache", "Frozen", "Mirror", "Reading", "Snapshot", "Source"]
 
 _log = logging.getLogger(__name__)
 Keys = npt.NDArray[np.int64]
 _BATCH = 20_000  # rows read per statement while loading (bounds the tokens held at once)
-# The analysed title and body are read from FTS5's content table (columns c0, c1 keyed
-# by the rowid), a plain table: a join through the virtual table costs a cursor per row.
 _VIEWS = 16  # (tenant, version) visibility masks kept per snapshot
 
 
@@ -179,53 +177,6 @@ class Source(Protocol):
     def reading(self) -> contextlib.AbstractContextManager[Reading]:
         """One consistent snapshot to follow the record in."""
         ...
-
-
-class SQLiteSource:
-    """A SQLite file; ``reader()`` gives the calling thread's connection."""
-
-    def __init__(self, reader: Callable[[], sqlite3.Connection]) -> None:
-        self._reader = reader
-
-    def marks(self) -> tuple[int, int]:
-        return _marks(self._reader())
-
-    @contextlib.contextmanager
-    def reading(self) -> Iterator[Reading]:
-        connection = self._reader()
-        connection.execute("BEGIN")  # one WAL snapshot
-        try:
-            yield _SQLiteReading(connection)
-        finally:
-            connection.execute("COMMIT")
-
-
-class _SQLiteReading:
-    def __init__(self, connection: sqlite3.Connection) -> None:
-        self._connection = connection
-
-    def marks(self) -> tuple[int, int]:
-        return _marks(self._connection)
-
-    def count(self) -> int:
-        return int(self._connection.execute("SELECT count(*) FROM chunks").fetchone()[0])
-
-    def rows(self, after: int, limit: int, vectors: bool) -> list[tuple[Any, ...]]:
-        sql = _ROWS.format(vector="c.vector" if vectors else "NULL")
-        return self._connection.execute(sql, (after, limit)).fetchall()
-
-    def retired(self, since: int, last: int) -> list[tuple[int, int]]:
-        return self._connection.execute(
-            "SELECT key, removed FROM chunks WHERE removed > ? AND key <= ?", (since, last)
-        ).fetchall()
-
-    def live(self, last: int) -> list[int]:
-        # The live rows' partial index holds every key: no 1.5 KB vector row is read.
-        rows = self._connection.execute(
-            "SELECT key FROM chunks INDEXED BY live_chunks WHERE removed IS NULL AND key <= ?",
-            (last,),
-        )
-        return [int(row[0]) for row in rows]
 
 
 class Mirror:
@@ -456,19 +407,3 @@ class Mirror:
 def _trim() -> None:
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
-
-
-def _marks(connection: sqlite3.Connection) -> tuple[int, int]:
-    found = dict(
-        connection.execute(
-            "SELECT name, value FROM settings WHERE name IN ('version', 'floor')"
-        ).fetchall()
-    )
-    return int(found.get("version", 0)), int(found.get("floor", 0))
-
-
-_ROWS = (
-    "SELECT c.key, c.tenant, c.added, coalesce(c.removed, 0), c.filter_meta,"
-    " f.c0, f.c1, {vector} FROM chunks AS c JOIN chunks_fts_content AS f ON f.id = c.key"
-    " WHERE c.key > ? ORDER BY c.key LIMIT ?"
-)

@@ -17,7 +17,7 @@ from psycopg.types.json import Jsonb
 from rcpkit.engine.state.base import Database, EngineState
 from rcpkit.engine.state.feedback import signal_rows
 from rcpkit.engine.state.trajectories import MAX_SEEN, MAX_SESSIONS
-from rcpkit.engine.store._pg_errors import unavailable
+from rcpkit.engine.store.postgres.errors import unavailable
 from rcpkit.protocol import messages as m
 
 __all__ = ["PostgresFeedback", "PostgresMemories", "PostgresTrajectories", "postgres_state"]

@@ -29,9 +29,9 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter, compile_postgres
-from rcpkit.engine.store._pg_errors import unavailable
-from rcpkit.engine.store._pg_lexical import named
 from rcpkit.engine.store.base import CommitResult
+from rcpkit.engine.store.postgres.errors import unavailable
+from rcpkit.engine.store.postgres.lexical import named
 
 __all__ = [
     "HnswSettings",

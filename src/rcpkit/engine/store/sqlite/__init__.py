@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter, compile_sqlite
 from rcpkit.engine.index import QueryIndex, SnapshotRead
-from rcpkit.engine.index._mirror import Mirror, Snapshot, SQLiteSource
+from rcpkit.engine.index._mirror import Mirror, Snapshot
 from rcpkit.engine.index._mirror_cache import MirrorCache, cache_stamp
 from rcpkit.engine.index.bm25 import resolve_bm25
 from rcpkit.engine.index.dense import DensePolicy, LocalDenseSearch
@@ -54,6 +54,7 @@ from rcpkit.engine.store.base import (
     document_row,
     document_values,
 )
+from rcpkit.engine.store.sqlite.source import SQLiteSource
 from rcpkit.engine.store.tenant_purge import purge
 from rcpkit.engine.store.tenant_versions import (
     SCHEMA as TENANT_SCHEMA,

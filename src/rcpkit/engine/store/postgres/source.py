@@ -30,7 +30,7 @@ from typing import Any
 
 from rcpkit.engine.index._mirror import Reading
 from rcpkit.engine.store import deadline
-from rcpkit.engine.store._pg_errors import psycopg
+from rcpkit.engine.store.postgres.errors import psycopg
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["PostgresSource"]

@@ -38,25 +38,6 @@ from rcpkit.engine.index._mirror import Mirror
 from rcpkit.engine.index._mirror_cache import MirrorCache, cache_stamp
 from rcpkit.engine.index.bm25 import query_tokens, resolve_bm25, term_counts
 from rcpkit.engine.store import deadline, migrations
-from rcpkit.engine.store._pg_dense import (
-    VECTOR_BYTES,
-    HnswSettings,
-    PostgresDenseSearch,
-    ensure_vector_index,
-    vectors_read,
-)
-from rcpkit.engine.store._pg_errors import deadline_exceeded, psycopg, unavailable, unstorable
-from rcpkit.engine.store._pg_lexical import lexical_sql, named
-from rcpkit.engine.store._pg_mirror import PostgresSource
-from rcpkit.engine.store._pg_rows import (
-    Pending,
-    add_counts,
-    copy_binary,
-    copy_rows,
-    copy_text,
-    draw_keys,
-    escape_copy_text,
-)
 from rcpkit.engine.store.analysis import surface_words
 from rcpkit.engine.store.base import (
     CHUNK_FIELDS,
@@ -72,6 +53,25 @@ from rcpkit.engine.store.base import (
     document_row,
     document_values,
 )
+from rcpkit.engine.store.postgres.dense import (
+    VECTOR_BYTES,
+    HnswSettings,
+    PostgresDenseSearch,
+    ensure_vector_index,
+    vectors_read,
+)
+from rcpkit.engine.store.postgres.errors import deadline_exceeded, psycopg, unavailable, unstorable
+from rcpkit.engine.store.postgres.lexical import lexical_sql, named
+from rcpkit.engine.store.postgres.rows import (
+    Pending,
+    add_counts,
+    copy_binary,
+    copy_rows,
+    copy_text,
+    draw_keys,
+    escape_copy_text,
+)
+from rcpkit.engine.store.postgres.source import PostgresSource
 from rcpkit.engine.store.tenant_purge import purge
 from rcpkit.engine.store.tenant_versions import (
     Dialect,
