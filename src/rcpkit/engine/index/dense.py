@@ -3,7 +3,10 @@
 The exact path scores the allowed rows only: every row when most are allowed
 (the disallowed scores are then set to -inf, cheaper than copying rows), the
 gathered subset when a filter keeps few. So a filter never costs recall and
-costs at most the unfiltered search. The ANN path is used only when the
+costs at most the unfiltered search. A scan of most rows reads int8 codes of the
+rows and rescores the best in float (``_quantized.py``: exact, 2.5x faster at 1M
+rows) once the index is large enough and onnxruntime is installed. The ANN path
+is used only when the
 collection is large, the query carries no filter (§8: a filtered search keeps
 recall 1.0 at every selectivity, so it is always exact), and the graph's
 calibration (``_ann.py``) measured that it reaches the target recall@10 faster
@@ -32,6 +35,7 @@ from rcpkit.engine.filters import Filter
 from rcpkit.engine.index._ann import AnnGraph, GraphSettings
 from rcpkit.engine.index._blas import single_threaded_blas
 from rcpkit.engine.index._growable import Growable
+from rcpkit.engine.index._quantized import QuantizedRows, QuantizedView, candidates
 from rcpkit.engine.index._usearch import import_usearch_index
 
 __all__ = ["DenseIndex", "DensePolicy", "LocalDenseSearch"]
@@ -55,6 +59,11 @@ class DensePolicy:
     ann_target_recall: float = 0.95  # recall@10 the graph must reach against exact search
     ann_max_cost: float = 1.0  # ...at a p50 below this share of the exact p50, else exact
     ann_calibration_queries: int = 32  # recent queries the calibration measures on
+    # Exact search through int8 codes and float rescoring (_quantized.py): same hits and
+    # cosines as the float product, at a quarter of its bytes read (and 25 % more memory).
+    quantized: bool = True
+    quantized_min_size: int = 20_000  # below this the float product is as fast
+    quantized_pool: int = 8  # rows rescored in float per hit wanted (at least 64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +75,7 @@ class _State:
     tenants: npt.NDArray[np.int32]
     newest: int  # the largest version in added/removed: a reader at or past it needs no test
     retired: int  # rows with removed != 0
+    quantized: QuantizedView | None  # int8 codes of every row, when built
 
     @property
     def size(self) -> int:
@@ -114,6 +124,12 @@ class DenseIndex:
             self._graph = AnnGraph(
                 self.dimension, settings, self._graph_path, self._identity, self._lock
             )
+            old: QuantizedRows | None = getattr(self, "_quantized", None)
+            if old is not None:
+                old.close()
+            self._quantized = QuantizedRows(
+                self.dimension, self.policy.quantized_pool, self._lock, self._publish
+            )
             self._publish()
 
     def _publish(self) -> None:
@@ -125,6 +141,7 @@ class DenseIndex:
             self._tenants.view(),
             self._newest,
             int(np.count_nonzero(self._removed)),
+            self._quantized.view,
         )
 
     def __len__(self) -> int:
@@ -183,10 +200,12 @@ class DenseIndex:
             self._tenants.extend(np.array([self._code(t) for t in tenants], dtype=np.int32))
             self._removed = np.concatenate([self._removed, np.asarray(removed, np.int64)])
             self._newest = max(self._newest, int(np.max(added)), int(np.max(removed)))
+            self._quantized.extend(rows)
             self._publish()
             self._graph.add(np.asarray(keys, dtype=np.int64), rows)
             if len(self._keys) >= self.policy.ann_min_size and _has_usearch():
                 self._graph.start(self._rows)
+            self._quantize_soon()
 
     def adopt(
         self,
@@ -214,6 +233,17 @@ class DenseIndex:
             self._publish()
             if len(keys) >= self.policy.ann_min_size and _has_usearch():
                 self._graph.start(self._rows)
+            self._quantize_soon()
+
+    def _quantize_soon(self) -> None:
+        """Start (or redo, once doubled) the int8 codes off the request path (under the lock)."""
+        size = len(self._keys)
+        if self.policy.quantized and size >= self.policy.quantized_min_size:
+            self._quantized.start(lambda: self._state.matrix, size)
+
+    def wait_for_quantized(self, timeout: float) -> bool:
+        """Wait (bounded) for the int8 codes being built; True once searches use them."""
+        return self._quantized.wait(timeout)
 
     @property
     def matrix(self) -> Matrix:
@@ -421,6 +451,11 @@ def _as_mask(allowed: Keys | Mask, state: _State) -> Mask:
 def _exact(
     state: _State, query: Matrix, k: int, visible: Mask | None, count: int
 ) -> list[tuple[int, float]]:
+    if state.quantized is not None and count >= _GATHER_BELOW * state.size:
+        found = candidates(state.quantized, state.matrix, query, k, visible, count)
+        if found is not None:
+            rows, scores = found
+            return _top_k(state.keys[rows], scores, min(k, count))
     if visible is None:
         return _top_k(state.keys, state.matrix @ query, k)
     if count < _GATHER_BELOW * state.size:
