@@ -132,7 +132,7 @@ class IntegerKernel:
 def integer_kernel() -> IntegerKernel | None:
     """The kernel, or None without onnxruntime or when it does not compute exactly."""
     try:
-        import onnxruntime
+        import onnxruntime  # type: ignore[import-untyped]
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = options.inter_op_num_threads = 1
@@ -176,7 +176,7 @@ def fit_scale(matrix: Matrix) -> Vector:
     top = np.zeros(matrix.shape[1], dtype=np.float32)
     for first in range(0, len(matrix), _BLOCK):
         np.maximum(top, np.abs(matrix[first : first + _BLOCK]).max(axis=0), out=top)
-    scale: Vector = np.maximum(top, np.float32(1e-12)) / np.float32(127)
+    scale: Vector = (np.maximum(top, np.float32(1e-12)) / np.float32(127)).astype(np.float32)
     return scale
 
 
