@@ -10,6 +10,7 @@ Which one a tenant's graph gets is the backend's choice (``rcpkit.engine.backend
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -71,7 +72,7 @@ class GraphStorage(Protocol):
     def close(self) -> None: ...
 
 
-class GraphTables:
+class GraphTables(ABC):
     """The graph's reads and writes over a subclass's ``transaction()`` and ``read()``.
 
     Every write call is one transaction (atomic: a failure leaves the graph as
@@ -84,11 +85,13 @@ class GraphTables:
     def read_only(self) -> bool:
         return False
 
+    @abstractmethod
     def transaction(self) -> AbstractContextManager[Connection]:
-        raise NotImplementedError
+        """One write transaction, rolled back whole on any exception."""
 
+    @abstractmethod
     def read(self, query: str, parameters: Sequence[Any] = ()) -> list[Any]:
-        raise NotImplementedError
+        """All rows of one read query."""
 
     def _bind(self, connection: Connection, name: str, value: str, what: str) -> None:
         """Record ``value`` under ``name`` once; a graph built with another is refused."""
