@@ -29,9 +29,9 @@ import time
 from pathlib import Path
 
 from rcpkit.engine.ingest.indexer import index_documents
+from rcpkit.engine.query import Query
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.store.analysis import analyze
-from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
 from rcpkit_bench._synthetic import _documents, _engine, _texts
 
@@ -134,14 +134,14 @@ def in_process(folder: Path, queries: list[str], profile: bool) -> tuple[list[fl
     engine = _engine(folder, EMBEDDER)
     context = RequestContext(0, "retrieve", {}, deadline=None)
     for query in queries[:30]:
-        retrieve(engine, m.RetrieveParams(query=query, k=10, mode="sparse"), context)
+        retrieve(engine, Query(query, k=10, mode="sparse"), context)
     search, whole = [], []
     profiler = cProfile.Profile() if profile else None
     for query in queries:
         started = time.perf_counter()
         engine.store.index.lexical(analyze(query), 10)
         search.append((time.perf_counter() - started) * 1000)
-        params = m.RetrieveParams(query=query, k=10, mode="sparse")
+        params = Query(query, k=10, mode="sparse")
         if profiler is not None:
             profiler.enable()
         started = time.perf_counter()

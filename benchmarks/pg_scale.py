@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from rcpkit.engine.ingest.indexer import index_documents
+from rcpkit.engine.query import Query
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.store.analysis import analyze
 from rcpkit.engine.store.postgres import connect
 from rcpkit.engine.store.postgres.pgserver import start_server
-from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
 from rcpkit_bench._synthetic import _documents, _engine, _percentiles, _texts
 from rcpkit_bench.engine import _timed, deferred_bulk_load
@@ -50,11 +50,9 @@ def store_figures(engine: Any, queries: int) -> dict[str, tuple[float, float]]:
     figures = {}
     for mode in ("dense", "sparse", "hybrid"):
         for q in questions[:5]:  # warm: the PostgreSQL store's mirror loads on first use
-            retrieve(engine, m.RetrieveParams(query=q, k=10, mode=mode), context)
+            retrieve(engine, Query(q, k=10, mode=mode), context)
         samples = [
-            _timed(
-                partial(retrieve, engine, m.RetrieveParams(query=q, k=10, mode=mode), context), 1
-            )[0]
+            _timed(partial(retrieve, engine, Query(q, k=10, mode=mode), context), 1)[0]
             for q in questions
         ]
         figures[f"retrieve {mode}"] = _percentiles(samples)

@@ -22,12 +22,14 @@ from typing import Any
 import msgspec
 
 from rcpkit.engine.config import load_config
+from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.open import open_engine
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.evaluation.dataset import load_dataset
 from rcpkit.evaluation.harness import document_ids
 from rcpkit.evaluation.metrics import ranked_run, score_run
 from rcpkit.evaluation.split import split_queries
+from rcpkit.handlers.query import query_of
 from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
 
@@ -39,6 +41,14 @@ def _value(text: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+
+
+def _filter(engine: Any, raw: object) -> Any:
+    """The §8 filter of ``--params``, parsed as the server runtime would (ctx.filter)."""
+    if raw is None:
+        return None
+    config = engine.config
+    return parse_filter(raw, config.filter_fields, OPERATORS, array_fields=config.array_fields)
 
 
 def main() -> None:
@@ -60,7 +70,8 @@ def main() -> None:
         params = msgspec.convert({"query": text, "k": 100, "unit": "document", "seed": 0,
                                   "includeText": False, **extra}, m.RetrieveParams)  # fmt: skip
         started = time.perf_counter()
-        result = retrieve(engine, params, RequestContext(0, "retrieve", {}, deadline=None))
+        query = query_of(params, _filter(engine, params.filter))
+        result = retrieve(engine, query, RequestContext(0, "retrieve", {}, deadline=None))
         latency.append((time.perf_counter() - started) * 1000)
         ranking[query_id] = document_ids(result.hits)[:100]
         for name, ms in (result.usage.stages or {}).items() if result.usage else ():

@@ -93,3 +93,33 @@ def test_matches_takes_a_raw_filter_over_raw_metadata() -> None:
     assert not matches({"field": "when", "op": "lt", "value": 1_600_000_000_000}, meta)
     assert matches({"not": {"field": "missing", "op": "exists", "value": True}}, meta)
     assert not matches({"field": "year", "op": "in", "value": [2019, 2020]}, None)
+
+
+async def test_contains_on_a_field_the_server_says_is_scalar_is_refused_before_the_handler() -> (
+    None
+):
+    # §8 allows `contains` only on text and array fields; an advertisement cannot say
+    # which fields hold arrays, so a server says it (Server.array_fields) and the runtime
+    # checks it with the rest of the filter (issue 28: the filter is parsed once).
+    seen: list[Any] = []
+    app = _app(seen, fields={"tag": "keyword", "lang": "keyword"})
+    app.server.array_fields(["tag"])
+    async with running(app) as peer:
+        member = {"field": "tag", "op": "contains", "value": "news"}
+        ok = await peer.request(1, "retrieve", {"query": "q", "filter": member})
+        scalar = {"field": "lang", "op": "contains", "value": "en"}
+        refused = await peer.request(2, "retrieve", {"query": "q", "filter": scalar})
+    assert [hit["id"] for hit in ok["result"]["hits"]] == ["a"]
+    assert refused["error"]["code"] == -32602
+    assert refused["error"]["data"]["field"] == "filter.op"
+    assert len(seen) == 1
+
+
+async def test_a_server_that_names_no_array_fields_gets_contains_on_every_field() -> None:
+    seen: list[Any] = []
+    app = _app(seen, fields={"tag": "keyword", "lang": "keyword"})
+    async with running(app) as peer:
+        scalar = {"field": "lang", "op": "contains", "value": "en"}
+        reply = await peer.request(1, "retrieve", {"query": "q", "filter": scalar})
+    assert "result" in reply, reply
+    assert isinstance(seen[0], Clause) and seen[0].op == "contains"

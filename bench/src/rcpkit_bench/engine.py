@@ -27,9 +27,9 @@ from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.ingest import SourceDocument
 from rcpkit.engine.ingest.indexer import index_documents
+from rcpkit.engine.query import Query, Rerank
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.store.analysis import analyze
-from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
 from rcpkit_bench._synthetic import _documents, _engine, _percentiles, _texts
 from rcpkit_bench.report import Figure, Scale, collecting, record
@@ -135,7 +135,7 @@ def _retrieval(folder: Path, count: int, queries: int, minilm: Any) -> None:
     for mode in ("dense", "sparse", "hybrid"):
         samples = []
         for q in questions:
-            params = m.RetrieveParams(query=q, k=10, mode=mode)
+            params = Query(q, k=10, mode=mode)
             samples.append(_timed(partial(retrieve, engine, params, context), 1)[0])
         p50, p95 = _percentiles(samples)
         name = f"retrieve {mode} p50, {count:,} chunks"
@@ -151,7 +151,7 @@ def _retrieval(folder: Path, count: int, queries: int, minilm: Any) -> None:
             engine.store.index.lexical(terms, 100)
 
         raw_samples.append(_timed(raw, 1)[0])
-        hybrid = m.RetrieveParams(query=q, k=10, mode="hybrid")
+        hybrid = Query(q, k=10, mode="hybrid")
         hybrid_samples.append(_timed(partial(retrieve, engine, hybrid, context), 1)[0])
     record(
         Figure(
@@ -242,8 +242,7 @@ def _rerank_retrieve(engine: Engine, minilm: Any, questions: list[str], count: i
     context = RequestContext(0, "retrieve", {}, deadline=None)
     samples, stages = [], []
     for q in questions[:20]:
-        option = m.RerankOption(method="colbert", top_n=20)
-        params = m.RetrieveParams(query=q, k=10, mode="hybrid", rerank=option)
+        params = Query(q, k=10, mode="hybrid", rerank=Rerank("colbert", top_n=20))
         started = time.perf_counter()
         result = retrieve(engine, params, context)
         samples.append((time.perf_counter() - started) * 1000)
@@ -271,11 +270,11 @@ def _resident_after_open(folder: Path) -> float:
         "def rss():\n"
         "    for l in pathlib.Path('/proc/self/status').read_text().splitlines():\n"
         "        if l.startswith('VmRSS:'): return int(l.split()[1]) / 1024\n"
-        "from rcpkit_bench.engine import _engine, retrieve, m, RequestContext\n"
+        "from rcpkit_bench.engine import _engine, retrieve, Query, RequestContext\n"
         "import numpy\n"
         "before = rss()\n"
         "engine = _engine(pathlib.Path(sys.argv[1]), 'hashing:384')\n"
-        "retrieve(engine, m.RetrieveParams(query='w1 w2', k=10), RequestContext(0, 'r', {},"
+        "retrieve(engine, Query('w1 w2', k=10), RequestContext(0, 'r', {},"
         " deadline=None))\n"
         "print(rss() - before)\n"
     )
@@ -430,12 +429,14 @@ def _store_figures(
     figures = {"index/add throughput (hashing embedder)": (rate, rate)}
     questions = [" ".join(text.split()[:6]) for text in _texts(queries, seed=3)]
     context = RequestContext(0, "retrieve", {}, deadline=None)
-    bucket = {"field": "bucket", "op": "lt", "value": 10}  # 1 % of the corpus
+    bucket = parse_filter(
+        {"field": "bucket", "op": "lt", "value": 10}, {"bucket": "int"}, OPERATORS
+    )  # 1 % of the corpus
     cases: list[tuple[Any, Any]] = [("dense", None), ("sparse", None), ("hybrid", None)]
     for mode, filter in [*cases, ("dense", bucket)]:
         samples = []
         for q in questions:
-            params = m.RetrieveParams(query=q, k=10, mode=mode, filter=filter)
+            params = Query(q, k=10, mode=mode, filter=filter)
             samples.append(_timed(partial(retrieve, engine, params, context), 1)[0])
         label = f"retrieve {mode}" + (" filtered 1 %" if filter else "")
         figures[label] = _percentiles(samples)

@@ -44,10 +44,9 @@ from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.index._ann import calibrate
 from rcpkit.engine.index._usearch import import_usearch_index
 from rcpkit.engine.ingest.indexer import index_documents
+from rcpkit.engine.query import DEFAULT_FUSION, Query
 from rcpkit.engine.retrieve.pipeline import retrieve
-from rcpkit.engine.retrieve.recall import DEFAULT_FUSION
 from rcpkit.engine.store.analysis import analyze, analyze_many
-from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
 from rcpkit_bench._synthetic import _documents, _engine, _percentiles, _texts
 from rcpkit_bench.report import BenchUnavailable, Figure, record
@@ -535,10 +534,10 @@ def _hybrid(engine: Engine, questions: list[str], label: str) -> dict[str, float
     samples: dict[str, list[float]] = {}
     for question in questions:
         modes = {
-            "dense": m.RetrieveParams(query=question, k=10, mode="dense"),
-            "sparse": m.RetrieveParams(query=question, k=10, mode="sparse"),
-            "hybrid": m.RetrieveParams(query=question, k=10, fusion=DEFAULT_FUSION),
-            "default": m.RetrieveParams(query=question, k=10),
+            "dense": Query(question, k=10, mode="dense"),
+            "sparse": Query(question, k=10, mode="sparse"),
+            "hybrid": Query(question, k=10, fusion=DEFAULT_FUSION),
+            "default": Query(question, k=10),
         }
         for mode, params in modes.items():
             samples.setdefault(mode, []).append(_ms(partial(retrieve, engine, params, context)))
@@ -584,15 +583,15 @@ def rss():
         if line.startswith('VmRSS:'):
             return int(line.split()[1]) / 1024
 from rcpkit_bench._synthetic import _engine
+from rcpkit.engine.query import Query
 from rcpkit.engine.retrieve.pipeline import retrieve
-from rcpkit.protocol import messages as m
 from rcpkit.server.context import RequestContext
 import numpy
 before = rss()
 started = time.perf_counter()
 config = pathlib.Path(sys.argv[2]) if len(sys.argv) > 2 else None
 engine = _engine(pathlib.Path(sys.argv[1]), 'hashing:384', config_file=config)
-retrieve(engine, m.RetrieveParams(query='w1 w2 w30', k=10),
+retrieve(engine, Query('w1 w2 w30', k=10),
          RequestContext(0, 'r', {}, deadline=None))
 opened = time.perf_counter() - started
 postings = engine.store._mirror.snapshot.postings

@@ -21,6 +21,7 @@ from rcpkit.engine.graph._store import GraphStore
 from rcpkit.engine.graph.storage import GraphStorage
 from rcpkit.engine.graph.tenants import Graphs
 from rcpkit.engine.models import Embedder, load_embedder, load_sparse_encoder
+from rcpkit.engine.query import Query
 from rcpkit.engine.request import EngineRequest, Subrequest
 from rcpkit.engine.retrieve.cursors import cursor_secret
 from rcpkit.engine.retrieve.pipeline import retrieve
@@ -29,7 +30,6 @@ from rcpkit.engine.state.embedded import embedded_state
 from rcpkit.engine.store.base import Store
 from rcpkit.engine.store.sqlite import SQLiteStore
 from rcpkit.engine.transform.rewriter import Rewriter
-from rcpkit.protocol import messages as m
 
 if TYPE_CHECKING:
     from rcpkit.engine.store.postgres import PostgresStore
@@ -66,7 +66,7 @@ def open_engine(config: EngineConfig) -> Engine:
 
     def passages(text: str, k: int, request: EngineRequest) -> Sequence[str]:
         # Pseudo-relevance feedback: a plain hybrid retrieve, never itself rewritten.
-        result = retrieve(engine, m.RetrieveParams(query=text, k=k), Subrequest(request))
+        result = retrieve(engine, Query(text, k=k), Subrequest(request))
         return [hit.text or "" for hit in result.hits]
 
     _bind_identity(config, store, identity, int(dimension))

@@ -6,7 +6,7 @@ summed by weight; :mod:`rcpkit.federation.calibration`), ``rrf``,
 ``weighted`` (per-engine min-max) and ``convex`` (the interval's minimum is
 each engine's advertised ``scoreFloor``; falls back to RRF when any engine
 lacks one). The rank and min-max
-arithmetic is the engine's own (:mod:`rcpkit.engine.fusion`), applied here
+arithmetic is the one the engine uses too (:mod:`rcpkit.protocol.fusion`), applied here
 with engines as the arms. Ties break by fused score, then summed weight,
 then the smaller stringified id, so the order never depends on which engine
 answered first. Duplicates collapse on an identity key (``id``, ``content``
@@ -22,9 +22,9 @@ from typing import Any
 
 import msgspec
 
-from rcpkit.engine.fusion import FUSION, RRF_K, FusionOptions, Ranked
 from rcpkit.federation.calibration import SessionCalibration
 from rcpkit.protocol.content import Hit
+from rcpkit.protocol.fusion import FUSION, RRF_K, FusionOptions, Ranked
 from rcpkit.protocol.messages import Usage
 
 __all__ = [

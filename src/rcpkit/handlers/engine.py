@@ -19,9 +19,10 @@ from rcpkit.engine.ingest.indexer import (
     index_documents,
 )
 from rcpkit.engine.models import encode_f32_base64
+from rcpkit.engine.query import CHUNK_UNITS, DEFAULT_MODE, FUSIONS, GRAPH_UNITS, MODES, Query
 from rcpkit.engine.rerank import HybridReranker
 from rcpkit.engine.retrieve.pipeline import retrieve
-from rcpkit.engine.retrieve.recall import DEFAULT_MODE, SCORE_FLOORS
+from rcpkit.engine.retrieve.recall import SCORE_FLOORS
 from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.transform import TRANSFORM_METHODS
 from rcpkit.handlers.graph import graph_handler
@@ -34,6 +35,7 @@ from rcpkit.handlers.images import (
     query_text,
 )
 from rcpkit.handlers.inspect import register_inspection
+from rcpkit.handlers.query import query_of
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.capabilities import FilterCapability
 from rcpkit.protocol.content import Content, text_of
@@ -58,6 +60,9 @@ def build_engine_app(engine: Engine) -> App:
         "filter",
         FilterCapability(fields=dict(config.filter_fields), operators=sorted(OPERATORS)),  # type: ignore[arg-type]
     )
+    # §8: `contains` is membership on these and refused on other non-text fields; the
+    # runtime checks it with the rest of the filter, before the handler (ctx.filter).
+    app.server.array_fields(config.array_fields)
 
     app.advertise("pagination")
     # §4.8: image blocks are read by OCR, offered only with the `ocr` extra installed;
@@ -78,15 +83,14 @@ def build_engine_app(engine: Engine) -> App:
 
     @app.retrieve(
         max_k=config.max_k,
-        modes=["dense", "sparse", "hybrid"],
+        modes=list(MODES),
         default_mode=DEFAULT_MODE,  # what an omitted mode means (cursors bind it too)
-        fusion=["rrf", "weighted", "convex"],
+        fusion=list(FUSIONS),
         mmr=True,
         rerank_builtin=bool(rerank_methods),
         deterministic=True,
         snapshots=True,
-        units=["chunk", "passage", "document", "page"]
-        + (["node", "triplet", "path", "subgraph", "community"] if engine.graphs else []),
+        units=[*CHUNK_UNITS, *(GRAPH_UNITS if engine.graphs else ())],
         token_budget=True,
         confidence=True,
         recency=True,
@@ -101,7 +105,7 @@ def build_engine_app(engine: Engine) -> App:
             params = msgspec.structs.replace(
                 params, query=query_text(params.query, "query", ctx, fetchable)
             )
-        return retrieve(engine, params, ctx)
+        return retrieve(engine, query_of(params, ctx.filter), ctx)
 
     @app.embed(
         dimension=engine.dimension,
@@ -426,7 +430,7 @@ def _register_memory(app: App, engine: Engine) -> None:
         embedder = engine.embedder(ctx.check_cancelled)
         tenant = ctx.tenant
         clues = engine.memory.recall(query, params.memory_id, tenant, n, embedder)
-        draft = retrieve(engine, m.RetrieveParams(query=query, k=n), ctx)
+        draft = retrieve(engine, Query(query, k=n), ctx)
         return m.MemoryRecallResult(
             clues=[m.Clue(query=clue.query, weight=clue.weight) for clue in clues],
             hits=draft.hits,

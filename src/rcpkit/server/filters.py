@@ -13,9 +13,11 @@ clause's type is read from its value (a number is ``float``, a boolean
 ``bool``, a string ``keyword``, or ``date`` under an ordered operator).
 
 An advertisement does not say which fields hold arrays, on which alone §8
-allows ``contains`` besides ``text``: the runtime lets it through on every
-field and an engine that knows its fields' shapes (``rcpkit``'s own, with its
-``array_fields``) refuses it on a scalar one (-32602).
+allows ``contains`` besides ``text``: a server that knows its fields' shapes
+says so (``Server.array_fields``; ``rcpkit``'s engine does, from its
+``array_fields``) and the runtime refuses ``contains`` on a scalar one
+(-32602); a server that does not say gets ``contains`` on every field. So the
+filter is parsed once, here, and the handler takes ``ctx.filter``.
 """
 
 from __future__ import annotations
@@ -43,21 +45,33 @@ __all__ = ["check_filter", "matches", "validate_filter"]
 _ORDERED = frozenset({"gt", "gte", "lt", "lte"})
 
 
-def check_filter(method: str, params: Any, capabilities: Capabilities) -> Filter | None:
+def check_filter(
+    method: str,
+    params: Any,
+    capabilities: Capabilities,
+    array_fields: Collection[str] | None = None,
+) -> Filter | None:
     """The parsed ``filter`` of a request, or None; raises the §8 error for a bad one."""
     tree = getattr(params, "filter", None) if method == "retrieve" else None
     if tree is None or capabilities.filter is None:
         return None  # no filter, or `strict: false` already dropped an unadvertised one
-    return validate_filter(tree, capabilities.filter)
+    return validate_filter(tree, capabilities.filter, array_fields)
 
 
-def validate_filter(tree: object, capability: FilterCapability) -> Filter:
-    """``tree`` checked against ``capability`` (§8), as a typed, normalised filter."""
+def validate_filter(
+    tree: object, capability: FilterCapability, array_fields: Collection[str] | None = None
+) -> Filter:
+    """``tree`` checked against ``capability`` (§8), as a typed, normalised filter.
+
+    ``array_fields`` None: the server did not say which fields hold arrays, and
+    ``contains`` is allowed on every field.
+    """
     operators: Collection[str] = capability.operators or OPERATORS
     fields = capability.fields
     if not isinstance(fields, Mapping):
         fields = _inferred(tree, frozenset(fields))
-    return parse_filter(tree, fields, operators, array_fields=fields)
+    arrays = fields if array_fields is None else array_fields
+    return parse_filter(tree, fields, operators, array_fields=arrays)
 
 
 def matches(filter: Filter | Mapping[str, Any] | None, meta: Mapping[str, Any] | None) -> bool:

@@ -38,6 +38,7 @@ class Server:
         self._info: dict[str, Any] | None = None
         self._unavailable: dict[str, str] = {}
         self._fetchable: tuple[str, ...] = ()
+        self._arrays: frozenset[str] | None = None
 
     # --- registration ---
 
@@ -102,6 +103,21 @@ class Server:
     def fetchable_uris(self) -> tuple[str, ...]:
         return self._fetchable
 
+    def array_fields(self, names: Iterable[str]) -> None:
+        """Say which filter fields hold arrays (§8): ``contains`` is membership on them.
+
+        An advertisement cannot say it, so without this call the runtime lets
+        ``contains`` through on every field; with it, ``contains`` on any other
+        field but a ``text`` one is -32602 before the handler runs.
+        """
+        self._check_open()
+        self._arrays = frozenset(names)
+
+    @property
+    def declared_array_fields(self) -> frozenset[str] | None:
+        """The array fields, or None if the server never said (``contains`` anywhere)."""
+        return self._arrays
+
     def registration(self, method: str) -> Registration | None:
         """The handler for ``method`` if its capability is advertised."""
         registration = self._registrations.get(method)
@@ -130,6 +146,7 @@ class Server:
         copy._extensions = {key: dict(value) for key, value in self._extensions.items()}
         copy._unavailable = dict(self._unavailable)
         copy._fetchable = self._fetchable
+        copy._arrays = self._arrays
         return copy
 
     # --- derived capabilities (STYLE §6: never kept by hand in a second place) ---

@@ -105,7 +105,7 @@ class Session:
             served.fetchable_uris,
         )
         # §8: before the handler, so every server answers a bad filter the same way.
-        tree = check_filter(method, params, self.server.capabilities)
+        tree = check_filter(method, params, served.capabilities, served.declared_array_fields)
         return Call(method, params, registration, notes, tree, frozenset(request.params))
 
     def _prepare_extension(self, request: Request) -> Call:

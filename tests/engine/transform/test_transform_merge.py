@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rcpkit.engine.fusion import FusionOptions, fuse
 from rcpkit.engine.transform import merge_rankings
+from rcpkit.protocol.fusion import FusionOptions, fuse
 
 RANKINGS = [
     [(1, 9.0), (2, 8.0), (3, 7.0)],

@@ -20,8 +20,9 @@ strings compare case-sensitively by code point,
 which is UTF-8 byte order.
 
 Bounds on one filter (§15.5, and what SQLite can compile): 32 nodes deep, 512
-nodes in all, 1024 values in one ``in``/``nin``. The ``Compiler`` seam for
-query languages is in ``_compilers``.
+nodes in all, 1024 values in one ``in``/``nin``. The retrieve pipeline never
+parses a filter: the server runtime does, once (``ctx.filter``, with the
+engine's array fields), and ``rcpkit.engine.query.Query`` carries the tree.
 """
 
 from __future__ import annotations

@@ -30,12 +30,13 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from rcpkit.engine.fusion import DEFAULT_ALPHA, FusionOptions, fuse
 from rcpkit.engine.index.bm25 import BM25, DEFAULT_BM25, query_tokens, tokens
 from rcpkit.engine.models import Embedder
+from rcpkit.engine.query import DEFAULT_ALPHA
 from rcpkit.engine.rerank._interfaces import Checkpoint, RerankMethod, Scores
 from rcpkit.engine.rm3 import expansion_terms
 from rcpkit.engine.store.analysis import analyze, analyze_code_many, analyze_many, analyze_query
+from rcpkit.protocol.fusion import FusionOptions, fuse
 
 __all__ = ["HybridReranker", "LexicalStatistics"]
 

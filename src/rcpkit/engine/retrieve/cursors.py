@@ -5,7 +5,7 @@ its n-th commit is its version n, whatever other tenants write, and a version
 is servable from its tenant's floor up to its latest commit; anything else is
 refused, never silently replaced, and the refusal names no range (the range
 would tell one tenant how many versions another made). A cursor
-binds the query and its params (a hash), the served version and an offset,
+binds the query and its options (``Query.digest``), the served version and an offset,
 and is signed with a per-index secret, so page 2 is the next slice of the
 same ranking of the same snapshot, and a forged cursor is detected.
 """
@@ -19,11 +19,7 @@ import json
 import secrets
 from dataclasses import dataclass
 
-import msgspec
-
-from rcpkit.engine.retrieve.recall import DEFAULT_MODE, effective_fusion
 from rcpkit.engine.store.base import Store
-from rcpkit.protocol import messages as m
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = [
@@ -31,9 +27,7 @@ __all__ = [
     "Served",
     "cursor_secret",
     "decode_cursor",
-    "effective_params",
     "encode_cursor",
-    "params_digest",
     "resolve_version",
 ]
 
@@ -81,36 +75,6 @@ def cursor_secret(store: Store) -> bytes:
     # §10: one secret per index, in the store, so every server sharing the store
     # accepts the cursors any of them issued; set-if-absent, so they agree on it.
     return bytes.fromhex(store.setting_default("cursor.secret", secrets.token_hex(32)))
-
-
-def params_digest(params: m.RetrieveParams, tenant: str | None) -> str:
-    """What a cursor binds: the caller's tenant and every retrieve param but the cursor.
-
-    The params are bound as the engine runs them, so an omitted option and the
-    value it defaults to (``mode`` absent and ``"hybrid"``) are the same query. An
-    omitted ``fusion`` is not the same as one spelled out: only the former takes the
-    feedback pass (rcpkit.engine.retrieve.prf), so the two rank differently.
-    """
-    raw = msgspec.to_builtins(effective_params(params))
-    raw["_feedback"] = params.fusion is None
-    for volatile in ("cursor", "indexVersion"):
-        raw.pop(volatile, None)
-    payload = json.dumps([tenant, raw], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(payload.encode()).hexdigest()[:32]
-
-
-def effective_params(params: m.RetrieveParams) -> m.RetrieveParams:
-    """``params`` with each omitted option replaced by what the pipeline does without it."""
-    return msgspec.structs.replace(
-        params,
-        mode=params.mode or DEFAULT_MODE,
-        fusion=effective_fusion(params.fusion),
-        rerank=params.rerank if isinstance(params.rerank, m.RerankOption) else None,
-        rewrite=params.rewrite if isinstance(params.rewrite, str) else None,
-        include_text=params.include_text is not False,
-        include_vectors=params.include_vectors is True,
-        strict=params.strict is not False,
-    )
 
 
 def encode_cursor(cursor: Cursor, secret: bytes) -> str:

@@ -9,13 +9,13 @@ import numpy as np
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.models import encode_f32_base64
+from rcpkit.engine.query import Query
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.citations import citation_of, hit_meta
 from rcpkit.engine.retrieve.recall import Recalled
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.retrieve.trust import screen, trust_level
 from rcpkit.engine.store.base import ChunkRow
-from rcpkit.protocol import messages as m
 from rcpkit.protocol.content import Chunk, Hit, Trust
 
 __all__ = ["UNIT_KEYS", "build_hits", "merge_units"]
@@ -52,11 +52,11 @@ def build_hits(
     engine: Engine,
     page: Sequence[Candidate],
     rows: dict[int, ChunkRow],
-    params: m.RetrieveParams,
+    query: Query,
     recalled: Recalled,
     ctx: EngineRequest,
 ) -> list[Hit]:
-    unit = params.unit if params.unit in UNIT_KEYS else "chunk"
+    unit = query.unit if query.unit in UNIT_KEYS else "chunk"
     calibration = engine.calibrate(ctx.tenant)  # §15.6: the tenant's own corpus
     hits = []
     for candidate in page:
@@ -69,11 +69,11 @@ def build_hits(
                 id=UNIT_KEYS[unit](row),
                 score=candidate.score,
                 confidence=round(calibration.confidence(cosine), 6),
-                text=None if params.include_text is False else checked.text,
+                text=checked.text if query.include_text else None,
                 modality="code" if row.modality == "code" else _image_or_text(row.modality),
                 unit="chunk" if unit == "passage" else unit,
                 meta=hit_meta(row),
-                vector=_vector(vector, params),
+                vector=_vector(vector, query),
                 scores=candidate.scores,
                 citation=citation_of(row),
                 chunk=Chunk(doc_id=row.doc_id, index=row.index, context=row.context),
@@ -94,7 +94,7 @@ def _image_or_text(modality: str) -> Literal["image", "text"]:
     return "image" if modality == "image" else "text"
 
 
-def _vector(vector: np.ndarray | None, params: m.RetrieveParams) -> list[float] | str | None:
-    if vector is None or not params.include_vectors:
+def _vector(vector: np.ndarray | None, query: Query) -> list[float] | str | None:
+    if vector is None or not query.include_vectors:
         return None
-    return encode_f32_base64(vector) if params.encoding == "f32-base64" else vector.tolist()
+    return encode_f32_base64(vector) if query.encoding == "f32-base64" else vector.tolist()

@@ -14,14 +14,13 @@ from typing import Any, TypeVar
 import numpy as np
 
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.fusion import rrf_score
+from rcpkit.engine.query import GRAPH_UNITS, Query
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve import prf
 from rcpkit.engine.retrieve.cursors import (
     Cursor,
     decode_cursor,
     encode_cursor,
-    params_digest,
     resolve_version,
 )
 from rcpkit.engine.retrieve.graph_units import graph_hits
@@ -33,8 +32,9 @@ from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.store.snapshot import snapshot
 from rcpkit.engine.transform import Transformed, merge_rankings
 from rcpkit.protocol import messages as m
-from rcpkit.protocol.content import Hit, text_of
+from rcpkit.protocol.content import Hit
 from rcpkit.protocol.errors import RCPError
+from rcpkit.protocol.fusion import rrf_score
 
 __all__ = ["DEFAULT_RERANK_TOP_N", "retrieve"]
 
@@ -73,80 +73,80 @@ class _Stages:
         return result
 
 
-def retrieve(engine: Engine, params: m.RetrieveParams, ctx: EngineRequest) -> m.RetrieveResult:
+def retrieve(engine: Engine, query: Query, ctx: EngineRequest) -> m.RetrieveResult:
     # §13.1: the store's reads stop at the request's deadline too, not only the pipeline's
     # checkpoints (a PostgreSQL statement is bounded by it; see store.deadline).
     with deadline_scope(ctx.deadline):
-        return _retrieve(engine, params, ctx)
+        return _retrieve(engine, query, ctx)
 
 
-def _retrieve(engine: Engine, params: m.RetrieveParams, ctx: EngineRequest) -> m.RetrieveResult:
+def _retrieve(engine: Engine, query: Query, ctx: EngineRequest) -> m.RetrieveResult:
     started = time.perf_counter()
-    query = text_of(params.query)
-    if not query.strip():
+    text = query.text
+    if not text.strip():
         raise RCPError.invalid_params("query", "the query has no text")
-    if params.unit in GRAPH_UNITS and engine.graphs is not None:
-        return _through_graph(engine, params, query, ctx, started)
+    if query.unit in GRAPH_UNITS and engine.graphs is not None:
+        return _through_graph(engine, query, text, ctx, started)
     # §7.7.1: the version check and every read in one snapshot, so another process's
     # garbage collection cannot slip between them (a pinned read serves that version).
     with snapshot(engine.store):
-        result = _read(engine, params, query, ctx, started)
-    if params.session_id:
-        engine.trajectories.record(ctx.tenant, params.session_id, [str(h.id) for h in result.hits])
+        result = _read(engine, query, text, ctx, started)
+    if query.session_id:
+        engine.trajectories.record(ctx.tenant, query.session_id, [str(h.id) for h in result.hits])
     return result
 
 
 def _read(
-    engine: Engine, params: m.RetrieveParams, query: str, ctx: EngineRequest, started: float
+    engine: Engine, query: Query, text: str, ctx: EngineRequest, started: float
 ) -> m.RetrieveResult:
-    cursor = _cursor(engine, params, ctx.tenant)
-    pinned = cursor.version if cursor else params.index_version
+    cursor = _cursor(engine, query, ctx.tenant)
+    pinned = cursor.version if cursor else query.index_version
     served = resolve_version(engine.store, pinned, ctx.tenant)  # §15.6: the tenant's versions
     version = served.version
     offset = cursor.offset if cursor else 0
     stages = _Stages(ctx)
-    depth = offset + params.k
+    depth = offset + query.k
     tenant = ctx.tenant
     # Read once at the start, so concurrent feedback cannot change this result (§7.16).
     quarantined = engine.feedback.quarantined(tenant)
-    seen = engine.trajectories.seen(tenant, params.session_id) if params.session_id else None
+    seen = engine.trajectories.seen(tenant, query.session_id) if query.session_id else None
     transformed = None
-    if isinstance(params.rewrite, str):
-        method = params.rewrite
+    if isinstance(query.rewrite, str):
+        method = query.rewrite
         transformed = stages.run(
-            "transform", 0.1, lambda: engine.rewriter.run(method, query, None, ctx)
+            "transform", 0.1, lambda: engine.rewriter.run(method, text, None, ctx)
         )
         ctx.notes.extend(transformed.notes)
     recalled = stages.run(
         "recall",
         0.4,
-        lambda: _recall(engine, params, query, transformed, version, depth, ctx),
-        lambda found: _partial(engine, found.candidates, params.k),
+        lambda: _recall(engine, query, text, transformed, version, depth, ctx),
+        lambda found: _partial(engine, found.candidates, query.k),
     )
-    if transformed is None and prf.applies(engine, params):
+    if transformed is None and prf.applies(engine, query):
         first = recalled
         recalled = stages.run(
             "feedback",
             0.5,
-            lambda: prf.second_pass(engine, params, query, first, version, depth, ctx),
-            lambda found: _partial(engine, found.candidates, params.k),
+            lambda: prf.second_pass(engine, query, text, first, version, depth, ctx),
+            lambda found: _partial(engine, found.candidates, query.k),
         )
     candidates = recalled.candidates
-    if params.min_score is not None:
-        candidates = [c for c in candidates if c.score >= params.min_score]
+    if query.min_score is not None:
+        candidates = [c for c in candidates if c.score >= query.min_score]
     reranked = 0
-    if isinstance(params.rerank, m.RerankOption):
+    if query.rerank is not None:
         candidates, reranked = stages.run(
             "rerank",
             0.7,
-            lambda: _rerank(engine, params, query, candidates, ctx),
-            lambda done: _partial(engine, done[0], params.k),
+            lambda: _rerank(engine, query, text, candidates, ctx),
+            lambda done: _partial(engine, done[0], query.k),
         )
-    if params.recency is not None:
+    if query.recency is not None:
         floor = -1.0 if reranked else recalled.floor
-        candidates = _recency(engine, params, candidates, floor)
+        candidates = _recency(engine, query, candidates, floor)
     rows: dict[int, ChunkRow] = {}
-    unit = params.unit if params.unit in UNIT_KEYS else "chunk"
+    unit = query.unit if query.unit in UNIT_KEYS else "chunk"
     if unit in ("document", "page") or quarantined or seen:
         rows = engine.store.fetch([c.key for c in candidates])
         candidates = [c for c in candidates if c.key in rows]
@@ -158,8 +158,8 @@ def _read(
         # §7.7.3: a trajectory keeps finding new evidence.
         unit_of = UNIT_KEYS[unit]
         candidates = [c for c in candidates if unit_of(rows[c.key]) not in seen]
-    if params.mmr is not None:
-        lambda_ = params.mmr.lambda_
+    if query.mmr_lambda is not None:
+        lambda_ = query.mmr_lambda
         candidates = stages.run(
             "mmr", 0.85, lambda: mmr(candidates, recalled.vectors, lambda_, depth + 1)
         )
@@ -169,18 +169,18 @@ def _read(
     page = [c for c in page if c.key in rows]  # a chunk collected since recall is dropped
     tokens = None
     ahead = depth  # where the next page starts: after the last candidate this one used
-    if params.token_budget is not None:
-        packed, tokens = _budget(engine, page, rows, params.token_budget, ctx)
+    if query.token_budget is not None:
+        packed, tokens = _budget(engine, page, rows, query.token_budget, ctx)
         if len(packed) < len(page):
             # §10: the next page continues at the first hit the budget left out, not
             # at offset + k, or the hits between them are never returned. A first hit
             # larger than the whole budget is passed over, so paging always advances.
             ahead = candidates.index(page[len(packed)], offset) + (0 if packed else 1)
         page = packed
-    hits = stages.run("pack", 1.0, lambda: build_hits(engine, page, rows, params, recalled, ctx))
+    hits = stages.run("pack", 1.0, lambda: build_hits(engine, page, rows, query, recalled, ctx))
     next_cursor = None
     if len(candidates) > ahead and engine.capabilities_pagination:
-        cursor_ahead = Cursor(served.shown, ahead, params_digest(params, tenant))
+        cursor_ahead = Cursor(served.shown, ahead, query.digest(tenant))
         next_cursor = encode_cursor(cursor_ahead, engine.cursor_secret)
     usage = m.Usage(
         candidates=recalled.count,
@@ -199,18 +199,15 @@ def _read(
     )
 
 
-GRAPH_UNITS = ("node", "triplet", "path", "subgraph", "community")
-
-
 def _through_graph(
-    engine: Engine, params: m.RetrieveParams, query: str, ctx: EngineRequest, started: float
+    engine: Engine, query: Query, text: str, ctx: EngineRequest, started: float
 ) -> m.RetrieveResult:
     """§7.7.2 graph granularities: answered by the knowledge graph at the latest version."""
     assert engine.graphs is not None
     graph = engine.graphs.of(ctx.tenant)
     embed = engine.embedder(ctx.check_cancelled).embed
-    if params.unit == "community":
-        found = graph.global_search(query, params.k, params.level or 0, embed)
+    if query.unit == "community":
+        found = graph.global_search(text, query.k, query.level or 0, embed)
         hits = [
             Hit(
                 id=s.community.id,
@@ -223,13 +220,13 @@ def _through_graph(
             for s in found.communities
         ]
     else:
-        local = graph.local(query, params.k, 2, params.unit, embed)  # type: ignore[arg-type]
+        local = graph.local(text, query.k, 2, query.unit, embed)  # type: ignore[arg-type]
         hits = graph_hits(engine, local.hits)
     usage = m.Usage(
         latency_ms=round((time.perf_counter() - started) * 1000, 3), notes=ctx.notes or None
     )
     return m.RetrieveResult(
-        hits=hits[: params.k],
+        hits=hits[: query.k],
         usage=usage,
         index_version=str(engine.store.tenancy.latest(ctx.tenant)),
     )
@@ -237,22 +234,22 @@ def _through_graph(
 
 def _recall(
     engine: Engine,
-    params: m.RetrieveParams,
-    query: str,
+    query: Query,
+    text: str,
     transformed: Transformed | None,
     version: int,
     depth: int,
     ctx: EngineRequest,
 ) -> Recalled:
-    """Recall for the query, or for each transformed query merged into one ranking."""
+    """Recall for ``text``, or for each transformed query merged into one ranking."""
     if transformed is None:
-        return recall(engine, params, query, version, depth, ctx)
+        return recall(engine, query, text, version, depth, ctx)
     queries = list(transformed.queries)
     merge = transformed.merge
     if transformed.hypothetical:  # HyDE: the pseudo-document is searched beside the query
         queries.append(transformed.hypothetical)
         merge = "rrf"
-    results = [recall(engine, params, q, version, depth, ctx) for q in queries]
+    results = [recall(engine, query, q, version, depth, ctx) for q in queries]
     if len(results) == 1:
         return results[0]
     order = merge_rankings(
@@ -268,8 +265,8 @@ def _recall(
     count = len({c.key for result in results for c in result.candidates})
     original = (
         results[0]
-        if transformed.queries[0] == query
-        else recall(engine, params, query, version, 0, ctx)
+        if transformed.queries[0] == text
+        else recall(engine, query, text, version, 0, ctx)
     )
     return Recalled(merged, count, 0.0, original.query_vector, vectors)
 
@@ -286,12 +283,12 @@ def _withhold(
     return kept
 
 
-def _cursor(engine: Engine, params: m.RetrieveParams, tenant: str | None) -> Cursor | None:
-    if params.cursor is None:
+def _cursor(engine: Engine, query: Query, tenant: str | None) -> Cursor | None:
+    if query.cursor is None:
         return None
-    digest = params_digest(params, tenant)
-    cursor = decode_cursor(params.cursor, engine.cursor_secret, digest, engine.store, tenant)
-    if params.index_version is not None and params.index_version != str(cursor.version):
+    digest = query.digest(tenant)
+    cursor = decode_cursor(query.cursor, engine.cursor_secret, digest, engine.store, tenant)
+    if query.index_version is not None and query.index_version != str(cursor.version):
         raise RCPError.invalid_params("indexVersion", "conflicts with the cursor's index version")
     return cursor
 
@@ -308,24 +305,24 @@ def _partial(engine: Engine, candidates: list[Candidate], k: int) -> dict[str, o
 
 def _rerank(
     engine: Engine,
-    params: m.RetrieveParams,
-    query: str,
+    query: Query,
+    text: str,
     candidates: list[Candidate],
     ctx: EngineRequest,
 ) -> tuple[list[Candidate], int]:
-    option = params.rerank
-    assert isinstance(option, m.RerankOption)
-    top_n = min(option.top_n or max(params.k, DEFAULT_RERANK_TOP_N), len(candidates))
-    top_n = _degrade(top_n, params, ctx)
+    option = query.rerank
+    assert option is not None
+    top_n = min(option.top_n or max(query.k, DEFAULT_RERANK_TOP_N), len(candidates))
+    top_n = _degrade(top_n, query, ctx)
     if top_n == 0:
         return candidates, 0
     default = "cross-encoder" if engine.config.cross_encoder else "colbert"
     reranker = engine.reranker(option.method or default, ctx.check_cancelled)
     head = candidates[:top_n]
     rows = engine.store.fetch([c.key for c in head])
-    raw = reranker.score(query, [rows[c.key].text for c in head], ctx.check_cancelled)
+    raw = reranker.score(text, [rows[c.key].text for c in head], ctx.check_cancelled)
     for candidate, score in zip(
-        head, bounded_scores(engine, reranker.method, query, raw), strict=True
+        head, bounded_scores(engine, reranker.method, text, raw), strict=True
     ):
         candidate.scores["rerank"] = float(score)
         candidate.score = float(score)
@@ -333,7 +330,7 @@ def _rerank(
     return head + candidates[top_n:], top_n
 
 
-def bounded_scores(engine: Engine, method: str, query: str, raw: Any) -> list[float]:
+def bounded_scores(engine: Engine, method: str, text: str, raw: Any) -> list[float]:
     """Rerank scores on [-1, 1], so the advertised scoreFloor holds after a rerank.
 
     MaxSim is a sum of one cosine per query token: divided by the query's token
@@ -342,20 +339,20 @@ def bounded_scores(engine: Engine, method: str, query: str, raw: Any) -> list[fl
     values = np.asarray(raw, dtype=np.float64)
     if method == "colbert":
         embedder = engine.embedder()
-        tokens = max(1, min(embedder.count_tokens([query])[0], embedder.max_tokens))
+        tokens = max(1, min(embedder.count_tokens([text])[0], embedder.max_tokens))
         return [float(v) for v in np.clip(values / tokens, -1.0, 1.0)]
     return [float(v) for v in 1.0 / (1.0 + np.exp(-values))]
 
 
-def _degrade(top_n: int, params: m.RetrieveParams, ctx: EngineRequest) -> int:
+def _degrade(top_n: int, query: Query, ctx: EngineRequest) -> int:
     """Near the deadline, and only with strict:false: a smaller head, then no rerank."""
     remaining = ctx.remaining()
-    if remaining is None or params.strict is not False:
+    if remaining is None or query.strict:
         return top_n
     budget = remaining * 0.8
     smaller = top_n
-    while smaller > params.k and smaller * _RERANK_SECONDS_PER_PASSAGE > budget:
-        smaller = max(params.k, smaller // 2)
+    while smaller > query.k and smaller * _RERANK_SECONDS_PER_PASSAGE > budget:
+        smaller = max(query.k, smaller // 2)
     if smaller * _RERANK_SECONDS_PER_PASSAGE > budget:
         ctx.notes.append("rerank skipped: the deadline is too near")
         return 0
@@ -365,9 +362,9 @@ def _degrade(top_n: int, params: m.RetrieveParams, ctx: EngineRequest) -> int:
 
 
 def _recency(
-    engine: Engine, params: m.RetrieveParams, candidates: list[Candidate], floor: float
+    engine: Engine, query: Query, candidates: list[Candidate], floor: float
 ) -> list[Candidate]:
-    recency = params.recency
+    recency = query.recency
     assert recency is not None
     if engine.config.filter_fields.get(recency.field) != "date":
         raise RCPError.invalid_params("recency.field", f"`{recency.field}` is not a date field")

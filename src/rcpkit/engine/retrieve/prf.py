@@ -38,29 +38,29 @@ from __future__ import annotations
 import numpy as np
 
 from rcpkit.engine.engine import Engine
+from rcpkit.engine.query import Query
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.recall import Recalled, fused, search_arms
 from rcpkit.engine.rm3 import expansion_terms
 from rcpkit.engine.store.analysis import analyze
 from rcpkit.engine.store.base import ChunkRow
-from rcpkit.protocol import messages as m
 
 __all__ = ["applies", "expansion_terms", "second_pass"]
 
 _MIN_FEEDBACK = 2  # fewer distinct documents than this: nothing to learn from
 
 
-def applies(engine: Engine, params: m.RetrieveParams) -> bool:
+def applies(engine: Engine, query: Query) -> bool:
     """Whether this request gets the feedback pass (a default hybrid retrieve)."""
     config = engine.config
-    plain = params.mode in (None, "hybrid") and params.fusion is None
-    return config.prf and plain and not params.rewrite and config.prf_documents >= _MIN_FEEDBACK
+    plain = query.effective_mode == "hybrid" and query.fusion is None
+    return config.prf and plain and not query.rewrite and config.prf_documents >= _MIN_FEEDBACK
 
 
 def second_pass(
     engine: Engine,
-    params: m.RetrieveParams,
-    query: str,
+    query: Query,
+    text: str,
     first: Recalled,
     version: int,
     depth: int,
@@ -74,7 +74,7 @@ def second_pass(
     passages = [analyze(f"{rows[key].title or ''}\n{rows[key].text}") for key in keys]
     if np.mean([len(terms) for terms in passages]) < config.prf_min_feedback_terms:
         return first  # issue 33: titles and one-liners hold no vocabulary to learn
-    own = analyze(query)
+    own = analyze(text)
     terms = list(dict.fromkeys(own + expansion_terms(own, passages, config.prf_terms)))
     vectors = [first.vectors[key] for key in keys if key in first.vectors]
     expanded = first.query_vector
@@ -83,10 +83,10 @@ def second_pass(
         moved = first.query_vector + config.prf_dense_weight * np.mean(vectors, axis=0)
         expanded = (moved / max(float(np.linalg.norm(moved)), 1e-12)).astype(np.float32)
         again = ("dense", "sparse")
-    arms, _ = search_arms(engine, params, query, expanded, terms, version, depth, ctx, again)
+    arms, _ = search_arms(engine, query, text, expanded, terms, version, depth, ctx, again)
     for arm, ranked in first.arms.items():
         arms.setdefault(arm, ranked)  # the arms not searched again keep their first lists
-    return fused(engine, params, arms, first.query_vector)
+    return fused(engine, query, arms, first.query_vector)
 
 
 def _feedback_keys(

@@ -9,40 +9,12 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.filters import OPERATORS, Filter, parse_filter
-from rcpkit.engine.fusion import DEFAULT_ALPHA, RRF_K, FusionOptions, fuse
+from rcpkit.engine.filters import Filter
+from rcpkit.engine.query import Query
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.store.analysis import analyze_query
-from rcpkit.protocol import messages as m
-
-# What an omitted `mode` / `fusion` means here; cursors bind these effective values.
-DEFAULT_MODE = "hybrid"
-# An omitted `fusion` is §16.3's convex combination, which the spec prefers when every
-# fused list has a declared score floor (both arms here do: cosine >= -1, BM25 >= 0).
-# α 0.85 was chosen on the development halves of two collections (Cranfield, the
-# NumPy/SciPy docstrings; benchmarks/quality_lab.py, BENCHMARKS.md "Retrieval quality"):
-# the α whose worse dev ratio to BM25 was highest, chosen jointly with the BM25
-# parameters (issue 16, third round: k1 0.9, b 0.6, title 3; 0.8 with FTS5's). With the
-# cosine's floor at -1 the dense arm's normalised scores span a narrow band near 1, so
-# a high α balances the arms.
-DEFAULT_FUSION = m.Fusion(method="convex", rrf_k=RRF_K, alpha=DEFAULT_ALPHA)
-# A `fusion` the client sends without `method` is RRF, §16.3's default strategy, and
-# without `alpha` α is §16.3's default 0.5: an explicit request means what the spec says.
-_SPEC_FUSION = m.Fusion(method="rrf", rrf_k=RRF_K, alpha=0.5)
-
-
-def effective_fusion(fusion: m.Fusion | None) -> m.Fusion:
-    """``fusion`` with every omitted knob at the value recall uses."""
-    if fusion is None:
-        return DEFAULT_FUSION
-    return m.Fusion(
-        method=fusion.method or _SPEC_FUSION.method,
-        weights=fusion.weights,
-        rrf_k=fusion.rrf_k or _SPEC_FUSION.rrf_k,
-        alpha=_SPEC_FUSION.alpha if fusion.alpha is None else fusion.alpha,
-    )
-
+from rcpkit.protocol.fusion import FusionOptions, fuse
 
 __all__ = [
     "MAX_QUERY_TERMS",
@@ -74,21 +46,21 @@ class Recalled:
 
 def recall(
     engine: Engine,
-    params: m.RetrieveParams,
-    query: str,
+    query: Query,
+    text: str,
     version: int,
     depth: int,
     ctx: EngineRequest,
 ) -> Recalled:
-    """Run the arms of ``params.mode`` at ``version``; candidates best-first."""
-    arms, query_vector = search_arms(engine, params, query, None, None, version, depth, ctx)
-    return fused(engine, params, arms, query_vector)
+    """Run the arms of ``query.mode`` for ``text`` at ``version``; candidates best-first."""
+    arms, query_vector = search_arms(engine, query, text, None, None, version, depth, ctx)
+    return fused(engine, query, arms, query_vector)
 
 
 def search_arms(
     engine: Engine,
-    params: m.RetrieveParams,
-    query: str,
+    query: Query,
+    text: str,
     query_vector: npt.NDArray[np.float32] | None,
     terms: list[str] | None,
     version: int,
@@ -96,14 +68,14 @@ def search_arms(
     ctx: EngineRequest,
     only: tuple[str, ...] = ("dense", "sparse", "splade"),
 ) -> tuple[Arms, npt.NDArray[np.float32]]:
-    """The ranked list of each arm of ``params.mode`` in ``only``, at ``version``.
+    """The ranked list of each arm of ``query.mode`` in ``only``, for ``text`` at ``version``.
 
-    ``query_vector`` None: the query is embedded here, while the lexical arm runs.
-    ``terms``: the lexical arm's analysed terms (None: the query's own).
+    ``query_vector`` None: ``text`` is embedded here, while the lexical arm runs.
+    ``terms``: the lexical arm's analysed terms (None: those of ``text``).
     """
-    mode = params.mode or DEFAULT_MODE
-    tree = _filter(engine, params)
-    candidate_k = max(params.candidate_k or engine.config.default_candidate_k, depth)
+    mode = query.effective_mode
+    tree = query.filter  # §8: parsed and checked once, by the server runtime
+    candidate_k = max(query.candidate_k or engine.config.default_candidate_k, depth)
     # §7.7.1: every arm reads exactly `version` (stores map the latest to their fast
     # path), even if another process on a shared store committed since it was resolved.
     tenant = ctx.tenant
@@ -111,25 +83,25 @@ def search_arms(
     # Hybrid: the lexical arm runs on a pool thread while this one embeds and searches
     # the dense arm (numpy and the embedders release the GIL), then both are fused.
     lexical = (
-        _ARMS.submit(_lexical, engine, query, terms, candidate_k, tree, version, ctx)
+        _ARMS.submit(_lexical, engine, text, terms, candidate_k, tree, version, ctx)
         if mode == "hybrid" and "sparse" in only
         else None
     )
     if query_vector is None:
         embedder = engine.embedder(ctx.check_cancelled)
-        query_vector = embedder.embed([query], "query")[0]
+        query_vector = embedder.embed([text], "query")[0]
     if mode in ("dense", "hybrid") and "dense" in only:
         arms["dense"] = engine.dense.search(query_vector, candidate_k, tree, version, tenant)
     if mode in ("sparse", "hybrid") and "sparse" in only:
         arms["sparse"] = (
             lexical.result()
             if lexical is not None
-            else _lexical(engine, query, terms, candidate_k, tree, version, ctx)
+            else _lexical(engine, text, terms, candidate_k, tree, version, ctx)
         )
     encoder = engine.sparse_encoder(ctx.check_cancelled) if "splade" in only else None
     if mode in ("sparse", "hybrid") and encoder is not None:
         # §3.1: learned-sparse recall joins the sparse arm
-        (vector,) = encoder.encode([query], "query")
+        (vector,) = encoder.encode([text], "query")
         arms["splade"] = engine.store.learned_sparse(
             vector.indices.tolist(),
             vector.values.tolist(),
@@ -144,35 +116,21 @@ def search_arms(
 
 def fused(
     engine: Engine,
-    params: m.RetrieveParams,
+    query: Query,
     arms: Arms,
     query_vector: npt.NDArray[np.float32],
 ) -> Recalled:
-    """The arms fused by ``params.fusion``, with the candidates' vectors."""
-    candidates = _combine(arms, params)
+    """The arms fused by ``query.fusion``, with the candidates' vectors."""
+    candidates = _combine(arms, query)
     count = len({key for ranked in arms.values() for key, _ in ranked})
-    floor = SCORE_FLOORS["dense"] if (params.mode or DEFAULT_MODE) == "dense" else 0.0
+    floor = SCORE_FLOORS["dense"] if query.effective_mode == "dense" else 0.0
     vectors = engine.dense.vectors_of([c.key for c in candidates])
     return Recalled(candidates, count, floor, query_vector, vectors, arms)
 
 
-def _filter(engine: Engine, params: m.RetrieveParams) -> Filter | None:
-    """The parsed §8 filter; each store compiles it to its own query language."""
-    if params.filter is None:
-        return None
-    config = engine.config
-    return parse_filter(
-        params.filter,
-        config.filter_fields,  # type: ignore[arg-type]
-        OPERATORS,
-        array_fields=config.array_fields,
-        path="filter",
-    )
-
-
 def _lexical(
     engine: Engine,
-    query: str,
+    text: str,
     terms: list[str] | None,
     k: int,
     tree: Filter | None,
@@ -180,20 +138,19 @@ def _lexical(
     ctx: EngineRequest,
 ) -> list[tuple[int, float]]:
     # Identifiers split as code is indexed; prose words as before.
-    terms = analyze_query(query) if terms is None else terms
+    terms = analyze_query(text) if terms is None else terms
     if len(terms) > MAX_QUERY_TERMS:
         ctx.notes.append(f"query cut to its first {MAX_QUERY_TERMS} terms for lexical recall")
         terms = terms[:MAX_QUERY_TERMS]
     return engine.store.index.lexical(terms, k, tree, version, ctx.tenant)
 
 
-def _combine(arms: dict[str, list[tuple[int, float]]], params: m.RetrieveParams) -> list[Candidate]:
+def _combine(arms: Arms, query: Query) -> list[Candidate]:
     if len(arms) == 1:
         ((arm, ranked),) = arms.items()
         return [Candidate(key, score, {arm: score}) for key, score in ranked]
     per_arm = {arm: dict(ranked) for arm, ranked in arms.items()}
-    fusion = effective_fusion(params.fusion)
-    assert fusion.method is not None and fusion.rrf_k is not None and fusion.alpha is not None
+    fusion = query.effective_fusion
     options = FusionOptions(rrf_k=fusion.rrf_k, alpha=fusion.alpha, floors=SCORE_FLOORS)
     fused = fuse(fusion.method, arms, fusion.weights, options)
     return [

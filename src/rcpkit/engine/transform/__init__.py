@@ -16,7 +16,7 @@ No language model is involved; each method is an established non-generative tech
 Entry point: `transform(method, query, corpus, n, neighbours=, options=) -> Transformed`,
 dispatching through the `TRANSFORMS` registry; `DESCRIPTIONS` says what each method does.
 `n` is bounded by `MAX_QUERIES` (§15.5). `merge_rankings(result.merge, rankings)` turns
-one ranking per query back into one (RRF via `rcpkit.engine.fusion.fuse`, or round-robin).
+one ranking per query back into one (RRF via `rcpkit.protocol.fusion.fuse`, or round-robin).
 
 Inputs: a `Corpus` (df, edit-distance lookup and top-df words over surface words, unit
 count, passage search). `VocabularyIndex` is a SymSpell deletion index over

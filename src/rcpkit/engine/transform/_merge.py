@@ -1,6 +1,6 @@
 """Combining the rankings of a transform's queries, by the strategy the transform names.
 
-`rrf` is the engine's own reciprocal-rank fusion (`rcpkit.engine.fusion.fuse`,
+`rrf` is the engine's own reciprocal-rank fusion (`rcpkit.protocol.fusion.fuse`,
 k = 60, deterministic ties), one arm per query. `interleave` is round-robin
 merging, as in metasearch: a decomposed question needs every part's best hits,
 and RRF would instead promote whatever all parts half-match.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 
-from rcpkit.engine.fusion import RRF_K, FusionOptions, Ranked, fuse
 from rcpkit.engine.transform._types import Merge
+from rcpkit.protocol.fusion import RRF_K, FusionOptions, Ranked, fuse
 
 __all__ = ["MERGES", "merge_rankings"]
 

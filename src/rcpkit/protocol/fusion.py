@@ -1,8 +1,11 @@
 """Rank fusion strategies (§16.3), looked up by name: rrf, weighted, convex.
 
-Each takes ranked lists per arm (best first, with the arm's raw scores) and
-returns one fused ranking. Ties break deterministically: higher fused score,
-then more arms contributing (summed weight), then smaller id (§16.3).
+The arithmetic alone, shared by the engine (its recall arms, its hybrid
+reranker, its query transforms) and by federation (engines as the arms), so
+neither imports the other for it. Each takes ranked lists per arm (best
+first, with the arm's raw scores) and returns one fused ranking. Ties break
+deterministically: higher fused score, then more arms contributing (summed
+weight), then smaller id (§16.3).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_ALPHA", "FUSION", "RRF_K", "Fused", "Ranked", "fuse", "rrf_score"]
+__all__ = ["FUSION", "RRF_K", "Fused", "Ranked", "fuse", "rrf_score"]
 
 Ranked = Sequence[tuple[int, float]]  # (candidate key, raw score), best first
 
@@ -21,11 +24,6 @@ class Fused:
     score: float
     weight: float  # summed weight of the arms that returned the candidate
 
-
-# The default pipeline's convex α (the dense arm's weight), chosen on the development
-# halves of the collections in BENCHMARKS.md "Retrieval quality" (recall.DEFAULT_FUSION;
-# the hybrid rerank fuses with it too).
-DEFAULT_ALPHA = 0.85
 
 # Reciprocal rank fusion's k (Cormack, Clarke & Büttcher 2009): rank r scores 1 / (k + r).
 RRF_K = 60
