@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 
 import pytest
 from client_support import KEYWORD, PYTHON
@@ -96,14 +97,62 @@ async def test_a_spawned_server_gets_a_least_privilege_environment(tmp_path) -> 
         "    break\n"
     )
     os.environ["RCPKIT_TEST_SECRET"] = "do-not-leak"
+    os.environ["RCPKIT_TOKEN"] = "a-client-credential"
+    os.environ["RCPKIT_SPARSE"] = "from-the-caller"
     try:
         client = await Client.connect_stdio(
-            [PYTHON, str(script)], cwd=tmp_path, env={"GIVEN": "yes"}, pass_env=["LANG"]
+            [PYTHON, str(script)],
+            cwd=tmp_path,
+            env={"GIVEN": "yes", "RCPKIT_SPARSE": "overridden"},
+            pass_env=["LANG"],
         )
+        bare = child_environment(StdioEndpoint(["x"]))
     finally:
-        del os.environ["RCPKIT_TEST_SECRET"]
+        for name in ("RCPKIT_TEST_SECRET", "RCPKIT_TOKEN", "RCPKIT_SPARSE"):
+            del os.environ[name]
     seen = client.raw_capabilities["x-env"]
-    assert "RCPKIT_TEST_SECRET" not in seen
+    assert "RCPKIT_TEST_SECRET" not in seen and "RCPKIT_TOKEN" not in seen
     assert seen["GIVEN"] == "yes"
+    assert seen["RCPKIT_SPARSE"] == "overridden"  # env= wins over an inherited setting
     await client.close()
-    assert "RCPKIT_TEST_SECRET" not in child_environment(StdioEndpoint(["x"]))
+    assert "RCPKIT_TEST_SECRET" not in bare and "RCPKIT_TOKEN" not in bare
+    assert bare["RCPKIT_SPARSE"] == "from-the-caller"
+
+
+@pytest.fixture
+def pelican_index(tmp_path) -> str:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "pelicans.md").write_text("# Pelicans\n\nPelicans fly over the harbour.\n")
+    index = str(tmp_path / "index")
+    subprocess.run(
+        [PYTHON, "-m", "rcpkit", "index", str(tmp_path / "docs")],
+        env={**os.environ, "RCPKIT_INDEX": index, "RCPKIT_EMBEDDER": "hashing:64"},
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return index
+
+
+async def test_a_spawned_rcpkit_serve_opens_the_index_rcpkit_index_names(
+    pelican_index: str, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The README's snippet, `connect_stdio(["rcpkit", "serve"])`, with the index exported.
+    index, embedder = pelican_index, "hashing:64"
+    monkeypatch.setenv("RCPKIT_INDEX", index)
+    monkeypatch.setenv("RCPKIT_EMBEDDER", embedder)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "no-default-index-here"))
+    command = [PYTHON, "-m", "rcpkit", "serve", "--stdio"]
+    async with await Client.connect_stdio(command, connect_timeout=60) as client:
+        result = await client.retrieve("pelicans harbour", k=1, mode="sparse", timeout=30)
+    assert [hit.id for hit in result.hits] == ["pelicans.md#0"]
+
+
+async def test_a_server_that_exits_at_start_fails_the_connect_with_its_stderr(tmp_path) -> None:
+    missing = tmp_path / "no-index"
+    command = [PYTHON, "-m", "rcpkit", "serve", "--stdio", "--index", str(missing)]
+    with pytest.raises(TransportClosed) as caught:
+        await Client.connect_stdio(command, connect_timeout=60)
+    message = str(caught.value)
+    assert "exited with code 2" in message
+    assert f"no index at {missing}" in message  # the server's own words, from its stderr

@@ -80,10 +80,16 @@ class Report:
     requirements: list[Requirement] = field(default_factory=list)
     declared: str | None = None
     server: dict[str, Any] = field(default_factory=dict)
+    # Why the run stopped short (the server never answered, or initialize failed):
+    # the checks after that point were not run rather than each reported failed.
+    stopped: str | None = None
+    stderr_tail: list[str] = field(default_factory=list)
 
     @property
     def certified(self) -> str | None:
         """§14.5: the highest level whose checks, and all lower levels' checks, pass."""
+        if self.stopped is not None:
+            return None  # checks that were not run prove nothing
         reached: str | None = None
         for level in LEVELS:
             upto = LEVELS[: LEVELS.index(level) + 1]
@@ -104,7 +110,7 @@ class Report:
 
     @property
     def passed(self) -> bool:
-        """Exit 0: no failed MUST and no overclaim."""
+        """Exit 0: no failed MUST and no overclaim (a stopped run certifies nothing)."""
         return self.honest and not any(o.status == "FAIL" for o in self.outcomes)
 
     def count(self, status: Status) -> int:
@@ -122,4 +128,6 @@ class Report:
             "summary": {status.lower(): self.count(status) for status in ("PASS", "FAIL", "SKIP")},
             "checks": [outcome.to_wire() for outcome in self.outcomes],
             "requirements": [requirement.to_wire() for requirement in self.requirements],
+            "stopped": self.stopped,
+            "stderrTail": self.stderr_tail,
         }

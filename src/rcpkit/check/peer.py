@@ -44,6 +44,11 @@ class Peer(Protocol):
     violations: list[str]
     session: str | None
 
+    @property
+    def stderr_tail(self) -> list[str]:
+        """The last lines a spawned server wrote to stderr (none over HTTP)."""
+        ...
+
     async def start(self) -> None: ...
 
     async def send(

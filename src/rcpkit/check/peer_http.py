@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
-from rcpkit.check.failures import Failed
+from rcpkit.check.failures import Failed, Gone
 from rcpkit.check.peer import Exchange, envelope_problems, is_notification, reject_constant
 from rcpkit.client.http import import_httpx
 
@@ -27,6 +27,11 @@ class HttpPeer:
         self.session: str | None = None
         self._token = token
         self._client: httpx.AsyncClient | None = None
+
+    @property
+    def stderr_tail(self) -> list[str]:
+        """An HTTP server's stderr is not ours to read."""
+        return []
 
     async def start(self) -> None:
         headers = {"authorization": f"Bearer {self._token}"} if self._token else {}
@@ -66,6 +71,8 @@ class HttpPeer:
                         self.session = reply.headers["rcp-session"]
         except TimeoutError:
             raise Failed("no answer within the time limit") from None
+        except httpx.ConnectError as error:
+            raise Gone(f"cannot connect to {self.target}: {error}") from None
         except httpx.HTTPError as error:
             raise Failed(f"HTTP transport error: {type(error).__name__}: {error}") from None
         if method == "initialize" and not self.session:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import itertools
 import json
@@ -10,7 +11,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rcpkit.check.failures import Failed
+from rcpkit.check.failures import Failed, Gone
 from rcpkit.check.peer import Exchange, envelope_problems, is_notification, reject_constant, same_id
 from rcpkit.transport.framing import LineSplitter, Oversized
 
@@ -19,6 +20,7 @@ __all__ = ["StdioPeer"]
 _ANY: Any = object()
 _EOF: Any = object()
 _LINE_LIMIT = 64 * 1024 * 1024
+_STDERR_TAIL_LINES = 20
 
 
 class StdioPeer:
@@ -45,7 +47,13 @@ class StdioPeer:
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._reader: asyncio.Task[None] | None = None
         self._sentinels = itertools.count(1)
-        self.stderr_tail: list[str] = []
+        self._stderr: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
+        self._stderr_reader: asyncio.Task[None] | None = None
+
+    @property
+    def stderr_tail(self) -> list[str]:
+        """The last lines the server wrote to stderr (its own account of a failure)."""
+        return list(self._stderr)
 
     async def start(self) -> None:
         try:
@@ -53,13 +61,21 @@ class StdioPeer:
                 *self.command,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
                 cwd=self._cwd,
                 env=self._env,
             )
         except OSError as error:
-            raise Failed(f"cannot start `{self.target}`: {error}") from None
-        self._reader = asyncio.get_running_loop().create_task(self._read())
+            raise Gone(f"cannot start `{self.target}`: {error}") from None
+        loop = asyncio.get_running_loop()
+        self._reader = loop.create_task(self._read())
+        assert self._process.stderr is not None
+        self._stderr_reader = loop.create_task(self._read_stderr(self._process.stderr))
+
+    async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
+        # Always drained, so a chatty server never blocks on a full pipe.
+        while line := await stream.readline():
+            self._stderr.append(line.decode("utf-8", "replace").rstrip())
 
     async def _read(self) -> None:
         assert self._process is not None and self._process.stdout is not None
@@ -94,9 +110,22 @@ class StdioPeer:
             raise Failed("no answer within the time limit") from None
         if value is _EOF:
             self._queue.put_nowait(_EOF)
-            code = self._process.returncode if self._process else None
-            raise Failed(f"the server closed its output (exit code {code})")
+            raise Gone(await self._ended())
         return value
+
+    async def _ended(self) -> str:
+        process = self._process
+        assert process is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), 1.0)
+        if self._stderr_reader is not None:
+            # What the server said as it went (its last stderr lines) is read to the end.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._stderr_reader), 0.5)
+        code = process.returncode
+        if code is None:
+            return "the server closed its output (still running)"
+        return f"the server closed its output and exited with code {code}"
 
     def _write(self, message: Any) -> None:
         assert self._process is not None and self._process.stdin is not None
@@ -106,7 +135,7 @@ class StdioPeer:
         try:
             self._process.stdin.write(data)
         except (ConnectionError, RuntimeError):
-            raise Failed("the server's stdin is closed") from None
+            raise Gone("the server's stdin is closed") from None
 
     async def send(
         self,
@@ -166,7 +195,8 @@ class StdioPeer:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
             await asyncio.wait_for(process.wait(), 5.0)
-        if self._reader is not None:
-            self._reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reader
+        for task in (self._reader, self._stderr_reader):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task

@@ -20,16 +20,30 @@ def render_text(report: Report) -> str:
         status = "MET" if requirement.met else "UNMET"
         detail = f" — {requirement.detail}" if requirement.detail else ""
         lines.append(f"  [{requirement.level}] {status:<5} {requirement.title}{detail}")
-    lines.append(
-        f"  {report.count('PASS')} passed, {report.count('FAIL')} failed, "
-        f"{report.count('SKIP')} skipped"
-    )
+    if report.outcomes:
+        lines.append(
+            f"  {report.count('PASS')} passed, {report.count('FAIL')} failed, "
+            f"{report.count('SKIP')} skipped"
+        )
+    if report.stopped is not None:
+        return "\n".join([*lines, *_stopped(report)])
     lines.append(f"  CERTIFIED LEVEL: {report.certified or 'none'}")
     verdict = "consistent" if report.honest else "OVERCLAIM"
     if report.declared is None:
         verdict = "MISSING (§14: a server MUST state its level)"
     lines.append(f"  declared _meta.conformance={report.declared!r} — {verdict}")
     return "\n".join(lines)
+
+
+def _stopped(report: Report) -> list[str]:
+    lines = [f"  STOPPED: {report.stopped}"]
+    if report.stderr_tail:
+        lines.append("  the server's stderr ended with:")
+        lines.extend(f"    {line}" for line in report.stderr_tail)
+    elif report.transport == "stdio":
+        lines.append("  the server wrote nothing to stderr")
+    lines.append("  CERTIFIED LEVEL: none (not certified: the run did not finish)")
+    return lines
 
 
 def render_json(report: Report) -> str:

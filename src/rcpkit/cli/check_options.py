@@ -24,5 +24,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME",
-        help="environment variable to pass to the server (§15.1: others are withheld)",
+        help="a variable to pass to the server beyond PATH, HOME, the locale and rcpkit's "
+        "settings ($RCPKIT_INDEX, ...); others are withheld (§15.1)",
     )

@@ -115,7 +115,18 @@ class Client(TypedMethods):
         stderr: StderrMode = "capture",
         **options: Any,
     ) -> Client:
-        """Spawn ``command`` (least-privilege environment, §15.1) and connect over its stdio."""
+        """Spawn ``command`` and connect over its stdio (§5.1).
+
+        The server gets a least-privilege environment (§15.1): ``PATH``,
+        ``HOME``, the locale and temp variables, and rcpkit's own settings
+        (``RCPKIT_INDEX``, ``RCPKIT_EMBEDDER``, ``RCPKIT_SPARSE``,
+        ``RCPKIT_STORE``, ``RCPKIT_READ_ONLY``, ``RCPKIT_LOG_LEVEL``,
+        ``XDG_DATA_HOME``), so ``["rcpkit", "serve"]`` opens the index the
+        caller's shell would. ``pass_env`` names more variables to copy (e.g.
+        ``PYTHONPATH``); ``env`` sets variables last, overriding the inherited
+        ones. Tokens and other variables are withheld. With ``stderr="capture"``
+        a server that exits early fails the call with the tail of its stderr.
+        """
         endpoint = StdioEndpoint(tuple(command), cwd, dict(env or {}), tuple(pass_env), stderr)
         return await cls.connect(endpoint, **options)
 

@@ -17,7 +17,13 @@ from rcpkit.client.streams import StreamChannel
 from rcpkit.protocol.base import Id
 from rcpkit.transport.stdio import DEFAULT_MAX_LINE_BYTES
 
-__all__ = ["BASE_ENVIRONMENT", "StdioChannel", "StdioEndpoint", "child_environment"]
+__all__ = [
+    "BASE_ENVIRONMENT",
+    "SETTINGS_ENVIRONMENT",
+    "StdioChannel",
+    "StdioEndpoint",
+    "child_environment",
+]
 
 # §15.1: what a spawned server inherits unless the endpoint names more. Enough to
 # find executables and speak UTF-8; no credentials, tokens or cloud settings.
@@ -38,6 +44,22 @@ BASE_ENVIRONMENT: tuple[str, ...] = (
     "PATHEXT",
 )
 
+# rcpkit's own settings (docs/configuration.md), passed through too, so that
+# `Client.connect_stdio(["rcpkit", "serve"])` opens the index the caller's
+# `rcpkit serve` would. Credentials (RCPKIT_TOKEN, RCPKIT_HTTP_TOKENS,
+# RCPKIT_GATEWAY_CURSOR_KEY) and one process's internals (RCPKIT_HTTP_SOCKET_FD,
+# RCPKIT_FEDERATION_PATH, ...) are not settings and stay withheld (§15.1).
+SETTINGS_ENVIRONMENT: tuple[str, ...] = (
+    "RCPKIT_INDEX",
+    "RCPKIT_EMBEDDER",
+    "RCPKIT_SPARSE",
+    "RCPKIT_STORE",
+    "RCPKIT_READ_ONLY",
+    "RCPKIT_LOG_LEVEL",
+    "RCPKIT_HTTP_WORKERS",
+    "XDG_DATA_HOME",  # where the default index lives when RCPKIT_INDEX is unset
+)
+
 StderrMode = Literal["capture", "inherit", "discard"]
 _STDERR_TAIL_LINES = 20
 
@@ -46,8 +68,12 @@ _STDERR_TAIL_LINES = 20
 class StdioEndpoint:
     """A server command to spawn.
 
-    ``env`` adds variables; ``pass_env`` names variables to copy from this
-    process; everything else is withheld (§15.1). ``cwd`` is the working
+    The server inherits ``BASE_ENVIRONMENT`` (``PATH``, ``HOME``, the locale
+    and temp variables) and ``SETTINGS_ENVIRONMENT`` (``RCPKIT_INDEX`` and
+    rcpkit's other settings, ``XDG_DATA_HOME``) from this process; ``pass_env``
+    names more variables to copy; ``env`` sets variables last, overriding any
+    of those (``env={"RCPKIT_INDEX": "/other"}``); everything else is withheld
+    (§15.1: no tokens or cloud credentials). ``cwd`` is the working
     directory (default: this process's). ``stderr``: ``capture`` keeps the
     last lines for error messages, ``inherit`` shares ours, ``discard`` drops it.
     """
@@ -67,9 +93,10 @@ class StdioEndpoint:
 def child_environment(
     endpoint: StdioEndpoint, environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """The environment a spawned server gets: the base set, ``pass_env``, then ``env``."""
+    """The environment a spawned server gets: the base set, rcpkit's settings,
+    ``pass_env``, then ``env``."""
     source = os.environ if environ is None else environ
-    names = (*BASE_ENVIRONMENT, *endpoint.pass_env)
+    names = (*BASE_ENVIRONMENT, *SETTINGS_ENVIRONMENT, *endpoint.pass_env)
     env = {name: source[name] for name in names if name in source}
     env.update(endpoint.env)
     return env
