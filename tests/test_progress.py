@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 from rcpkit.progress import Board
 
@@ -16,14 +17,15 @@ def test_a_terminal_gets_bars_with_done_of_total_rate_and_the_current_file() -> 
     stream = _Terminal()
     with Board("indexing", stream=stream) as board:
         board.counter("files", 3, "file")
-        board.counter("chunks", 0, "chunk")
-        board.grow("chunks", 10)
+        board.counter("chunks", None, "chunk")
         board.update("chunks", 4)
         board.update("files", 1, "guide.md")
     drawn = stream.getvalue()
     assert "\r" in drawn  # redrawn in place
     assert "1/3" in drawn
-    assert "4/10" in drawn
+    chunks = [part for part in drawn.replace("\n", "\r").split("\r") if "chunks" in part]
+    assert chunks and "4chunk" in chunks[-1]
+    assert not any("%" in part or "/10" in part for part in chunks)  # no total, no ETA
     assert "guide.md" in drawn
     assert "file/s" in drawn or "s/file" in drawn
 
@@ -41,3 +43,17 @@ def test_a_log_gets_a_line_at_most_every_interval_and_one_at_the_end() -> None:
     assert lines[2].startswith("indexing: files 2/2 (") and " in 0:00:00" in lines[2]
     assert len(lines) == 3
     assert "\r" not in stream.getvalue()
+
+
+def test_a_counter_without_a_total_logs_a_count_and_a_rate_but_no_eta() -> None:
+    stream = io.StringIO()
+    with Board("indexing", stream=stream, interval=0) as board:
+        board.counter("files", 4)
+        board.counter("chunks", None)
+        board.update("chunks", 300)
+        board.update("files", 1, "a.md")
+    lines = stream.getvalue().splitlines()
+    assert all("files " in line and "/4" in line for line in lines)
+    assert all(re.search(r"chunks 300 \(\d+(\.\d)?/s\)", line) for line in lines), lines
+    assert all("chunks 300/" not in line for line in lines)
+    assert "ETA" in lines[-2] and lines[-2].count("ETA") == 1  # the files' ETA only

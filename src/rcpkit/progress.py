@@ -1,11 +1,14 @@
 """Progress on stderr: tqdm bars on a terminal, a plain line every few seconds otherwise.
 
 One `Board` holds named counters (``files``, ``chunks``, ``queries``…), each with
-a done count and a total that may still grow (chunks are known as files are parsed).
-On a terminal each counter is a tqdm bar (done/total, rate, ETA) and the first one
-carries the current item; elsewhere (cron, a redirected stderr) a line like
-``indexing: files 12/291, chunks 800/1500 (31.2/s, ETA 0:00:22), now a.pdf`` is
-printed at most every ``interval`` seconds, and once at the start and the end.
+a done count and either a total fixed when it is created or none. A counter
+whose total is not known yet (chunks, while files are still being parsed)
+shows a count and a rate, never a percentage or an ETA: a total that grew
+under a bar made it reach 100 % and fall back, and its ETA swing (issue 36).
+On a terminal each counter is a tqdm bar (done/total, rate, ETA) and the first
+one carries the current item; elsewhere (cron, a redirected stderr) a line like
+``indexing: files 12/291 (3.1/s, ETA 0:01:30), chunks 800 (31.2/s), now a.pdf``
+is printed at most every ``interval`` seconds, and once at the start and the end.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ _PLAIN_INTERVAL = 5.0
 @dataclass(slots=True)
 class _Counter:
     name: str
-    total: int
+    total: int | None  # None: not known (no percentage, no ETA)
     done: int = 0
     bar: Any = None
 
@@ -68,7 +71,8 @@ class Board:
         """One line at once (the first output, before any counter exists)."""
         print(f"{self._label}: {message}", file=self._stream, flush=True)
 
-    def counter(self, name: str, total: int, unit: str | None = None) -> None:
+    def counter(self, name: str, total: int | None, unit: str | None = None) -> None:
+        """A counter of ``total`` items (``None``: a count without a total)."""
         entry = _Counter(name, total)
         if self._bars:
             from tqdm import tqdm
@@ -87,13 +91,6 @@ class Board:
                 smoothing=0.1,
             )
         self._counters[name] = entry
-
-    def grow(self, name: str, more: int) -> None:
-        """The total of ``name`` is ``more`` higher than known."""
-        entry = self._counters[name]
-        entry.total += more
-        if entry.bar is not None:
-            entry.bar.total = entry.total  # drawn on the next update (tqdm rate-limits those)
 
     def update(self, name: str, done: int, current: str | None = None) -> None:
         """``name`` has ``done`` items done; ``current`` is the item being worked on."""
@@ -123,8 +120,9 @@ class Board:
         parts = []
         for entry in self._counters.values():
             rate = entry.done / elapsed
-            text = f"{entry.name} {entry.done}/{entry.total}"
-            if entry.done and entry.total > entry.done:
+            shown = entry.done if entry.total is None else f"{entry.done}/{entry.total}"
+            text = f"{entry.name} {shown}"
+            if entry.done and entry.total is not None and entry.total > entry.done:
                 text += f" ({rate:.1f}/s, ETA {_clock((entry.total - entry.done) / rate)})"
             elif entry.done:
                 text += f" ({rate:.1f}/s)"

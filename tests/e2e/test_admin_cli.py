@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,18 @@ def test_stats_reports_what_the_index_holds(built: Path) -> None:
     assert figures["last_write"].endswith("Z")
     shown = rcpkit("stats", "--index", str(built))
     assert "documents    4 (4 from `rcpkit index`)" in shown.stdout
+
+
+def test_last_write_is_the_last_commit_and_reads_do_not_move_it(built: Path) -> None:
+    # Issue 36: it was the file's mtime, which opening and reading the index moves.
+    before = stats(built)["last_write"]
+    time.sleep(1.1)  # the stamp has a one-second resolution
+    found = rcpkit("query", "herons", "--index", str(built), *HASHING, "--mode", "sparse")
+    assert found.returncode == 0, found.stderr
+    assert stats(built)["last_write"] == before
+    (built.parent / "docs" / "new.md").write_text("# New\n\nA note about otters.\n")
+    index(built, built.parent / "docs")
+    assert stats(built)["last_write"] > before
 
 
 def test_stats_on_a_mistyped_index_is_an_error(tmp_path: Path) -> None:

@@ -65,7 +65,12 @@ def _workers(text: str) -> int:
 
 
 class _Progress:
-    """`RunProgress` drawn on a `Board`: files and chunks done of the total."""
+    """`RunProgress` drawn on a `Board`: files done of the total, and chunks embedded.
+
+    The files' total is known from the start and carries the ETA. The chunks'
+    is not (a file's chunks are known once it is parsed, and parsing runs
+    ahead of embedding), so chunks are a count and a rate without a total.
+    """
 
     def __init__(self, board: Board) -> None:
         self._board = board
@@ -73,10 +78,10 @@ class _Progress:
     def started(self, files: int) -> None:
         self._board.say(f"{files} files to read")
         self._board.counter("files", files, "file")
-        self._board.counter("chunks", 0, "chunk")
+        self._board.counter("chunks", None, "chunk")
 
     def parsed(self, chunks: int) -> None:
-        self._board.grow("chunks", chunks)
+        """Not drawn: a total that grows under a bar is not a total."""
 
     def embedded(self, files: int, chunks: int, current: str | None) -> None:
         self._board.update("chunks", chunks)

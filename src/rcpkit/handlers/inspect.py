@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from rcpkit.engine.engine import Engine
+from rcpkit.engine.ingest.commit_time import last_commit_time
 from rcpkit.engine.ingest.roots import ROOT_SETTING
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.server.app import App
@@ -48,6 +49,8 @@ def index_figures(store: Any, tenant: str | None = None) -> dict[str, Any]:
         "embedder": store.setting("embed.identity"),
         "dimension": int(store.setting("embed.dimension") or 0) or None,
         "root": store.setting(ROOT_SETTING),
+        # The last commit's time, not a file's mtime (which reads move); a tenant's own.
+        "last_write": last_commit_time(store, tenant),
     }
     if tenant is not None:
         for name in _ALL_TENANTS:

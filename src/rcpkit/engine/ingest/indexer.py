@@ -14,6 +14,7 @@ import numpy as np
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import normalize_meta
 from rcpkit.engine.ingest import ChunkSpan, SourceDocument, chunk_document, contextual_prefix
+from rcpkit.engine.ingest.commit_time import record_commit_time
 from rcpkit.engine.store.analysis import analyze_code_many, analyze_many
 from rcpkit.engine.store.base import CommitResult, DocumentRow, NewChunk, WriteBatch
 
@@ -116,7 +117,7 @@ def index_documents(
             result = engine.store.commit(batch, (idempotency_key, remembered))
         else:
             result = engine.store.commit(batch)
-        _apply(engine, result, tenant)
+        _apply(engine, result, tenant, wrote=bool(batch.documents))
     report.version = result.shown
     report.remembered = result.remembered
     return report
@@ -128,7 +129,7 @@ def commit_batch(engine: Engine, batch: WriteBatch) -> CommitResult | None:
         return None  # an unchanged run must not create a version (pins would expire)
     with _write_lock:
         result = engine.store.commit(batch)
-        _apply(engine, result, batch.tenant)
+        _apply(engine, result, batch.tenant, wrote=bool(batch.documents))
     return result
 
 
@@ -150,8 +151,15 @@ def delete_documents(engine: Engine, ids: Sequence[str], tenant: str | None = No
     return result
 
 
-def _apply(engine: Engine, result: CommitResult, tenant: str | None) -> None:
-    """After a commit: update the dense index, then garbage-collect old versions and keys."""
+def _apply(engine: Engine, result: CommitResult, tenant: str | None, wrote: bool = False) -> None:
+    """After a commit: record its time, update the dense index, garbage-collect old versions.
+
+    ``wrote``: the batch held documents. A commit that made no version (an
+    idempotent replay, a delete of absent ids) records no time.
+    """
+    made_version = wrote or bool(result.removed) or result.deleted_documents > 0
+    if made_version and result.remembered is None:
+        record_commit_time(engine.store, tenant)
     engine.dense.apply(result, tenant)
     if engine.graphs is not None:
         engine.graphs.apply(tenant, [key for key, _ in result.added], result.removed)

@@ -642,12 +642,7 @@ class SQLiteStore:
         ).fetchone()
         files = [file for file in (self.path, Path(f"{self.path}-wal")) if file.is_file()]
         size = sum(file.stat().st_size for file in files)
-        # The last commit touched the WAL (or, after a checkpoint, the file itself).
-        changed = max((file.stat().st_mtime for file in files), default=None)
-        last = (
-            None if changed is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(changed))
-        )
-        return {"tenants": int(tenants), "size_bytes": size, "last_write": last}
+        return {"tenants": int(tenants), "size_bytes": size}
 
     def remembered(self, idempotency_key: str) -> str | None:
         row = self._reader.execute(
