@@ -242,3 +242,16 @@ def test_config_and_style_files_are_indexed_as_text(tmp_path: Path) -> None:
     assert sorted(doc_ids(folder, "zanzibar")) == [
         "ci.yml", "deploy.yaml", "pyproject.toml", "site.css"
     ]  # fmt: skip
+
+
+def test_the_summary_counts_in_the_singular_and_keeps_its_columns(tmp_path: Path) -> None:
+    # Issue 36: "1 documents", "1 files".
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "one.md").write_text("# One\n\nA single note about herons.\n")
+    summary = index(tmp_path / "idx", docs)
+    assert "1 documents" not in summary and "1 chunks" not in summary
+    assert re.search(r"indexed\s+1 document\s+1 chunk\b", summary), summary
+    assert re.search(r"skipped\s+0 files", summary), summary
+    columns = {line.index("chunk") for line in summary.splitlines() if " chunk" in line}
+    assert len(columns) == 1, summary  # the chunks column stays aligned

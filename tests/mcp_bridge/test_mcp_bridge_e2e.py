@@ -140,7 +140,13 @@ async def test_engine_progress_reaches_the_mcp_client(tmp_path: Path) -> None:
     assert not result.is_error, _texts(result)
     assert frames, "no progress frame was forwarded"
     assert all(total == 1.0 and 0.0 <= value <= 1.0 for value, total, _ in frames)
-    assert any(message for _, _, message in frames)
+    messages = [message for _, _, message in frames if message]
+    assert messages
+    # Issue 36: "recall: recall done" named the stage twice.
+    assert any(message.startswith("recall: done in ") for message in messages), messages
+    for message in messages:
+        stage = message.split(":", 1)[0]
+        assert not message.startswith(f"{stage}: {stage} "), message
 
 
 async def test_the_same_bridge_serves_streamable_http(tmp_path: Path) -> None:

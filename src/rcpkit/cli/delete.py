@@ -7,6 +7,7 @@ import fnmatch
 import sys
 
 from rcpkit.cli.options import add_engine_arguments
+from rcpkit.cli.words import counted
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -49,11 +50,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{'would delete' if args.dry_run else 'deleted'} {doc_id}")
         if chosen and not args.dry_run:
             result = delete_documents(engine, chosen)
-            count = result.deleted_documents
-            noun = "document" if count == 1 else "documents"
-            print(f"{count} {noun} deleted (version {result.version})")
+            deleted = counted(result.deleted_documents, "document")
+            print(f"{deleted} deleted (version {result.version})")
         elif chosen and args.quiet:
-            print(f"would delete {len(chosen)} document{'' if len(chosen) == 1 else 's'}")
+            print(f"would delete {counted(len(chosen), 'document')}")
         elif not chosen:
             print("nothing matched: no version created")
     finally:

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rcpkit.cli.words import counted
 from rcpkit.client import Client
 from rcpkit.evaluation.dataset import Dataset, load_dataset
 from rcpkit.evaluation.harness import Tick, evaluate
@@ -87,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.no_progress:
             target = args.http or (" ".join(command) if command else "a spawned rcpkit serve")
             _log(
-                f"eval: {len(dataset.corpus)} documents, {len(dataset.queries)} queries; "
+                f"eval: {counted(len(dataset.corpus), 'document')}, "
+                f"{counted(len(dataset.queries), 'query')}; "
                 f"connecting to {target}"
             )
         evaluation = asyncio.run(_evaluate(args, dataset, command))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rcpkit.cli.options import add_engine_arguments
+from rcpkit.cli.words import counted
 from rcpkit.progress import Board
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class _Progress:
         self._board = board
 
     def started(self, files: int) -> None:
-        self._board.say(f"{files} files to read")
+        self._board.say(f"{counted(files, 'file')} to read")
         self._board.counter("files", files, "file")
         self._board.counter("chunks", None, "chunk")
 
@@ -131,12 +132,16 @@ def _summary(run: FolderRun, index: str, documents: int, chunks: int) -> None:
     if run.previous_root is not None and run.previous_root != run.root:
         print(f"  source root moved from {run.previous_root} to {run.root}")
     print(f"  {'root':<10} {run.root}  (document ids are paths relative to it)")
-    indexed = f"{run.added + run.updated:>7} documents  {run.chunks:>7} chunks"
+    indexed = f"{_documents(run.added + run.updated)}  {counted(run.chunks, 'chunk', 7)}"
     print(f"  {'indexed':<10} {indexed}  ({run.added} new, {run.updated} changed)")
-    print(f"  {'unchanged':<10} {run.unchanged:>7} documents")
-    print(f"  {'removed':<10} {run.removed:>7} documents")
-    print(f"  {'skipped':<10} {len(run.skipped):>7} files")
-    print(f"  {'total':<10} {documents:>7} documents  {chunks:>7} chunks")
+    print(f"  {'unchanged':<10} {_documents(run.unchanged)}")
+    print(f"  {'removed':<10} {_documents(run.removed)}")
+    print(f"  {'skipped':<10} {counted(len(run.skipped), 'file', 7)}")
+    print(f"  {'total':<10} {_documents(documents)}  {counted(chunks, 'chunk', 7)}")
+
+
+def _documents(count: int) -> str:
+    return f"{counted(count, 'document', 7):<17}"  # the chunks column stays aligned
 
 
 def _skips(run: FolderRun, show_all: bool) -> None:

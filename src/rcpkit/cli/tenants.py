@@ -16,6 +16,7 @@ import sys
 from dataclasses import asdict
 
 from rcpkit.cli.options import add_engine_arguments
+from rcpkit.cli.words import counted
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -48,8 +49,9 @@ def run(args: argparse.Namespace) -> int:
                     print(json.dumps(asdict(figures)))
                 else:
                     name = figures.tenant or "(unscoped)"
-                    print(f"{name}\t{figures.documents} documents\t{figures.chunks} chunks"
-                          f"\tversion {figures.version}")  # fmt: skip
+                    documents = counted(figures.documents, "document")
+                    chunks = counted(figures.chunks, "chunk")
+                    print(f"{name}\t{documents}\t{chunks}\tversion {figures.version}")
             return 0
         removal = delete_tenant(engine, args.tenant, dry_run=args.dry_run)
     finally:
@@ -58,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"rcpkit: no tenant {args.tenant!r} in this index (nothing deleted)", file=sys.stderr)
         return 1
     verb = "would delete" if args.dry_run else "deleted"
-    print(f"{verb} tenant {removal.tenant!r}: {removal.documents} documents, "
-          f"{removal.chunks} chunks")  # fmt: skip
+    print(f"{verb} tenant {removal.tenant!r}: {counted(removal.documents, 'document')}, "
+          f"{counted(removal.chunks, 'chunk')}")  # fmt: skip
     caches = cache_files(index)
     for name in [*removal.files, *(str(cache) for cache in caches)]:
         print(f"{verb} {name}")

@@ -186,6 +186,9 @@ _PASS_ENV: Sequence[str] = (
 
 
 def _label(stage: str | None, message: str | None) -> str | None:
+    """``stage: message``, the stage once even when a server's message names it too."""
+    if stage and message and message.split(maxsplit=1)[0].rstrip(":") == stage:
+        return message
     parts = [part for part in (stage, message) if part]
     return ": ".join(parts) or None
 

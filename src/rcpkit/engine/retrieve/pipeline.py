@@ -67,7 +67,7 @@ class _Stages:
             "debug", f"{name}: {self.timings[name]} ms", {"ms": self.timings[name]}, "pipeline"
         )
         if self.ctx.streaming:
-            message = f"{name} done in {self.timings[name]:.1f} ms"
+            message = f"done in {self.timings[name]:.1f} ms"  # the frame's stage names it (§9)
             extra = partial(result) if partial else None
             self.ctx.progress(progress, name, message, extra)
         return result
