@@ -156,7 +156,7 @@ def test_lexical_and_learned_sparse_reads_take_the_filter_tree(store: Store) -> 
     new_key = result.added[1][0]
     assert [key for key, _ in store.index.lexical(["database"], 10, YEAR)] == [new_key]
     assert len(store.index.lexical(["database"], 10)) == 2
-    found = store.learned_sparse([9], [1.0], 10, YEAR)
+    found = store.index.learned_sparse([9], [1.0], 10, YEAR)
     assert found == [(new_key, pytest.approx(2.0))]
     assert list(store.index.filtered_keys(YEAR)) == [new_key]
     assert store.filter_values([new_key], "year") == {new_key: 2024}

@@ -38,7 +38,16 @@ from rcpkit.engine.index._postings import frequencies, top_k
 from rcpkit.engine.index.bm25 import BM25, query_tokens
 from rcpkit.engine.index.dense import DenseIndex, DensePolicy, LocalDenseSearch
 
-__all__ = ["Fallback", "QueryIndex", "Reader", "SnapshotRead", "Snapshot", "Source"]
+__all__ = [
+    "Fallback",
+    "LearnedSparse",
+    "QueryIndex",
+    "Reader",
+    "SnapshotRead",
+    "Snapshot",
+    "Source",
+    "SparseQuery",
+]
 
 Keys = npt.NDArray[np.int64]
 Ranked = list[tuple[int, float]]  # (chunk key, score), best first
@@ -77,6 +86,29 @@ class Fallback(Protocol):
     ) -> Keys: ...
 
 
+@dataclass(frozen=True, slots=True)
+class SparseQuery:
+    """One learned-sparse (SPLADE) recall: the query's term ids and weights, and its scope."""
+
+    terms: tuple[int, ...]
+    weights: tuple[float, ...]
+    limit: int
+    filter: Filter | None
+    version: int | None  # None: the latest committed version
+    tenant: str | None
+
+
+class LearnedSparse(Protocol):
+    """A backend's SPLADE search (its term weights are not mirrored): its SQL, nothing else.
+
+    Higher is better: the dot product of the query's and the chunk's term weights,
+    over the chunks ``tenant`` sees at ``version`` that pass ``filter``, best first
+    and ties by the smaller key.
+    """
+
+    def learned_sparse_sql(self, query: SparseQuery) -> Ranked: ...
+
+
 def latest(mirror: Mirror, version: int | None) -> SnapshotRead:
     """The plain read: the mirror brought up to the last commit, at ``version``."""
     return SnapshotRead(mirror.sync(), version)
@@ -93,11 +125,13 @@ class QueryIndex:
         *,
         reader: Reader = latest,
         fallback: Fallback | None = None,
+        learned_sparse: LearnedSparse | None = None,
     ) -> None:
         self.bm25 = bm25
         self.mirror = Mirror(source, cache, bm25)
         self._reader = reader
         self._fallback = fallback
+        self._learned_sparse = learned_sparse
 
     def _read(self, version: int | None) -> SnapshotRead:
         reading = self._reader(self.mirror, version)
@@ -137,6 +171,36 @@ class QueryIndex:
         if filter is not None:
             view = replace(view, allowed=snapshot.columns.mask(filter, snapshot.size))
         return top_k(snapshot.postings, tokens, limit, view)
+
+    def learned_sparse(
+        self,
+        terms: Sequence[int],
+        weights: Sequence[float],
+        limit: int,
+        filter: Filter | None = None,
+        version: int | None = None,
+        tenant: str | None = None,
+    ) -> Ranked:
+        """SPLADE recall (§3.1: learned sparse joins the sparse arm); higher is better.
+
+        The index holds no SPLADE postings: the backend's SQL ranks (its
+        :class:`LearnedSparse`), at the version this thread reads (§7.7.1).
+        """
+        if not terms or limit <= 0:
+            return []
+        if self._learned_sparse is None:
+            raise RuntimeError("this backend stores no learned-sparse weights")
+        if len(terms) != len(weights):
+            raise ValueError("one weight per term")
+        query = SparseQuery(
+            tuple(int(term) for term in terms),
+            tuple(float(weight) for weight in weights),
+            limit,
+            filter,
+            version,
+            tenant,
+        )
+        return self._learned_sparse.learned_sparse_sql(query)
 
     def lexical_statistics(
         self, tokens: Sequence[str], version: int | None = None, tenant: str | None = None

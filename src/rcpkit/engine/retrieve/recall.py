@@ -102,7 +102,7 @@ def search_arms(
     if mode in ("sparse", "hybrid") and encoder is not None:
         # §3.1: learned-sparse recall joins the sparse arm
         (vector,) = encoder.encode([text], "query")
-        arms["splade"] = engine.store.learned_sparse(
+        arms["splade"] = engine.store.index.learned_sparse(
             vector.indices.tolist(),
             vector.values.tolist(),
             candidate_k,

@@ -30,6 +30,7 @@ from rcpkit.engine.store.tenant_versions import TenantVersions
 
 __all__ = [
     "CHUNK_FIELDS",
+    "ChunkColumns",
     "DOCUMENT_COLUMNS",
     "DOCUMENT_FIELDS",
     "ChunkRow",
@@ -120,6 +121,11 @@ def document_values(tenant: str, document: DocumentRow, version: int) -> tuple[o
     )
 
 
+# A chunk row's shared columns: doc_key, tenant, doc_id, idx, start, end, page, text,
+# context, filter_meta (JSON text).
+ChunkColumns = tuple[int, str, str, int, int, int, int | None, str, str | None, str]
+
+
 @dataclass(frozen=True, slots=True)
 class NewChunk:
     """A chunk to write: its span, the texts analyzed for BM25 and its dense vector."""
@@ -136,6 +142,13 @@ class NewChunk:
     filter_meta: dict[str, Any]
     # Learned-sparse term weights (SPLADE), when a sparse model is configured.
     sparse: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None
+
+    def row_values(self, doc_key: int, tenant: str, doc_id: str) -> ChunkColumns:
+        """Its ``chunks`` columns both backends write, in their order: ``doc_key`` through
+        ``filter_meta`` (JSON); each backend adds the vector and the version its way."""
+        meta = json.dumps(self.filter_meta, ensure_ascii=False)
+        return (doc_key, tenant, doc_id, self.index, self.start, self.end, self.page,
+                self.text, self.context, meta)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,16 +286,6 @@ class Store(Protocol):
     def open_dense(self, dimension: int, policy: Any) -> DenseSearch:
         """The dense recall this store's engine uses (``policy``: a DensePolicy)."""
         ...
-
-    def learned_sparse(
-        self,
-        terms: Sequence[int],
-        weights: Sequence[float],
-        limit: int,
-        filter: Filter | None = None,
-        version: int | None = None,
-        tenant: str | None = None,
-    ) -> Ranked: ...
 
     def fetch(self, keys: Sequence[int]) -> dict[int, ChunkRow]: ...
 

@@ -18,7 +18,6 @@ process's, so exactly one live copy of an id remains (§7.10).
 
 from __future__ import annotations
 
-import json
 import math
 import secrets
 import threading
@@ -33,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter, compile_postgres
-from rcpkit.engine.index import QueryIndex, SnapshotRead
+from rcpkit.engine.index import QueryIndex, SnapshotRead, SparseQuery
 from rcpkit.engine.index._mirror import Mirror
 from rcpkit.engine.index._mirror_cache import MirrorCache, cache_stamp
 from rcpkit.engine.index.bm25 import query_tokens, resolve_bm25, term_counts
@@ -162,6 +161,7 @@ class PostgresStore:
             self.bm25,
             reader=self._reading,
             fallback=self,
+            learned_sparse=self,
         )
         self._mirror = self.index.mirror
 
@@ -436,22 +436,8 @@ class PostgresStore:
             ]
             pending.terms.update(counts.keys())
             pending.tokens += length
-            pending.chunks.add(
-                key,
-                doc_key,
-                tenant,
-                document.doc_id,
-                chunk.index,
-                chunk.start,
-                chunk.end,
-                chunk.page,
-                chunk.text,
-                chunk.context,
-                json.dumps(chunk.filter_meta, ensure_ascii=False),
-                vector,
-                length,
-                version,
-            )
+            columns = chunk.row_values(doc_key, tenant, document.doc_id)
+            pending.chunks.add(key, columns, vector, length, version)
             added.append((key, vector))
 
     @staticmethod
@@ -613,25 +599,15 @@ class PostgresStore:
         return named(sql, positional, "f")
 
     @unavailable()
-    def learned_sparse(
-        self,
-        terms: Sequence[int],
-        weights: Sequence[float],
-        limit: int,
-        filter: Filter | None = None,
-        version: int | None = None,
-        tenant: str | None = None,
-    ) -> list[tuple[int, float]]:
-        """SPLADE recall: dot product of query and chunk term weights; higher is better."""
-        if not terms:
-            return []
-        filter_sql, params = self._compiled(filter, "c.filter_meta")
+    def learned_sparse_sql(self, query: SparseQuery) -> list[tuple[int, float]]:
+        """SPLADE recall in SQL (``QueryIndex.learned_sparse``: the weights are not mirrored)."""
+        filter_sql, params = self._compiled(query.filter, "c.filter_meta")
         params.update(
-            terms=[int(t) for t in terms],
-            weights=[float(w) for w in weights],
-            tenant=tenant or "",
-            limit=limit,
-            version=self.version if version is None else version,
+            terms=list(query.terms),
+            weights=list(query.weights),
+            tenant=query.tenant or "",
+            limit=query.limit,
+            version=self.version if query.version is None else query.version,
         )
         with self.reading() as connection:
             rows = connection.execute(

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from rcpkit.engine.store.base import ChunkColumns
+
 __all__ = [
     "ChunkRecords",
     "Pending",
@@ -59,20 +61,13 @@ class ChunkRecords:
     def add(
         self,
         key: int,
-        doc_key: int,
-        tenant: str,
-        doc_id: str,
-        index: int,
-        start: int,
-        end: int,
-        page: int | None,
-        text: str,
-        context: str | None,
-        filter_meta: str,
+        columns: ChunkColumns,
         vector: npt.NDArray[np.float32],
         length: int,
         added: int,
     ) -> None:
+        """One row: ``columns`` are ``NewChunk.row_values`` (``doc_key`` to ``filter_meta``)."""
+        doc_key, tenant, doc_id, index, start, end, page, text, context, filter_meta = columns
         meta = filter_meta.encode()
         flat = np.ascontiguousarray(vector, dtype=">f4").reshape(-1)
         self._parts += [

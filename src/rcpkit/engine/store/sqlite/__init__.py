@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter, compile_sqlite
-from rcpkit.engine.index import QueryIndex, SnapshotRead
+from rcpkit.engine.index import QueryIndex, SnapshotRead, SparseQuery
 from rcpkit.engine.index._mirror import Mirror, Snapshot
 from rcpkit.engine.index._mirror_cache import MirrorCache, cache_stamp
 from rcpkit.engine.index.bm25 import resolve_bm25
@@ -155,7 +155,11 @@ class SQLiteStore:
             self._cache = MirrorCache(self.path.with_suffix(".mirror"), stamp)
         # What queries read: postings, filter columns, vectors; follows the file.
         self.index = QueryIndex(
-            SQLiteSource(lambda: self._reader), self._cache, self.bm25, reader=self._reading
+            SQLiteSource(lambda: self._reader),
+            self._cache,
+            self.bm25,
+            reader=self._reading,
+            learned_sparse=self,
         )
         self._mirror = self.index.mirror
 
@@ -422,20 +426,7 @@ class SQLiteStore:
             cursor = connection.execute(
                 'INSERT INTO chunks (doc_key, tenant, doc_id, idx, start, "end", page, text,'
                 " context, filter_meta, vector, added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    doc_key,
-                    tenant,
-                    document.doc_id,
-                    chunk.index,
-                    chunk.start,
-                    chunk.end,
-                    chunk.page,
-                    chunk.text,
-                    chunk.context,
-                    json.dumps(chunk.filter_meta, ensure_ascii=False),
-                    vector.tobytes(),
-                    version,
-                ),
+                (*chunk.row_values(doc_key, tenant, document.doc_id), vector.tobytes(), version),
             )
             key = int(cursor.lastrowid or 0)
             connection.execute(
@@ -532,36 +523,28 @@ class SQLiteStore:
             return None, []
         return compile_sqlite(filter, column="filter_meta")  # §8, §15.4: bound parameters
 
-    def learned_sparse(
-        self,
-        terms: Sequence[int],
-        weights: Sequence[float],
-        limit: int,
-        filter: Filter | None = None,
-        version: int | None = None,
-        tenant: str | None = None,
-    ) -> list[tuple[int, float]]:
-        """SPLADE recall: dot product of query and chunk term weights; higher is better."""
-        if not terms:
-            return []
-        where, params = self._where(filter)
+    def learned_sparse_sql(self, query: SparseQuery) -> list[tuple[int, float]]:
+        """SPLADE recall in SQL (``QueryIndex.learned_sparse``: the weights are not mirrored)."""
+        where, params = self._where(query.filter)
         # Always the exact version: the file may already hold a newer one (§7.7.1).
-        at = self._synced().version if version is None else version
-        visible, visible_params = self._visible(at, tenant)
-        query = ",".join("(?, ?)" for _ in terms)
+        at = self._synced().version if query.version is None else query.version
+        visible, visible_params = self._visible(at, query.tenant)
+        pairs = ",".join("(?, ?)" for _ in query.terms)
         sql = (
-            f"WITH q(term, weight) AS (VALUES {query})"
+            f"WITH q(term, weight) AS (VALUES {pairs})"
             " SELECT s.key, sum(s.weight * q.weight) AS score FROM q"
             " JOIN splade AS s ON s.term = q.term JOIN chunks ON chunks.key = s.key"
             f" WHERE {visible}"
         )
-        arguments: list[object] = [v for pair in zip(terms, weights, strict=True) for v in pair]
+        arguments: list[object] = [
+            v for pair in zip(query.terms, query.weights, strict=True) for v in pair
+        ]
         arguments.extend(visible_params)
         if where:
             sql += " AND " + where
             arguments.extend(params)
         sql += " GROUP BY s.key ORDER BY score DESC, s.key LIMIT ?"
-        arguments.append(limit)
+        arguments.append(query.limit)
         rows = self._reader.execute(sql, arguments).fetchall()
         return [(int(key), float(score)) for key, score in rows]
 
