@@ -9,7 +9,7 @@ from rcpkit.cli.options import add_engine_arguments
 
 __all__ = ["HELP", "add_arguments", "run"]
 
-HELP = "retrieval quality of an RCP server on a BEIR-layout collection"
+HELP = "retrieval quality of an RCP server on a BEIR-layout collection or a questions file"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

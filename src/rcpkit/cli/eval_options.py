@@ -17,7 +17,12 @@ __all__ = ["add_arguments"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "dataset", type=Path, nargs="?", help="folder with corpus.jsonl, queries.jsonl, qrels/"
+        "dataset",
+        type=Path,
+        nargs="?",
+        help="folder with corpus.jsonl, queries.jsonl, qrels/ (BEIR); or a questions file, one "
+        'JSON line each: {"question": "...", "expected": ["doc-id", ...]}, asked of an '
+        "index already built (--index, --http or a command)",
     )
     parser.add_argument("--http", default=None, metavar="URL", help="evaluate an HTTP server")
     parser.add_argument("--token-env", default=None, metavar="NAME", help="bearer token variable")

@@ -1,6 +1,7 @@
 """``rcpkit eval``: measure a server's retrieval quality over the wire (Appendix F).
 
     rcpkit eval DATASET                      # rcpkit's engine, spawned over stdio
+    rcpkit eval QUESTIONS.jsonl --index IDX  # questions and expected documents, an indexed corpus
     rcpkit eval DATASET --http URL           # any RCP server over HTTP
     rcpkit eval DATASET -- <server command>  # any RCP server over stdio (the CLI cuts at --)
     rcpkit eval --compare A.json B.json      # which queries a change helped or hurt
@@ -30,6 +31,7 @@ from rcpkit.cli.words import counted
 from rcpkit.client import Client
 from rcpkit.evaluation.dataset import Dataset, load_dataset
 from rcpkit.evaluation.harness import Tick, evaluate
+from rcpkit.evaluation.questions import load_questions
 from rcpkit.evaluation.report import (
     Evaluation,
     compare,
@@ -61,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
             return _compare(args)
         if args.dataset is None:
             raise ValueError("name a dataset folder (or --compare A B)")
+        questions = args.dataset.is_file()  # a BEIR collection is a folder
+        if questions:
+            _check_questions_options(args)
         if args.federated:
             return _federated(args)
         for option in ("queries", "depth", "concurrency"):
@@ -84,14 +89,17 @@ def run(args: argparse.Namespace) -> int:
                 raise ValueError(f"{option}: the folder {path.parent} does not exist")
         if not args.no_progress:  # the first output comes at once, not after the load
             _log(f"eval: reading {args.dataset}")
-        dataset = load_dataset(args.dataset, args.qrels).half(args.split).subset(args.queries)
+        loaded = (
+            load_questions(args.dataset) if questions else load_dataset(args.dataset, args.qrels)
+        )
+        dataset = loaded.half(args.split).subset(args.queries)
         if not args.no_progress:
             target = args.http or (" ".join(command) if command else "a spawned rcpkit serve")
-            _log(
-                f"eval: {counted(len(dataset.corpus), 'document')}, "
-                f"{counted(len(dataset.queries), 'query')}; "
-                f"connecting to {target}"
+            corpus = (
+                "the server's documents" if questions else counted(len(dataset.corpus), "document")
             )
+            queries = counted(len(dataset.queries), "query")
+            _log(f"eval: {corpus}, {queries}; connecting to {target}")
         evaluation = asyncio.run(_evaluate(args, dataset, command))
     except ValueError as error:
         print(f"rcpkit eval: {error}", file=sys.stderr)
@@ -106,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         plot(evaluation, args.plot)
         print(f"wrote {args.plot}")
-    if args.min_ratio is not None:
+    if args.min_ratio is not None and evaluation.baseline is not None:
         default = next((row for row in evaluation.rows if row.key == DEFAULT_STAGE), None)
         ratio = math.nan if default is None else evaluation.ratio(default)
         if not ratio >= args.min_ratio:  # a NaN ratio (the baseline scored 0) is not met
@@ -164,13 +172,23 @@ def _server(args: argparse.Namespace, command: list[str]) -> Iterator[tuple[Any,
         return
     with contextlib.ExitStack() as stack:
         folder: Path | None = args.index
-        shared = getattr(args, "store", None) is not None  # the corpus may be in the database
-        fresh = shared or folder is None or not (folder / "index.sqlite3").exists()
-        if folder is None:
-            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="rcpkit-eval-")))
-        spawn = [sys.executable, "-m", "rcpkit", "serve", "--stdio", "--index", str(folder)]
-        if fresh:
-            spawn.append("--create")  # the harness loads the corpus into it
+        spawn = [sys.executable, "-m", "rcpkit", "serve", "--stdio"]
+        if args.dataset.is_file():
+            # A questions file: the corpus is an index already built (--index, else the
+            # default one, $RCPKIT_INDEX), served read-only, as it is.
+            _existing_index(args)
+            fresh = False
+            spawn += ["--read-only"]
+            spawn += [] if folder is None else ["--index", str(folder)]
+        else:
+            shared = getattr(args, "store", None) is not None  # the corpus may be in the database
+            fresh = shared or folder is None or not (folder / "index.sqlite3").exists()
+            if folder is None:
+                temporary = tempfile.TemporaryDirectory(prefix="rcpkit-eval-")
+                folder = Path(stack.enter_context(temporary))
+            spawn += ["--index", str(folder)]
+            if fresh:
+                spawn.append("--create")  # the harness loads the corpus into it
         for option in _ENGINE_OPTIONS[1:]:
             value = getattr(args, option, None)
             if value is not None:
@@ -209,6 +227,29 @@ def _federated(args: argparse.Namespace) -> int:
         )
     print(render_federated(evaluation))
     return 0
+
+
+def _check_questions_options(args: argparse.Namespace) -> None:
+    """A questions file brings no corpus: nothing to load, no baseline to compare to."""
+    refused = {
+        "--load always": args.load == "always",
+        "--min-ratio": args.min_ratio is not None,
+        "--federated": args.federated,
+    }
+    named = [option for option, given in refused.items() if given]
+    if named:
+        raise ValueError(
+            f"{args.dataset} is a questions file (no corpus, so no BM25 baseline and nothing to "
+            f"load): {', '.join(named)} needs a BEIR-layout folder"
+        )
+
+
+def _existing_index(args: argparse.Namespace) -> None:
+    """The index a questions file is asked of must exist (it is never created here)."""
+    from rcpkit.cli.engine import require_index
+    from rcpkit.engine.config import load_config
+
+    require_index(load_config(args.config, index=args.index, store=getattr(args, "store", None)))
 
 
 def _stage_keys(stages: str | None) -> list[str] | None:

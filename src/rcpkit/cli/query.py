@@ -1,10 +1,15 @@
-"""``rcpkit query TEXT``: retrieve from an index and print the hits (or the raw result)."""
+"""``rcpkit query TEXT``: retrieve from an index and print the hits (or the raw result).
+
+The index is opened in-process by default; ``--url`` sends the same
+``retrieve`` to a running RCP HTTP server instead (§5.2), and prints the same.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import os
 import sys
 import textwrap
 from typing import Any
@@ -30,8 +35,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "or the shorthand FIELD=VALUE (`contains` for list fields, else `eq`)"
         ),
     )
+    parser.add_argument(
+        "--token-budget",
+        type=_positive,
+        default=None,
+        metavar="TOKENS",
+        help="retrieve.tokenBudget (§7.7.2): hits packed to fit this many tokens",
+    )
     parser.add_argument("--json", action="store_true", help="print the raw RCP result")
+    remote = parser.add_argument_group("a running server instead of the index (§5.2)")
+    remote.add_argument(
+        "--url",
+        "--server",
+        dest="url",
+        default=None,
+        metavar="URL",
+        help="an RCP HTTP server's base URL, e.g. http://127.0.0.1:8080/rcp",
+    )
+    remote.add_argument(
+        "--token",
+        default=None,
+        help=f"bearer token for --url (default: ${_TOKEN_ENV}; the environment keeps it "
+        "out of the process list)",
+    )
+    remote.add_argument(
+        "--timeout", type=float, default=60.0, metavar="SECONDS", help="for --url (default 60)"
+    )
     add_engine_arguments(parser)
+
+
+_TOKEN_ENV = "RCPKIT_TOKEN"  # as for `rcpkit mcp --url`
+# The engine options shape the in-process engine; with --url nothing reads them.
+_ENGINE_OPTIONS = ("index", "config", "store", "graph", "sparse", "embedder")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +78,26 @@ def run(args: argparse.Namespace) -> int:
         params["fusion"] = {"method": args.fusion}
     if args.filter:
         params["filter"] = parse_filter_option(args.filter)
-    return asyncio.run(_query(args, params))
+    if args.token_budget is not None:
+        params["tokenBudget"] = args.token_budget
+    if args.url is None:
+        return asyncio.run(_query(args, params))
+    ignored = [f"--{name}" for name in _ENGINE_OPTIONS if getattr(args, name, None) is not None]
+    if ignored:
+        raise ValueError(
+            f"{', '.join(ignored)}: for the in-process engine, which --url does not open"
+        )
+    return asyncio.run(_query_server(args, params))
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"takes a positive integer, not {text!r}")
+    return value
 
 
 _LIST_FIELDS = frozenset({"folders", "tag"})  # list-valued: the shorthand means `contains`
@@ -74,12 +128,9 @@ _FILTER_SYNTAX = (
 
 async def _query(args: argparse.Namespace, params: dict[str, Any]) -> int:
     # Imported here, not above: declaring the options must stay cheap (numpy, models).
-    import msgspec
-
     from rcpkit.cli.engine import open_from_args
     from rcpkit.client import connect_in_memory
     from rcpkit.handlers.engine import build_engine_app
-    from rcpkit.protocol import messages as m
     from rcpkit.protocol.errors import RCPError
 
     engine = open_from_args(args, create=False)
@@ -89,12 +140,54 @@ async def _query(args: argparse.Namespace, params: dict[str, Any]) -> int:
         async with await connect_in_memory(server, timeout=None) as client:
             raw = await client.call("retrieve", params, gate=False)
     except RCPError as error:
-        print(
-            f"rcpkit: {error}" + (f" (field {error.field})" if error.field else ""), file=sys.stderr
-        )
+        _print_error(error)
         return 1
     finally:
         engine.close()
+    return _print_result(args, raw)
+
+
+async def _query_server(args: argparse.Namespace, params: dict[str, Any]) -> int:
+    """The same ``retrieve`` over HTTP; the server validates and gates it, as in-process."""
+    from rcpkit.client import Client, TransportClosed
+    from rcpkit.protocol.errors import ErrorCode, RCPError
+
+    token = args.token if args.token is not None else os.environ.get(_TOKEN_ENV) or None
+    try:
+        client = await Client.connect_http(
+            args.url, token=token, timeout=args.timeout, connect_timeout=min(args.timeout, 10.0)
+        )
+    except (TransportClosed, RCPError) as error:
+        # No HTTP status: the exchange never happened (refused, no such host, timed out).
+        answered = bool((error.extra or {}).get("httpStatus"))
+        unreachable = isinstance(error, TransportClosed) or (
+            error.code == ErrorCode.BACKEND_UNAVAILABLE and not answered
+        )
+        if unreachable:  # one line, not a traceback: the usual cause is a wrong URL or port
+            print(f"rcpkit query: cannot reach {args.url}: {error.message}", file=sys.stderr)
+        else:
+            _print_error(error)
+        return 1
+    try:
+        raw = await client.call("retrieve", params, gate=False)
+    except RCPError as error:
+        _print_error(error)
+        return 1
+    finally:
+        await client.close()
+    return _print_result(args, raw)
+
+
+def _print_error(error: Any) -> None:
+    field = f" (field {error.field})" if error.field else ""
+    print(f"rcpkit: {error}{field}", file=sys.stderr)
+
+
+def _print_result(args: argparse.Namespace, raw: Any) -> int:
+    import msgspec
+
+    from rcpkit.protocol import messages as m
+
     if args.json:
         print(msgspec.json.encode(raw).decode())
         return 0

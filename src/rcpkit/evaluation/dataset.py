@@ -32,6 +32,9 @@ class Dataset:
     corpus: list[CorpusDocument]
     queries: dict[str, str]  # only the judged ones, in file order
     qrels: Qrels
+    # The qrels may name a document as `rcpkit query` prints it — by a chunk id or a
+    # citation's source as well as its id (a questions file, rcpkit.evaluation.questions).
+    cited: bool = False
 
     def half(self, split: str) -> Dataset:
         """The queries of one half of the fixed dev / held-out split (``all``: every one)."""
@@ -43,7 +46,7 @@ class Dataset:
         if not kept:
             raise ValueError(f"no judged query falls in the {split} half")
         return Dataset(self.name, self.corpus, {q: self.queries[q] for q in kept},
-                       {q: self.qrels[q] for q in kept})  # fmt: skip
+                       {q: self.qrels[q] for q in kept}, self.cited)  # fmt: skip
 
     def subset(self, limit: int | None) -> Dataset:
         """The first ``limit`` judged queries (the whole corpus stays: it is the haystack)."""
@@ -52,7 +55,7 @@ class Dataset:
         if limit is None or limit >= len(self.queries):
             return self
         kept = dict(list(self.queries.items())[:limit])
-        return Dataset(self.name, self.corpus, kept, {q: self.qrels[q] for q in kept})
+        return Dataset(self.name, self.corpus, kept, {q: self.qrels[q] for q in kept}, self.cited)
 
 
 def load_dataset(folder: Path, split: str = "test") -> Dataset:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from statistics import fmean
@@ -35,6 +35,7 @@ __all__ = [
     "StageResult",
     "Tick",
     "as_added",
+    "cited_ids",
     "document_ids",
     "evaluate",
     "load_corpus",
@@ -117,15 +118,7 @@ async def evaluate(
                 f"{stage.key}: {PRIMARY} {done.scores[PRIMARY]:.4f} "
                 f"({time.perf_counter() - started:.1f} s)"
             )
-    baseline = bm25_baseline(dataset, depth)
-    base_ranking = {q: list(docs) for q, docs in baseline.items()}
-    base_row = Row(
-        "bm25-baseline",
-        "BM25 baseline (bm25s)",
-        score_run(dataset.qrels, ranked_run(base_ranking)),
-        {},
-        ranking=base_ranking,
-    )
+    base_row = _baseline_row(dataset, depth) if dataset.corpus else None
     rows = [
         Row(
             r.stage.key,
@@ -155,6 +148,14 @@ async def evaluate(
         pinning.k,
         pinning.unit,
     )
+
+
+def _baseline_row(dataset: Dataset, depth: int) -> Row:
+    """BM25 over the dataset's own corpus (a questions file has none: no baseline)."""
+    baseline = bm25_baseline(dataset, depth)
+    ranking = {q: list(docs) for q, docs in baseline.items()}
+    scores = score_run(dataset.qrels, ranked_run(ranking))
+    return Row("bm25-baseline", "BM25 baseline (bm25s)", scores, {}, ranking=ranking)
 
 
 def _writable(client: Client) -> bool:
@@ -256,7 +257,9 @@ async def run_stage(
                 errors[query_id] = str(error)
                 hits, used = [], None
             latency[query_id] = (time.perf_counter() - started) * 1000
-            ranking[query_id] = document_ids(hits)[: pinning.depth]
+            judged = dataset.qrels[query_id] if dataset.cited else None
+            ids = document_ids(hits) if judged is None else cited_ids(hits, judged)
+            ranking[query_id] = ids[: pinning.depth]
             if used is not None:
                 candidates.append(used)
             if tick is not None:
@@ -336,3 +339,32 @@ def document_ids(hits: Sequence[Hit]) -> list[str]:
         else:
             ids.setdefault(str(hit.id).rpartition("#")[0])
     return list(ids)
+
+
+def cited_ids(hits: Sequence[Hit], judged: Collection[str]) -> list[str]:
+    """Like `document_ids`, each document named as ``judged`` names it, when it does.
+
+    A questions file names a document as ``rcpkit query`` prints it: its id, its
+    citation's source, or the id of one of its chunks (``guide.md#3`` names
+    ``guide.md``: the ranking is of documents, so any of its chunks finds it).
+    """
+    ids: dict[str, None] = {}
+    for hit, document in zip(hits, _documents_of(hits), strict=True):
+        names = [document, str(hit.id)]
+        if hit.citation is not None and hit.citation.source:
+            names.append(hit.citation.source)
+        named = next((name for name in names if name in judged), None)
+        if named is None:
+            named = next((name for name in judged if _chunk_of(name, document)), document)
+        ids.setdefault(named)
+    return list(ids)
+
+
+def _documents_of(hits: Sequence[Hit]) -> list[str]:
+    return [document_ids([hit])[0] for hit in hits]
+
+
+def _chunk_of(name: str, document: str) -> bool:
+    """Whether ``name`` is a chunk id of ``document`` (``DOC#N``, as `rcpkit query` prints)."""
+    head, hash, index = name.rpartition("#")
+    return bool(hash) and head == document and index.isdigit()

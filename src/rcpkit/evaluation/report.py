@@ -62,7 +62,7 @@ class Evaluation:
     server: str
     index_version: str | None
     seed: int
-    baseline: Row
+    baseline: Row | None  # None when the dataset has no corpus (a questions file)
     rows: list[Row]
     baseline_name: str = "BM25"
     depth: int = 100  # documents ranked per query
@@ -70,11 +70,15 @@ class Evaluation:
     unit: str | None = None  # the retrieve.unit asked, None for the server's default
 
     def ratio(self, row: Row, measure: str = PRIMARY) -> float:
+        if self.baseline is None:
+            return math.nan
         base = self.baseline.scores[measure]
         return row.scores[measure] / base if base else math.nan
 
     def half_ratio(self, row: Row, half: str, measure: str = PRIMARY) -> float:
         """The ratio over one half of the fixed split (``rcpkit.evaluation.split``)."""
+        if self.baseline is None:
+            return math.nan
         ids = split_queries(self.baseline.scores.per_query, half)
         if not ids:
             return math.nan
@@ -83,7 +87,10 @@ class Evaluation:
         return mine / base if base else math.nan
 
     def halves(self) -> list[str]:
-        """The halves present among the queries: both when the run covers all."""
+        """The halves present among the queries: both when the run covers all (and
+        there is a baseline to take each half's ratio to)."""
+        if self.baseline is None:
+            return []
         present = {split_of(q) for q in self.baseline.scores.per_query}
         return [h for h in ("dev", "heldout") if h in present] if len(present) == 2 else []
 
@@ -91,25 +98,34 @@ class Evaluation:
 def render_table(evaluation: Evaluation, *, markdown: bool = True) -> str:
     """Every row's measures and its nDCG@10 as a ratio to the in-run BM25 baseline."""
     halves = evaluation.halves()
-    heads = ["run", *(_LABELS.get(m, m) for m in MEASURES), "nDCG@10 ÷ BM25"]
+    based = evaluation.baseline is not None
+    heads = ["run", *(_LABELS.get(m, m) for m in MEASURES)]
+    heads += ["nDCG@10 ÷ BM25"] if based else []
     heads += [f"{_HALF_LABELS[h]} ÷ BM25" for h in halves] + ["p50 ms"]
     lines = []
-    for row in [evaluation.baseline, *evaluation.rows]:
+    for row in _rows(evaluation):
         p50 = row.latency(0.5)
         cells = [row.label + (f" ({row.errors} failed)" if row.errors else "")]
         cells += [f"{row.scores[m]:.4f}" for m in MEASURES]
-        ratios = [evaluation.ratio(row)] + [evaluation.half_ratio(row, h) for h in halves]
+        ratios = [evaluation.ratio(row)] if based else []
+        ratios += [evaluation.half_ratio(row, h) for h in halves]
         cells += ["—" if math.isnan(ratio) else f"{ratio:.3f}×" for ratio in ratios]
         cells += ["—" if p50 is None else f"{p50:.1f}"]
         lines.append(cells)
+    corpus = (
+        f"{evaluation.documents} documents"
+        if based
+        else "the server's documents (no baseline: the questions bring no corpus)"
+    )
     title = (
-        f"{evaluation.dataset}: {evaluation.documents} documents, {evaluation.queries} judged "
+        f"{evaluation.dataset}: {corpus}, {evaluation.queries} judged "
         f"queries; {evaluation.server}; indexVersion {evaluation.index_version}, "
-        f"seed {evaluation.seed}; baseline: {evaluation.baseline_name}"
+        f"seed {evaluation.seed}" + (f"; baseline: {evaluation.baseline_name}" if based else "")
     )
     notes = _failures(evaluation)
     if halves:
-        counts = {h: len(split_queries(evaluation.baseline.scores.per_query, h)) for h in halves}
+        judged = evaluation.baseline.scores.per_query if evaluation.baseline else {}
+        counts = {h: len(split_queries(judged, h)) for h in halves}
         notes = [
             "",
             f"query halves (rcpkit.evaluation.split, by SHA-256 of the id): dev "
@@ -126,6 +142,12 @@ def render_table(evaluation: Evaluation, *, markdown: bool = True) -> str:
         for row in [heads, *lines]
     ]
     return "\n".join([title, "", *text, *notes])
+
+
+def _rows(evaluation: Evaluation) -> list[Row]:
+    """The baseline (when there is one), then every measured run."""
+    baseline = [] if evaluation.baseline is None else [evaluation.baseline]
+    return [*baseline, *evaluation.rows]
 
 
 def _failures(evaluation: Evaluation) -> list[str]:
@@ -145,7 +167,8 @@ def to_json(evaluation: Evaluation) -> dict[str, Any]:
     ``queries`` (judged), ``server``, ``indexVersion`` (the pinned snapshot, null
     without snapshots), ``seed``, ``depth`` (documents ranked per query), ``k``
     (hits asked per ``retrieve``), ``unit`` (the ``retrieve.unit`` asked),
-    ``measures``, ``baselineName``, ``baseline`` and ``runs``. Each run: ``key``
+    ``measures``, ``baselineName``, ``baseline`` (null without a corpus: a questions
+    file) and ``runs``. Each run: ``key``
     (what ``--stages`` and ``FILE:RUN`` name),
     ``label``, ``params`` (the wire ``retrieve``/``graph`` fields), ``aggregate``
     (measure → mean over every judged query), ``ratioToBaseline`` (nDCG@10; null
@@ -169,7 +192,9 @@ def to_json(evaluation: Evaluation) -> dict[str, Any]:
         "unit": evaluation.unit,
         "measures": list(MEASURES),
         "baselineName": evaluation.baseline_name,
-        "baseline": _row_json(evaluation.baseline, evaluation),
+        "baseline": None
+        if evaluation.baseline is None
+        else _row_json(evaluation.baseline, evaluation),
         "runs": [_row_json(row, evaluation) for row in evaluation.rows],
     }
 
@@ -214,7 +239,7 @@ def load_evaluation(path: Path) -> dict[str, Any]:
 
 
 def _pick(record: dict[str, Any], key: str | None, where: str) -> dict[str, Any]:
-    rows = {row["key"]: row for row in [record["baseline"], *record["runs"]]}
+    rows = {row["key"]: row for row in [record["baseline"], *record["runs"]] if row is not None}
     chosen = key or "default"
     if chosen not in rows:
         raise ValueError(f"{where} has no run {chosen!r}; it has: {', '.join(rows)}")
@@ -279,12 +304,15 @@ def plot(evaluation: Evaluation, path: Path, measure: str = PRIMARY) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [evaluation.baseline, *evaluation.rows]
+    rows = _rows(evaluation)
     values = [row.scores[measure] for row in rows]
     figure, axes = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.6))
-    colours = ["#999999", *["#3b75af"] * len(evaluation.rows)]
+    grey = ["#999999"] if evaluation.baseline is not None else []
+    colours = [*grey, *["#3b75af"] * len(evaluation.rows)]
     bars = axes.barh([row.label for row in rows], values, color=colours)
-    axes.axvline(evaluation.baseline.scores[measure], color="#c44e52", linestyle="--", linewidth=1)
+    if evaluation.baseline is not None:
+        base = evaluation.baseline.scores[measure]
+        axes.axvline(base, color="#c44e52", linestyle="--", linewidth=1)
     for bar, row in zip(bars, rows, strict=True):
         axes.text(
             bar.get_width(),
@@ -294,7 +322,8 @@ def plot(evaluation: Evaluation, path: Path, measure: str = PRIMARY) -> None:
             fontsize=8,
         )
     axes.invert_yaxis()
-    axes.set_xlabel(f"{_LABELS.get(measure, measure)} (dashed: the BM25 baseline)")
+    dashed = " (dashed: the BM25 baseline)" if evaluation.baseline is not None else ""
+    axes.set_xlabel(f"{_LABELS.get(measure, measure)}{dashed}")
     axes.set_xlim(0, max(values) * 1.25 if max(values) > 0 else 1)
     axes.set_title(f"{evaluation.dataset}: {evaluation.queries} queries, {evaluation.server}")
     figure.tight_layout()

@@ -8,8 +8,11 @@ from urllib.parse import urlsplit
 
 import httpx
 from http_apps import Probe, probe_app
-from http_support import Serve, rpc
+from http_support import JSON, Serve, rpc
 
+from rcpkit.engine.keyword import KeywordIndex
+from rcpkit.handlers.keyword import build_keyword_app, load_samples
+from rcpkit.server.app import App
 from rcpkit.transport.http import HttpConfig
 
 
@@ -163,3 +166,71 @@ def test_ping_and_info_answer_the_same_on_the_fast_path_and_the_general_one(
     extra = {**rpc(5, "ping"), "x-extra": 1}
     assert client.post(f"{live.url}/ping", json=extra).json()["result"] == {}
     assert client.post(f"{live.url}/ping", json={"method": "ping"}).json() == {"result": {}}
+
+
+def _keyword_app() -> App:
+    index = KeywordIndex()
+    index.upsert(load_samples())
+    return build_keyword_app(index)
+
+
+def test_a_method_path_takes_the_bare_params_of_its_method(
+    serve: Serve, client: httpx.Client
+) -> None:
+    """Issue 36: ``POST /rcp/retrieve`` with ``{"query": …}``, as curl users write it."""
+    live = serve(_keyword_app())
+    bare = client.post(f"{live.url}/retrieve", json={"query": "reciprocal rank fusion", "k": 2})
+    assert bare.status_code == 200
+    answer = bare.json()
+    assert set(answer) == {"result"}  # answered compactly: the exchange correlates it
+    enveloped = client.post(
+        f"{live.url}/retrieve", json=rpc(1, "retrieve", {"query": "reciprocal rank fusion", "k": 2})
+    ).json()
+    assert [hit["id"] for hit in answer["result"]["hits"]] == [
+        hit["id"] for hit in enveloped["result"]["hits"]
+    ]
+    assert answer["result"]["hits"][0]["id"] == "hybrid-fusion"
+    # A value that happens to say "jsonrpc" is still params, not a broken envelope.
+    word = client.post(f"{live.url}/retrieve", json={"query": "jsonrpc", "k": 1}).json()
+    assert set(word) == {"result"}
+    assert client.post(f"{live.url}/ping", json={}).json() == {"result": {}}
+
+
+def test_bare_params_are_validated_as_the_paths_method_params(
+    serve: Serve, client: httpx.Client
+) -> None:
+    live = serve(_keyword_app())
+    missing = client.post(f"{live.url}/retrieve", json={"k": 2})
+    assert missing.status_code == 200  # §5.2: a JSON-RPC error is still HTTP 200
+    assert missing.json()["error"]["code"] == -32602
+    unknown = client.post(f"{live.url}/no/such/method", json={"query": "x"}).json()
+    assert unknown["error"]["code"] == -32004  # §12: UnknownMethod
+    # §4: not JSON is a parse error; a JSON value that is no params object an invalid request.
+    broken = client.post(f"{live.url}/retrieve", content=b'{"query": ', headers=JSON)
+    assert broken.status_code == 200
+    assert broken.json()["error"]["code"] == -32700
+    for value in (b'"query"', b"3", b"null"):
+        answer = client.post(f"{live.url}/retrieve", content=value, headers=JSON).json()
+        assert answer["error"]["code"] == -32600, value
+    # Still the compact envelope when it names its method and params; and still checked.
+    compact = client.post(
+        f"{live.url}/retrieve", json={"method": "retrieve", "params": {"query": "bm25"}}
+    ).json()
+    assert compact["result"]["hits"]
+    other = client.post(f"{live.url}/retrieve", json={"method": "ping", "params": {}}).json()
+    assert other["error"]["code"] == -32600
+    # At the base path there is no method to wrap the params in.
+    base = client.post(live.url, json={"query": "bm25"}).json()
+    assert base["error"]["code"] == -32600
+
+
+def test_bare_params_with_a_method_field_of_their_own_are_params(
+    serve: Serve, client: httpx.Client
+) -> None:
+    """``retrieve.fusion`` / ``rerank.method``: a ``method`` member alone is not an envelope."""
+    live = serve(_keyword_app())
+    body = {"query": "bm25", "method": "cross-encoder", "k": 1}
+    answer = client.post(f"{live.url}/retrieve", json=body).json()
+    # Retrieve params (an unknown member is ignored), not a call of a method "cross-encoder",
+    # which the path would have refused as naming another method (-32600).
+    assert answer["result"]["hits"][0]["id"] == "bm25"

@@ -86,7 +86,7 @@ class Exchanges:
         receive: Receive,
         send: Send,
     ) -> None:
-        frame, compact = decode_body(body)
+        frame, compact = decode_body(body, path_method)
         if headers.traceparent is not None:
             _adopt_traceparent(frame, headers.traceparent)
         route = _vet(frame, path_method, caller.principal) or self._route(frame, headers, caller)

@@ -14,7 +14,7 @@ import msgspec
 from starlette.types import Message, Receive, Send
 
 from rcpkit import codec
-from rcpkit.codec import Frame
+from rcpkit.codec import Frame, Invalid
 from rcpkit.protocol.errors import RCPError
 
 __all__ = [
@@ -184,26 +184,49 @@ _plain = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()
 
 
-def decode_body(body: bytes) -> tuple[Frame, bool]:
-    """Decode a POST body; also accept the compact ``{method, params}`` envelope (§5.3).
+def decode_body(body: bytes, path_method: str = "") -> tuple[Frame, bool]:
+    """Decode a POST body; also accept the compact ``{method, params}`` envelope (§5.3),
+    and, on a method path (``path_method``), that method's bare params.
 
     Returns the frame and whether it was an id-less compact request, whose
     answer goes back compact too (``{"result": …}`` or ``{"error": …}``): the
-    HTTP exchange itself correlates it.
+    HTTP exchange itself correlates it. A bare params object is such a request
+    for the method the path names (issue 36: ``POST /rcp/retrieve`` with
+    ``{"query": …}``); a body that is not JSON stays a parse error (-32700) and
+    any other non-request value an invalid request (-32600).
     """
     if b'"jsonrpc"' in body:
-        return codec.decode(body), False
+        frame = codec.decode(body)
+        # Bare params may hold the word in a value ({"query": "jsonrpc"}): look again.
+        if not (path_method and isinstance(frame, Invalid)):
+            return frame, False
     try:
         value: Any = _plain.decode(body)
     except (msgspec.DecodeError, RecursionError, UnicodeError):
         return codec.decode(body), False
-    if not isinstance(value, dict) or not isinstance(value.get("method"), str):
+    if not isinstance(value, dict) or "jsonrpc" in value:
         return codec.decode(body), False
+    if not _is_envelope(value):
+        if not path_method:
+            return codec.decode(body), False
+        value = {"method": path_method, "params": value}
     value = {"jsonrpc": "2.0", **value}
     compact = "id" not in value and not value["method"].startswith("notifications/")
     if compact:
         value["id"] = f"rcpkit-compact-{secrets.token_hex(8)}"
     return codec.classify(value), compact
+
+
+def _is_envelope(value: dict[str, Any]) -> bool:
+    """``{method, params}`` (and maybe ``id``), not the bare params of a method.
+
+    ``rerank`` and ``query/transform`` params have a ``method`` field of their
+    own, so a string ``method`` alone does not make an envelope: it takes a
+    ``params`` member, or nothing but ``method`` and ``id``.
+    """
+    if not isinstance(value.get("method"), str):
+        return False
+    return "params" in value or set(value) <= {"method", "id"}
 
 
 def to_compact(reply: bytes) -> bytes:
