@@ -80,7 +80,7 @@ def test_index_reports_skipped_files_and_missing_paths(tmp_path: Path) -> None:
     (folder / "empty.txt").write_text("   \n")
     done = rcpkit("index", str(folder), "--index", str(tmp_path / "idx"))
     assert done.returncode == 0, done.stderr
-    assert "indexed          1 documents" in done.stdout
+    assert "indexed          1 document " in done.stdout
     assert "skipped          2 files" in done.stdout
     missing = rcpkit("index", str(tmp_path / "nope"), "--index", str(tmp_path / "idx"))
     assert missing.returncode == 2
@@ -181,7 +181,7 @@ def test_index_skips_file_links_out_of_the_folder_unless_asked(spawn, tmp_path: 
 
     followed = rcpkit("index", str(docs), *common, "--follow-links")
     assert followed.returncode == 0, followed.stderr
-    assert "indexed          1 documents" in followed.stdout
+    assert "indexed          1 document " in followed.stdout
 
 
 def test_a_client_file_uri_is_echoed_but_never_trusted(spawn, tmp_path: Path) -> None:
