@@ -16,6 +16,7 @@ from rcpkit.engine.ingest import (
     whitespace_token_counter,
 )
 from rcpkit.engine.ingest._pdf import join_pages
+from rcpkit.engine.ingest._sections import find_sections
 
 Counter = Callable[[Sequence[str]], list[int]]
 
@@ -128,9 +129,21 @@ def test_random_chunks_never_cut_a_word_and_follow_their_headings() -> None:
         chunks = chunk_document(document, bert_like_counter, max_tokens=rng.randint(16, 200))
         for chunk in chunks:
             assert starts_and_ends_at_word_gaps(document.text, chunk), chunk
-            expected = next((p for start, p in reversed(paths) if start <= chunk.start), ())
-            assert chunk.heading_path == expected
-            assert not any(chunk.start < start < chunk.end for start, _ in paths)
+            first = next((p for start, p in reversed(paths) if start <= chunk.start), ())
+            inside = [path for start, path in paths if chunk.start < start < chunk.end]
+            # Sections that fit one chunk together are one chunk (issue 36), which
+            # carries the heading path they all share; no other chunk crosses a heading.
+            assert chunk.heading_path == _shared_prefix([first, *inside])
+
+
+def _shared_prefix(paths: list[tuple[str, ...]]) -> tuple[str, ...]:
+    shared = paths[0]
+    for path in paths[1:]:
+        length = next(
+            (i for i, (a, b) in enumerate(zip(shared, path, strict=False)) if a != b), None
+        )
+        shared = shared[: min(len(shared), len(path)) if length is None else length]
+    return shared
 
 
 def test_random_code_and_paged_documents_keep_the_invariants() -> None:
@@ -149,26 +162,57 @@ def test_headings_start_chunks_and_record_the_path_above_them() -> None:
         "# Guide\n\nWelcome to the guide.\n\n## Install\n\n### On Linux\n\nUse apt.\n\n"
         "### On Mac\n\nUse brew.\n\n## Usage\n\nRun it.\n"
     )
-    chunks = chunk_document(make_document(text), whitespace_token_counter, max_tokens=64)
+    filler = " ".join(["word"] * 20)  # no two neighbouring sections fit one chunk
+    text = text.replace(".\n", f". {filler}\n")
+    chunks = chunk_document(make_document(text), whitespace_token_counter, max_tokens=48)
     assert [(c.heading_path, c.text) for c in chunks] == [
-        (("Guide",), "# Guide\n\nWelcome to the guide."),
-        (("Guide", "Install", "On Linux"), "## Install\n\n### On Linux\n\nUse apt."),
-        (("Guide", "Install", "On Mac"), "### On Mac\n\nUse brew."),
-        (("Guide", "Usage"), "## Usage\n\nRun it."),
+        (("Guide",), f"# Guide\n\nWelcome to the guide. {filler}"),
+        (("Guide", "Install", "On Linux"), f"## Install\n\n### On Linux\n\nUse apt. {filler}"),
+        (("Guide", "Install", "On Mac"), f"### On Mac\n\nUse brew. {filler}"),
+        (("Guide", "Usage"), f"## Usage\n\nRun it. {filler}"),
     ]
+
+
+def test_small_neighbouring_sections_are_one_chunk_with_the_path_they_share() -> None:
+    text = (
+        "# Guide\n\nWelcome to the guide.\n\n## Install\n\n### On Linux\n\nUse apt.\n\n"
+        "### On Mac\n\nUse brew.\n\n## Usage\n\nRun it.\n"
+    )
+    chunks = chunk_document(make_document(text), whitespace_token_counter, max_tokens=64)
+    assert [(c.heading_path, c.text) for c in chunks] == [(("Guide",), text.strip())]
+    install = text[text.index("## Install") : text.index("## Usage")]
+    chunks = chunk_document(make_document(install), whitespace_token_counter, max_tokens=64)
+    assert [c.heading_path for c in chunks] == [("Install",)]
+
+
+def test_release_notes_with_a_heading_per_version_are_not_a_chunk_per_version() -> None:
+    """Issue 36: one release-notes file made 31 % of a corpus's chunks, most a few words."""
+    versions = [
+        f"## 0.{minor}.0\n\n### Fixes\n\n* Fix the parser for case {minor}.\n\n"
+        f"### Docs\n\n* Typo in the tutorial.\n\n"
+        for minor in range(300, 0, -1)
+    ]
+    document = make_document("# Release notes\n\n" + "".join(versions))
+    chunks = chunk_document(document, whitespace_token_counter, max_tokens=200)
+    check_invariants(document, chunks, whitespace_token_counter, 200)
+    assert len(chunks) <= 50  # 600 sections (a bare version heading joins its first)
+    assert all(len(chunk.text) >= 80 for chunk in chunks[:-1])
+    assert {chunk.heading_path for chunk in chunks} <= {("Release notes",)} | {
+        ("Release notes", f"0.{minor}.0") for minor in range(301)
+    }
 
 
 def test_setext_headings_and_fenced_hashes_are_read_as_markdown_reads_them() -> None:
     text = "Title\n=====\n\nIntro.\n\n```sh\n# not a heading\n```\n\nPart\n----\n\nBody.\n"
-    chunks = chunk_document(make_document(text), whitespace_token_counter, max_tokens=64)
-    assert [c.heading_path for c in chunks] == [("Title",), ("Title", "Part")]
-    assert "# not a heading" in chunks[0].text
+    sections = find_sections(make_document(text))
+    assert [s.heading_path for s in sections] == [("Title",), ("Title", "Part")]
+    assert "# not a heading" in text[sections[0].start : sections[0].end]
 
 
 def test_yaml_front_matter_is_not_mistaken_for_a_heading() -> None:
     text = "---\ntitle: Notes\ntags: [a]\n---\n\n# Real heading\n\nBody.\n"
-    chunks = chunk_document(make_document(text), whitespace_token_counter, max_tokens=64)
-    assert [c.heading_path for c in chunks] == [(), ("Real heading",)]
+    sections = find_sections(make_document(text))
+    assert [s.heading_path for s in sections] == [(), ("Real heading",)]
 
 
 def test_a_counter_that_answers_the_wrong_number_of_counts_is_an_error() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from rcpkit.engine.ingest import SourceDocument, _code, chunk_document, iter_documents
+from rcpkit.engine.ingest._sections import find_sections
 from rcpkit.engine.ingest._tokens import whitespace_token_counter
 
 pytest.importorskip("tree_sitter_language_pack")
@@ -26,11 +27,8 @@ def _code_document(text: str, ext: str) -> SourceDocument:
 
 
 def _paths(text: str, ext: str) -> list[tuple[str, ...]]:
-    document = _code_document(text, ext)
-    chunks = chunk_document(document, whitespace_token_counter, max_tokens=200)
-    for chunk in chunks:
-        assert chunk.text == document.text[chunk.start : chunk.end]
-    return [chunk.heading_path for chunk in chunks]
+    """The symbol path of every definition section (chunks may join tiny ones)."""
+    return [section.heading_path for section in find_sections(_code_document(text, ext))]
 
 
 PYTHON = '''import os
@@ -57,17 +55,26 @@ class Parser:
 
 def test_python_gives_each_function_class_and_method_its_symbol_path() -> None:
     document = _code_document(PYTHON, ".py")
-    chunks = chunk_document(document, whitespace_token_counter, max_tokens=200)
-    by_path = {chunk.heading_path: chunk.text for chunk in chunks}
-    assert list(by_path) == [
+    assert _paths(PYTHON, ".py") == [
         (),
         ("parse_filter",),
         ("Parser",),
         ("Parser", "__init__"),
         ("Parser", "parseFilter"),
     ]
+    # A budget the definitions are not tiny against: each keeps its chunk, but the
+    # two-word import block goes with the definition below it (issue 36).
+    chunks = chunk_document(document, whitespace_token_counter, max_tokens=24)
+    by_path = {chunk.heading_path: chunk.text for chunk in chunks}
+    assert list(by_path) == [
+        ("parse_filter",),
+        ("Parser",),
+        ("Parser", "__init__"),
+        ("Parser", "parseFilter"),
+    ]
     # The comment and the decorator above a definition travel with it; nested helpers stay.
-    assert by_path[("parse_filter",)].startswith("# Parses one filter.\n@decorator\ndef")
+    first = by_path[("parse_filter",)]
+    assert first.startswith("import os\n\n# Parses one filter.\n@decorator\ndef")
     assert "def helper" in by_path[("Parser", "parseFilter")]
     # A method chunk starts at its line, indentation kept.
     assert by_path[("Parser", "__init__")].startswith("    def __init__")
@@ -128,9 +135,18 @@ def test_offsets_stay_character_offsets_after_non_ascii_text() -> None:
         '"""Größe → naïve."""\n\n\ndef größe():\n    return "ß"\n\n\ndef after():\n    return 1\n'
     )
     document = _code_document(text, ".py")
-    chunks = chunk_document(document, whitespace_token_counter, max_tokens=200)
+    chunks = chunk_document(document, whitespace_token_counter, max_tokens=24)
     assert [chunk.heading_path for chunk in chunks] == [(), ("größe",), ("after",)]
     assert chunks[2].text == "def after():\n    return 1"
+
+
+def test_a_bare_class_line_goes_with_its_first_method_not_into_a_chunk_of_its_own() -> None:
+    """Issue 36: a bare ``class X(Y):`` chunk ranked third for a real question."""
+    body = "\n".join(f"        total = total + {n}" for n in range(30))
+    text = f"class Handler(Base):\n    def handle(self, total):\n{body}\n        return total\n"
+    chunks = chunk_document(_code_document(text, ".py"), whitespace_token_counter)
+    assert [chunk.heading_path for chunk in chunks] == [("Handler", "handle")]
+    assert chunks[0].text.startswith("class Handler(Base):\n    def handle")
 
 
 def test_without_a_grammar_code_falls_back_to_line_boundaries(

@@ -9,11 +9,10 @@ import pytest
 from rcpkit.engine.ingest import (
     Skipped,
     SourceDocument,
-    chunk_document,
     iter_documents,
-    whitespace_token_counter,
 )
 from rcpkit.engine.ingest import _html as html_module
+from rcpkit.engine.ingest._sections import find_sections
 
 PAGE = """<!doctype html>
 <html><head><title>  Refund   policy | Acme </title>
@@ -87,8 +86,8 @@ def test_headings_become_markdown_lines_that_chunks_follow(tmp_path: Path, backe
     assert isinstance(document, SourceDocument)
     assert "# Refunds\n\n" in document.text
     assert "\n\n## Limits\n\n" in document.text
-    chunks = chunk_document(document, whitespace_token_counter, max_tokens=64)
-    assert [chunk.heading_path for chunk in chunks] == [("Refunds",), ("Refunds", "Limits")]
+    sections = find_sections(document)
+    assert [section.heading_path for section in sections] == [("Refunds",), ("Refunds", "Limits")]
 
 
 def test_preformatted_text_keeps_its_spacing(tmp_path: Path, backend: str) -> None:

@@ -100,6 +100,22 @@ def test_markdown_title_is_the_first_level_one_heading(tmp_path: Path) -> None:
     assert document.text == text
 
 
+def test_mkdocs_anchors_and_include_lines_are_blanked_and_offsets_stay_raw(tmp_path: Path) -> None:
+    """Issue 36: `{ #advanced-middleware }` stayed in titles, `{* ... *}` lines were indexed."""
+    text = (
+        "# Advanced Middleware { #advanced-middleware }\n\nAdd middleware.\n\n"
+        "{* ../../docs_src/advanced_middleware/tutorial001.py hl[3] *}\n\n"
+        '## Other { .note }\n\n--8<-- "snippets/other.md"\n\nSet {x} stays.\n'
+    )
+    (document,) = _documents(_write(tmp_path / "doc.md", text))
+    assert document.title == "Advanced Middleware"
+    assert len(document.text) == len(text)
+    assert "advanced-middleware" not in document.text and "docs_src" not in document.text
+    assert ".note" not in document.text and "snippets" not in document.text
+    assert "Add middleware." in document.text and "Set {x} stays." in document.text
+    assert document.text.index("## Other") == text.index("## Other")
+
+
 def test_title_falls_back_to_the_file_stem(tmp_path: Path) -> None:
     (document,) = _documents(_write(tmp_path / "release-notes.txt", "Plain words.\n"))
     assert document.title == "release-notes"

@@ -2,7 +2,8 @@
 
 How a chunk is made, cheapest step first:
 
-1. Sections: every Markdown heading and PDF page is a hard boundary (`_sections`).
+1. Sections: every Markdown heading and PDF page is a hard boundary (`_sections`);
+   consecutive sections that fit the budget together are then one chunk (below).
 2. Atoms: whitespace-free runs, each gap rated paragraph > sentence > line > word
    (for code: top-level definition > blank line > statement > line; `_boundaries`).
 3. Costs: each *distinct* atom is counted once with the caller's tokenizer, in
@@ -19,7 +20,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from rcpkit.engine.ingest._boundaries import Atoms, find_atoms
+from rcpkit.engine.ingest._boundaries import DEFINITION, Atoms, find_atoms
 from rcpkit.engine.ingest._limits import Span, enforce_limit
 from rcpkit.engine.ingest._packing import pack, split_oversized
 from rcpkit.engine.ingest._sections import Section, find_sections
@@ -32,6 +33,8 @@ __all__ = ["chunk_document"]
 _CALIBRATION_TOLERANCE = 0.1
 # ...and then aim a little under the budget, as the estimate is an average.
 _CALIBRATION_HEADROOM = 0.97
+# A code section below this share of the budget goes with its neighbour (issue 36).
+_CODE_TINY_SHARE = 0.125
 
 
 def chunk_document(
@@ -93,6 +96,9 @@ def _atom_costs(
     return [[cost_of[word] for word in section] for section in words]
 
 
+_Part = tuple[Section, Atoms, list[float]]
+
+
 class _Plan:
     """The parts of a document that do not change when it is packed again."""
 
@@ -104,19 +110,48 @@ class _Plan:
         costs: list[list[float]],
     ) -> None:
         self._document = document
-        self._parts = list(zip(sections, section_atoms, costs, strict=True))
+        self._parts = [
+            part
+            for part in zip(sections, section_atoms, costs, strict=True)
+            if len(part[1])  # a section of whitespace only holds nothing to pack
+        ]
 
     def spans(self, budget: float, overlap: float) -> list[Span]:
         spans: list[Span] = []
-        for section, atoms, costs in self._parts:
-            if not len(atoms):
-                continue
+        for section, atoms, costs in self._grouped(budget):
             fitted, fitted_costs = split_oversized(atoms, costs, budget)
             for first, stop in pack(fitted, fitted_costs, budget, overlap):
                 estimate = sum(fitted_costs[first:stop])
                 start = self._start(section, fitted.starts[first])
                 spans.append(Span(start, fitted.ends[stop - 1], section.heading_path, estimate))
         return spans
+
+    def _grouped(self, budget: float) -> list[_Part]:
+        """Runs of consecutive sections that fit ``budget`` together, each run one part.
+
+        A heading is a boundary worth keeping only when the text under it is worth a
+        chunk of its own: release notes (a heading per version, three lines under
+        each) made thousands of chunks of a few words each, and a bare
+        ``class X(Y):`` outranked real answers (issue 36). Prose sections that fit
+        together are one chunk, carrying the heading path they share. A code
+        definition keeps its own chunk and symbol path unless one side is tiny (a
+        class line above its first method, an import block), which then goes with
+        its neighbour under the larger one's path. Greedy, in document order. Pages
+        stay hard boundaries: a chunk cites one page.
+        """
+        if self._document.pages:
+            return self._parts
+        code = self._document.modality == "code"
+        grouped: list[_Part] = []
+        for part in self._parts:
+            if grouped:
+                before, after = sum(grouped[-1][2]), sum(part[2])
+                tiny = min(before, after) < budget * _CODE_TINY_SHARE
+                if before + after <= budget and (tiny or not code):
+                    grouped[-1] = _joined(grouped[-1], part, code and after > before)
+                    continue
+            grouped.append(part)
+        return grouped
 
     def _start(self, section: Section, start: int) -> int:
         """For code, a chunk starting a line keeps that line's indentation."""
@@ -125,6 +160,26 @@ class _Plan:
         text = self._document.text
         line_start = max(text.rfind("\n", 0, start) + 1, section.start)
         return line_start if not text[line_start:start].strip() else start
+
+
+def _joined(first: _Part, second: _Part, second_path: bool) -> _Part:
+    """Two adjacent parts as one; the gap between them is the strongest kind.
+
+    The heading path is the one both share, or ``second``'s when ``second_path``.
+    """
+    (section, atoms, costs), (next_section, next_atoms, next_costs) = first, second
+    path = next_section.heading_path
+    if not second_path:
+        shared = 0
+        for mine, theirs in zip(section.heading_path, path, strict=False):
+            if mine != theirs:
+                break
+            shared += 1
+        path = section.heading_path[:shared]
+    joined = Section(section.start, next_section.end, path)
+    strengths = [*atoms.strengths, DEFINITION, *next_atoms.strengths[1:]]
+    both = Atoms([*atoms.starts, *next_atoms.starts], [*atoms.ends, *next_atoms.ends], strengths)
+    return joined, both, [*costs, *next_costs]
 
 
 def _calibration(spans: list[Span], counts: list[int], overhead: int) -> float | None:

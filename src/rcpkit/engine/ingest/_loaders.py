@@ -18,7 +18,7 @@ from rcpkit.engine.ingest._formats import (
 )
 from rcpkit.engine.ingest._frontmatter import split_front_matter
 from rcpkit.engine.ingest._html import extract_html
-from rcpkit.engine.ingest._markdown import markdown_title
+from rcpkit.engine.ingest._markdown import blank_site_directives, markdown_title
 from rcpkit.engine.ingest._ocr import IMAGE_EXTENSIONS, load_image
 from rcpkit.engine.ingest._pdf import load_pdf
 from rcpkit.engine.ingest._source import (
@@ -45,9 +45,13 @@ def load_plain_text(source: FileSource) -> Iterable[SourceDocument]:
 
 
 def load_markdown(source: FileSource) -> Iterable[SourceDocument]:
-    """Markdown and MDX: front matter read into meta and blanked, so offsets stay raw."""
+    """Markdown and MDX: front matter read into meta and blanked, so offsets stay raw.
+
+    Include directives are blanked the same way: they name a file, they say nothing.
+    """
     raw = read_source_bytes(source)
     front, text = split_front_matter(decode_text(raw, allow_latin1=False))
+    text = blank_site_directives(text)
     return [build_document(source, raw, text=text, title=markdown_title(text), front=front)]
 
 

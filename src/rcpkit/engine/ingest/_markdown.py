@@ -9,10 +9,23 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Heading", "find_headings", "markdown_title"]
+__all__ = ["Heading", "blank_site_directives", "find_headings", "markdown_title"]
 
 _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 _ATX_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+# An attribute list closing a heading (Python-Markdown attr_list, mkdocs, Pandoc):
+# `## Advanced middleware { #advanced-middleware }`, `{: .note }`, `{#id lang=en}`.
+_ATTRIBUTE = r"(?:[#.][\w:-]+|[\w-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+))"
+_ATTRIBUTE_LIST = re.compile(
+    rf"[ \t]*\{{:?[ \t]*{_ATTRIBUTE}(?:[ \t]+{_ATTRIBUTE})*[ \t]*\}}[ \t]*$"
+)
+# A line that only pulls another file in when the docs site is built: the file's
+# own text is indexed where it lives, the directive itself is no content (issue 36:
+# `{* ../../docs_src/app.py hl[3] *}` lines were indexed). mkdocs macros and
+# FastAPI's `{* ... *}`, markdown-include `{! ... !}`, pymdownx.snippets `--8<--`.
+_INCLUDE_LINE = re.compile(
+    r"^[ \t]*(?:\{\*[^\n]*\*\}|\{![^\n]*!\}|-{1,2}8<-{1,2}[^\n]*)[ \t]*$", re.MULTILINE
+)
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
 # A line that cannot be a setext heading's text even when underlined.
@@ -32,6 +45,25 @@ class Heading:
 def markdown_title(text: str) -> str | None:
     """The first level-1 heading, which Markdown documents use as their title."""
     return next((heading.title for heading in find_headings(text) if heading.level == 1), None)
+
+
+_HEADING_ATTRIBUTES = re.compile(rf"(?<=\S){_ATTRIBUTE_LIST.pattern}", re.MULTILINE)
+
+
+def blank_site_directives(text: str) -> str:
+    """``text`` with include lines and heading attribute lists blanked (offsets stay raw).
+
+    Both are site-build instructions: an anchor id is not a word of the section.
+    """
+    text = _INCLUDE_LINE.sub(_blank, text)
+    return "\n".join(
+        _HEADING_ATTRIBUTES.sub(_blank, line) if _atx_heading(line) else line
+        for line in text.split("\n")
+    )
+
+
+def _blank(found: re.Match[str]) -> str:
+    return " " * len(found.group(0))
 
 
 def find_headings(text: str) -> list[Heading]:
@@ -54,7 +86,8 @@ def find_headings(text: str) -> list[Heading]:
         elif (level := _setext_level(lines, index)) is not None:
             # The underline was already read as text; the heading is the line above it.
             end = offsets[index] + len(line)
-            headings.append(Heading(offsets[index - 1], end, level, lines[index - 1].strip()))
+            title = _ATTRIBUTE_LIST.sub("", lines[index - 1]).strip()
+            headings.append(Heading(offsets[index - 1], end, level, title))
         index += 1
     return headings
 
@@ -87,7 +120,8 @@ def _atx_heading(line: str) -> tuple[int, str] | None:
     match = _ATX.match(line)
     if match is None:
         return None
-    title = _ATX_CLOSING.sub("", match.group(2) or "").strip()
+    title = _ATTRIBUTE_LIST.sub("", _ATX_CLOSING.sub("", match.group(2) or ""))
+    title = _ATX_CLOSING.sub("", title).strip()
     return (len(match.group(1)), title) if title else None
 
 
