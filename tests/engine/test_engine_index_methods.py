@@ -79,7 +79,10 @@ async def test_an_idempotency_key_past_its_retention_applies_the_write_again(
     tmp_path: Path,
 ) -> None:
     # §7.10 keys are kept `idempotency_retention_seconds`, then collected with old versions.
-    engine = make_engine(tmp_path / "index", idempotency_retention_seconds=0)
+    # Two copies of one text: the hits must show both (not collapsed as duplicates).
+    engine = make_engine(
+        tmp_path / "index", idempotency_retention_seconds=0, collapse_duplicates=False
+    )
     async with serving(engine) as peer:
         call = Calls(peer)
         meta = {"_meta": {"idempotencyKey": "k-1"}}
@@ -214,9 +217,9 @@ async def test_meta_title_is_the_lexical_title_of_a_document_added_without_title
     async with serving(engine) as peer:
         call = Calls(peer)
         documents = [
-            {"id": "meta", "text": "colony survey notes", "meta": {"title": "walrus"}},
-            {"id": "field", "text": "colony survey notes", "title": "narwhal"},
-            {"id": "odd", "text": "colony survey notes", "meta": {"title": 7}},
+            {"id": "meta", "text": "colony survey notes one", "meta": {"title": "walrus"}},
+            {"id": "field", "text": "colony survey notes two", "title": "narwhal"},
+            {"id": "odd", "text": "colony survey notes three", "meta": {"title": 7}},
         ]
         await call.result("index/add", {"documents": documents})
         walrus = await call.result("retrieve", {"query": "walrus", "mode": "sparse", "k": 5})

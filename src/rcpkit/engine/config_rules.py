@@ -179,6 +179,7 @@ ENGINE_RULES: Mapping[str, Rule] = {
     "hybrid_rerank": _flag,
     "cross_encoder": _text,
     "max_rerank": _whole(1),
+    "collapse_duplicates": _flag,
     "trusted_sources": _strings,
     "fetch_uris": _uri_prefixes,
     "session_ttl_seconds": _whole(0),

@@ -136,8 +136,10 @@ def test_offsets_stay_character_offsets_after_non_ascii_text() -> None:
     )
     document = _code_document(text, ".py")
     chunks = chunk_document(document, whitespace_token_counter, max_tokens=24)
-    assert [chunk.heading_path for chunk in chunks] == [(), ("größe",), ("after",)]
-    assert chunks[2].text == "def after():\n    return 1"
+    # The one-line module docstring goes with the definition below it (issue 36).
+    assert [chunk.heading_path for chunk in chunks] == [("größe",), ("after",)]
+    assert chunks[0].text.startswith('"""Größe → naïve."""\n\n\ndef größe():')
+    assert chunks[1].text == "def after():\n    return 1"
 
 
 def test_a_bare_class_line_goes_with_its_first_method_not_into_a_chunk_of_its_own() -> None:

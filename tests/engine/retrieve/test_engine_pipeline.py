@@ -22,8 +22,9 @@ NOTES = [
 
 @pytest.fixture
 def engine(tmp_path: Path):  # type: ignore[no-untyped-def]
-    # The MaxSim reranker is opt-in (issue 16); these tests exercise it.
-    engine = make_engine(tmp_path / "index", colbert_rerank=True)
+    # The MaxSim reranker is opt-in (issue 16); these tests exercise it. The planted
+    # copy stays in the hits for MMR to act on (test_engine_duplicates: collapsed).
+    engine = make_engine(tmp_path / "index", colbert_rerank=True, collapse_duplicates=False)
     yield engine
     engine.close()
 

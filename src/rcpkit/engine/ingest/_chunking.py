@@ -33,8 +33,6 @@ __all__ = ["chunk_document"]
 _CALIBRATION_TOLERANCE = 0.1
 # ...and then aim a little under the budget, as the estimate is an average.
 _CALIBRATION_HEADROOM = 0.97
-# A code section below this share of the budget goes with its neighbour (issue 36).
-_CODE_TINY_SHARE = 0.125
 
 
 def chunk_document(
@@ -133,25 +131,46 @@ class _Plan:
         chunk of its own: release notes (a heading per version, three lines under
         each) made thousands of chunks of a few words each, and a bare
         ``class X(Y):`` outranked real answers (issue 36). Prose sections that fit
-        together are one chunk, carrying the heading path they share. A code
-        definition keeps its own chunk and symbol path unless one side is tiny (a
-        class line above its first method, an import block), which then goes with
-        its neighbour under the larger one's path. Greedy, in document order. Pages
-        stay hard boundaries: a chunk cites one page.
+        together are one chunk, carrying the heading path they share (greedy, in
+        document order). A code definition keeps its own chunk and symbol path; only
+        a tiny section (a class line above its first method, an import block) goes
+        with the definition after it, or the one before it at the end. Pages stay
+        hard boundaries: a chunk cites one page.
         """
         if self._document.pages:
             return self._parts
-        code = self._document.modality == "code"
+        if self._document.modality == "code":
+            return self._folded_code(budget)
         grouped: list[_Part] = []
         for part in self._parts:
-            if grouped:
-                before, after = sum(grouped[-1][2]), sum(part[2])
-                tiny = min(before, after) < budget * _CODE_TINY_SHARE
-                if before + after <= budget and (tiny or not code):
-                    grouped[-1] = _joined(grouped[-1], part, code and after > before)
-                    continue
-            grouped.append(part)
+            if grouped and _cost(grouped[-1]) + _cost(part) <= budget:
+                grouped[-1] = _joined(grouped[-1], part, _shared(grouped[-1], part))
+            else:
+                grouped.append(part)
         return grouped
+
+    def _folded_code(self, budget: float) -> list[_Part]:
+        grouped: list[_Part] = []
+        pending: _Part | None = None  # one-line sections waiting for the next definition
+        for part in self._parts:
+            tiny = self._tiny(part[0])
+            if pending is not None and _cost(pending) + _cost(part) <= budget:
+                part = _joined(pending, part, part[0].heading_path)
+            elif pending is not None:
+                grouped.append(pending)
+            pending = part if tiny else None
+            if not tiny:
+                grouped.append(part)
+        if pending is not None:
+            if grouped and _cost(grouped[-1]) + _cost(pending) <= budget:
+                grouped[-1] = _joined(grouped[-1], pending, grouped[-1][0].heading_path)
+            else:
+                grouped.append(pending)
+        return grouped
+
+    def _tiny(self, section: Section) -> bool:
+        """One line: a bare ``class X(Y):``, an import, not a definition with a body."""
+        return "\n" not in self._document.text[section.start : section.end].strip()
 
     def _start(self, section: Section, start: int) -> int:
         """For code, a chunk starting a line keeps that line's indentation."""
@@ -162,20 +181,22 @@ class _Plan:
         return line_start if not text[line_start:start].strip() else start
 
 
-def _joined(first: _Part, second: _Part, second_path: bool) -> _Part:
-    """Two adjacent parts as one; the gap between them is the strongest kind.
+def _cost(part: _Part) -> float:
+    return sum(part[2])
 
-    The heading path is the one both share, or ``second``'s when ``second_path``.
-    """
+
+def _shared(first: _Part, second: _Part) -> tuple[str, ...]:
+    """The heading path two parts share (the sections above both)."""
+    mine, theirs = first[0].heading_path, second[0].heading_path
+    shared = 0
+    while shared < min(len(mine), len(theirs)) and mine[shared] == theirs[shared]:
+        shared += 1
+    return mine[:shared]
+
+
+def _joined(first: _Part, second: _Part, path: tuple[str, ...]) -> _Part:
+    """Two adjacent parts as one under ``path``; the gap between them is the strongest kind."""
     (section, atoms, costs), (next_section, next_atoms, next_costs) = first, second
-    path = next_section.heading_path
-    if not second_path:
-        shared = 0
-        for mine, theirs in zip(section.heading_path, path, strict=False):
-            if mine != theirs:
-                break
-            shared += 1
-        path = section.heading_path[:shared]
     joined = Section(section.start, next_section.end, path)
     strengths = [*atoms.strengths, DEFINITION, *next_atoms.strengths[1:]]
     both = Atoms([*atoms.starts, *next_atoms.starts], [*atoms.ends, *next_atoms.ends], strengths)

@@ -23,6 +23,7 @@ from rcpkit.engine.retrieve.cursors import (
     encode_cursor,
     resolve_version,
 )
+from rcpkit.engine.retrieve.duplicates import collapse_duplicates
 from rcpkit.engine.retrieve.graph_units import graph_hits
 from rcpkit.engine.retrieve.packing import UNIT_KEYS, build_hits, merge_units
 from rcpkit.engine.retrieve.recall import Recalled, recall
@@ -158,6 +159,14 @@ def _read(
         # §7.7.3: a trajectory keeps finding new evidence.
         unit_of = UNIT_KEYS[unit]
         candidates = [c for c in candidates if unit_of(rows[c.key]) not in seen]
+    if engine.config.collapse_duplicates and unit not in ("document", "page"):
+        # MMR picks from the whole list, so it gets the whole list collapsed.
+        collapse_depth = len(candidates) if query.mmr_lambda is not None else depth
+        collapsed = collapse_duplicates(candidates, engine.store.fetch, collapse_depth)
+        candidates, rows = collapsed.candidates, {**rows, **collapsed.rows}
+        if collapsed.dropped:
+            plural = "s" if collapsed.dropped != 1 else ""
+            ctx.notes.append(f"collapsed {collapsed.dropped} near-duplicate chunk{plural}")
     if query.mmr_lambda is not None:
         lambda_ = query.mmr_lambda
         candidates = stages.run(

@@ -1,0 +1,100 @@
+"""Near-duplicate chunks collapsed to the best-ranked one (issue 36 item 5).
+
+A docs corpus repeats itself: the same ``client = TestClient(app)`` preamble in
+every test file, one paragraph copied into three guides. Each copy matches a
+query as well as the others, so five of them filled a top 5. MMR (§7.7 ``mmr``)
+would push them apart too, but it trades relevance for novelty on every hit and
+cost nDCG where nothing was duplicated; this stage drops only a chunk whose
+words are the same as, or nearly all shared with, a chunk ranked above it.
+
+"Nearly all": the Jaccard similarity of the two texts' word trigrams is at least
+:data:`NEAR_DUPLICATE`. Exact copies (ignoring case, spacing and punctuation) are
+caught for texts of any length.
+
+Paging stays exact (§10): whether a chunk is kept depends only on the chunks
+ranked above it, so the collapsed ranking's first ``n`` entries are the same
+whichever page computes them, and a window is widened until it holds one kept
+chunk past the page (so ``nextCursor`` is given only when a next hit exists).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rcpkit.engine.retrieve.stages import Candidate
+from rcpkit.engine.store.base import ChunkRow
+
+__all__ = ["NEAR_DUPLICATE", "Collapsed", "collapse_duplicates"]
+
+NEAR_DUPLICATE = 0.9
+_WORD = re.compile(r"\w+")
+_SHINGLE = 3
+
+Fetch = Callable[[list[int]], dict[int, ChunkRow]]
+
+
+@dataclass(frozen=True, slots=True)
+class Collapsed:
+    candidates: list[Candidate]  # the ranking with later copies removed, as far as read
+    rows: dict[int, ChunkRow]  # every row read on the way (the page's among them)
+    dropped: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Fingerprint:
+    words: str
+    shingles: frozenset[tuple[str, ...]]
+
+
+def collapse_duplicates(candidates: Sequence[Candidate], fetch: Fetch, depth: int) -> Collapsed:
+    """``candidates`` without the chunks that repeat a better-ranked one's text.
+
+    Reads rows in windows until ``depth + 1`` chunks are kept or none are left;
+    candidates past the last window follow unchecked (no page reaches them).
+    """
+    kept: list[Candidate] = []
+    seen: dict[str, None] = {}
+    fingerprints: list[_Fingerprint] = []
+    rows: dict[int, ChunkRow] = {}
+    position = 0
+    while position < len(candidates) and len(kept) <= depth:
+        wanted = depth + 1 - len(kept)
+        window = candidates[position : position + wanted + max(2, wanted // 4)]
+        position += len(window)
+        rows.update(fetch([c.key for c in window if c.key not in rows]))
+        for candidate in window:
+            row = rows.get(candidate.key)
+            if row is None:
+                kept.append(candidate)  # collected since recall: the page drops it
+                continue
+            fingerprint = _fingerprint(row.text)
+            if fingerprint.words in seen or _near_any(fingerprint, fingerprints):
+                continue
+            seen[fingerprint.words] = None
+            fingerprints.append(fingerprint)
+            kept.append(candidate)
+    dropped = position - len(kept)
+    return Collapsed([*kept, *candidates[position:]], rows, dropped)
+
+
+def _fingerprint(text: str) -> _Fingerprint:
+    words = _WORD.findall(text.lower())
+    shingles = frozenset(tuple(words[i : i + _SHINGLE]) for i in range(len(words) - _SHINGLE + 1))
+    return _Fingerprint(" ".join(words), shingles)
+
+
+def _near_any(fingerprint: _Fingerprint, kept: list[_Fingerprint]) -> bool:
+    mine = fingerprint.shingles
+    if not mine:
+        return False
+    for other in kept:
+        theirs = other.shingles
+        # Jaccard >= t needs the smaller set to be at least t times the larger.
+        if not theirs or min(len(mine), len(theirs)) < NEAR_DUPLICATE * max(len(mine), len(theirs)):
+            continue
+        shared = len(mine & theirs)
+        if shared >= NEAR_DUPLICATE * (len(mine) + len(theirs) - shared):
+            return True
+    return False
