@@ -99,9 +99,12 @@ class EngineConfig:
     # scorer (BM25 with the index's statistics + cosine, fused as retrieve fuses; issue 33).
     hybrid_rerank: bool = True
     max_rerank: int = 100  # rerank.maxCandidates
-    # A chunk whose text repeats (or nearly repeats) a better-ranked one's is left out
-    # of retrieve's hits (rcpkit.engine.retrieve.duplicates; issue 36).
+    # A chunk whose text repeats a better-ranked one's is left out of retrieve's hits
+    # (rcpkit.engine.retrieve.duplicates; issue 36); below 1, so is one whose word
+    # trigrams are at least this alike (Jaccard). Near copies are often distinct
+    # known items (man pages differing in a program's name), hence 1.
     collapse_duplicates: bool = True
+    duplicate_similarity: float = 1.0
     # §15.2: URI prefixes of ingested files the operator vouches for; nothing else is trusted.
     trusted_sources: list[str] = field(default_factory=list)
     # §4.8/§15.5: URI prefixes an image Content block's `uri` may be fetched from

@@ -180,6 +180,7 @@ ENGINE_RULES: Mapping[str, Rule] = {
     "cross_encoder": _text,
     "max_rerank": _whole(1),
     "collapse_duplicates": _flag,
+    "duplicate_similarity": _between(0.5, 1.0),
     "trusted_sources": _strings,
     "fetch_uris": _uri_prefixes,
     "session_ttl_seconds": _whole(0),

@@ -30,6 +30,14 @@ async def test_copies_of_one_text_fill_one_place_not_the_top_five(tmp_path: Path
         assert set(found[1:]) == {"guide.md#0", "other.md#0"}
         assert "collapsed 4 near-duplicate chunks" in result["usage"]["notes"]
         near = ids(await call.result("retrieve", {**QUERY, "query": "one two three"}))
+        assert {"near.md#0", "near-copy.md#0"} <= set(near)  # near copies stay by default
+    engine.close()
+
+
+async def test_near_copies_collapse_below_a_similarity_of_one(tmp_path: Path) -> None:
+    engine = make_engine(tmp_path / "index", duplicate_similarity=0.8)
+    async with indexed(engine, FILES) as call:
+        near = ids(await call.result("retrieve", {**QUERY, "query": "one two three"}))
         assert len({"near.md#0", "near-copy.md#0"} & set(near)) == 1
     engine.close()
 

@@ -5,11 +5,16 @@ every test file, one paragraph copied into three guides. Each copy matches a
 query as well as the others, so five of them filled a top 5. MMR (§7.7 ``mmr``)
 would push them apart too, but it trades relevance for novelty on every hit and
 cost nDCG where nothing was duplicated; this stage drops only a chunk whose
-words are the same as, or nearly all shared with, a chunk ranked above it.
+words are the same as a chunk's ranked above it (ignoring case, spacing and
+punctuation).
 
-"Nearly all": the Jaccard similarity of the two texts' word trigrams is at least
-:data:`NEAR_DUPLICATE`. Exact copies (ignoring case, spacing and punctuation) are
-caught for texts of any length.
+Near copies are collapsed too when the engine is given a ``similarity`` below
+1 (``[engine] duplicate_similarity``): the Jaccard similarity of the two texts'
+word trigrams at least that. It is not the default because near copies are
+often distinct answers: in the man-page collection of docs/quality.md, 18
+pairs of pages are ≥ 0.9 alike (``lldb-tblgen`` and ``mlir-tblgen`` differ in
+the program's name), and a known-item query for one must not lose it to the
+other. Exact copies were 1 pair or none in each collection.
 
 Paging stays exact (§10): whether a chunk is kept depends only on the chunks
 ranked above it, so the collapsed ranking's first ``n`` entries are the same
@@ -26,9 +31,8 @@ from dataclasses import dataclass
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.store.base import ChunkRow
 
-__all__ = ["NEAR_DUPLICATE", "Collapsed", "collapse_duplicates"]
+__all__ = ["Collapsed", "collapse_duplicates"]
 
-NEAR_DUPLICATE = 0.9
 _WORD = re.compile(r"\w+")
 _SHINGLE = 3
 
@@ -48,7 +52,9 @@ class _Fingerprint:
     shingles: frozenset[tuple[str, ...]]
 
 
-def collapse_duplicates(candidates: Sequence[Candidate], fetch: Fetch, depth: int) -> Collapsed:
+def collapse_duplicates(
+    candidates: Sequence[Candidate], fetch: Fetch, depth: int, similarity: float = 1.0
+) -> Collapsed:
     """``candidates`` without the chunks that repeat a better-ranked one's text.
 
     Reads rows in windows until ``depth + 1`` chunks are kept or none are left;
@@ -70,7 +76,8 @@ def collapse_duplicates(candidates: Sequence[Candidate], fetch: Fetch, depth: in
                 kept.append(candidate)  # collected since recall: the page drops it
                 continue
             fingerprint = _fingerprint(row.text)
-            if fingerprint.words in seen or _near_any(fingerprint, fingerprints):
+            near = similarity < 1 and _near_any(fingerprint, fingerprints, similarity)
+            if fingerprint.words in seen or near:
                 continue
             seen[fingerprint.words] = None
             fingerprints.append(fingerprint)
@@ -85,16 +92,16 @@ def _fingerprint(text: str) -> _Fingerprint:
     return _Fingerprint(" ".join(words), shingles)
 
 
-def _near_any(fingerprint: _Fingerprint, kept: list[_Fingerprint]) -> bool:
+def _near_any(fingerprint: _Fingerprint, kept: list[_Fingerprint], similarity: float) -> bool:
     mine = fingerprint.shingles
     if not mine:
         return False
     for other in kept:
         theirs = other.shingles
         # Jaccard >= t needs the smaller set to be at least t times the larger.
-        if not theirs or min(len(mine), len(theirs)) < NEAR_DUPLICATE * max(len(mine), len(theirs)):
+        if not theirs or min(len(mine), len(theirs)) < similarity * max(len(mine), len(theirs)):
             continue
         shared = len(mine & theirs)
-        if shared >= NEAR_DUPLICATE * (len(mine) + len(theirs) - shared):
+        if shared >= similarity * (len(mine) + len(theirs) - shared):
             return True
     return False

@@ -162,7 +162,9 @@ def _read(
     if engine.config.collapse_duplicates and unit not in ("document", "page"):
         # MMR picks from the whole list, so it gets the whole list collapsed.
         collapse_depth = len(candidates) if query.mmr_lambda is not None else depth
-        collapsed = collapse_duplicates(candidates, engine.store.fetch, collapse_depth)
+        collapsed = collapse_duplicates(
+            candidates, engine.store.fetch, collapse_depth, engine.config.duplicate_similarity
+        )
         candidates, rows = collapsed.candidates, {**rows, **collapsed.rows}
         if collapsed.dropped:
             plural = "s" if collapsed.dropped != 1 else ""
