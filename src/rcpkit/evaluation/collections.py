@@ -209,6 +209,7 @@ def _man_pages(sections: tuple[str, ...] = ("1", "8")) -> Iterator[tuple[str, st
     of one tool (``gcloud``'s subcommands), which would make the collection theirs.
     """
     families: dict[str, int] = {}
+    names_seen: set[str] = set()  # a name in sections 1 and 8 (`intro`) is one page
     for section in sections:
         folder = _MAN / f"man{section}"
         if not folder.is_dir():
@@ -229,8 +230,12 @@ def _man_pages(sections: tuple[str, ...] = ("1", "8")) -> Iterator[tuple[str, st
             names, dash, summary = name_line.partition(" - ")
             if not dash or not description or len(summary.split()) > 15:
                 continue  # no NAME line, or one that swallowed a table of contents
+            name = names.split(",")[0].strip()
+            if name in names_seen:
+                continue
+            names_seen.add(name)
             families[family] = families.get(family, 0) + 1
-            yield names.split(",")[0].strip(), summary.strip(), description
+            yield name, summary.strip(), description
 
 
 def _first_sentence(text: str) -> str:
