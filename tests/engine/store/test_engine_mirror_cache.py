@@ -428,3 +428,27 @@ def test_a_postgres_cache_of_another_database_is_ignored(
         got = _served(postgres_url, cache)
     assert "another index's cache" in caplog.text
     assert got == _served(postgres_url, None)
+
+
+def test_a_large_matrix_is_a_view_of_the_shared_mapping_and_answers_as_a_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 31: worker processes share one copy of a searched-through-int8 matrix."""
+    from rcpkit.engine.index import _mirror_cache
+
+    path = tmp_path / "index.sqlite3"
+    rng = random.Random(9)
+    store = SQLiteStore(path)
+    store.open_dense(DIMENSION, DensePolicy())
+    write(store, rng, 4)
+    store.close()
+    monkeypatch.setattr(_mirror_cache, "_MAPPED_MATRIX_ROWS", 1)  # this small index counts
+    reopened = SQLiteStore(path)
+    dense = reopened.open_dense(DIMENSION, DensePolicy())
+    matrix = dense.index.matrix
+    assert not matrix.flags.owndata and not matrix.flags.writeable  # pages of the file
+    assert answers(reopened) == rebuilt(path)
+    write(reopened, rng, 2, first=4)  # appends copy it; the mapping is never written
+    got = answers(reopened)
+    reopened.close()
+    assert got == rebuilt(path)

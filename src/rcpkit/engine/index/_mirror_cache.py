@@ -11,8 +11,9 @@ JSON metadata, vectors): 12 s on a quiet machine, 40 s under load. The mirror
 (:class:`~rcpkit.engine.index._mirror.Frozen`: row keys and versions, postings,
 filter columns, the vector matrix) is written to ``index.mirror`` and, on open,
 read back without parsing a row: the postings and row arrays are views of a
-memory map (their pages shared by every process mapping the file), the matrix
-is read into memory in one call (see ``_section`` for why).
+memory map (their pages shared by every process mapping the file); so is the
+vector matrix of an index searched through int8 codes, while a smaller one is
+read into memory in one call (see ``_section`` for why).
 
 SQLite stays the system of record; this file is only ever a head start:
 
@@ -58,6 +59,7 @@ import numpy.typing as npt
 
 from rcpkit.engine.index._mirror import Frozen, Mirror, Reading
 from rcpkit.engine.index._postings import FrozenPostings
+from rcpkit.engine.index.dense import DensePolicy
 
 __all__ = ["MirrorCache", "cache_stamp"]
 
@@ -333,14 +335,22 @@ def _header(mapped: mmap.mmap, size: int) -> dict[str, Any]:
     return header
 
 
-def _section(mapped: mmap.mmap, header: dict[str, Any], name: str, file: Any) -> npt.NDArray[Any]:
-    """One array: a view of the mapping, but the matrix is read into anonymous memory.
+# From this many rows exact search scans int8 codes, not the float matrix (index/dense.py).
+_MAPPED_MATRIX_ROWS = DensePolicy().quantized_min_size
 
-    Why read the matrix: the exact product scans all of it per query, and on
+
+def _section(mapped: mmap.mmap, header: dict[str, Any], name: str, file: Any) -> npt.NDArray[Any]:
+    """One array: a view of the mapping, but a small matrix is read into anonymous memory.
+
+    Why read a small matrix: the float product scans all of it per query, and on
     file-backed 4 KB pages it ran 5-8 % slower than on the anonymous memory
     (transparent huge pages) a rebuild gives it (measured: 100k x 384, 6.33 vs
     5.83 ms). Read with ``readinto``, not through the mapping, so its pages are
-    not counted twice in the resident size.
+    not counted twice in the resident size. From ``_MAPPED_MATRIX_ROWS`` rows the
+    search scans the int8 codes and gathers a few hundred float rows to rescore,
+    so the matrix stays a view of the mapping: the worker processes of
+    ``serve --workers N`` then share one copy through the page cache (issue 31)
+    instead of holding N. A worker's first append copies it (``Growable``).
     """
     at, dtype, shape, crc = header["sections"][name]
     kind = np.dtype(dtype)
@@ -349,7 +359,7 @@ def _section(mapped: mmap.mmap, header: dict[str, Any], name: str, file: Any) ->
     count = int(np.prod(shape, dtype=np.int64))
     if at % _ALIGN or at < 0 or at + count * kind.itemsize > len(mapped):
         raise Invalid(f"section {name} out of bounds")
-    if name == "matrix":
+    if name == "matrix" and shape[0] < _MAPPED_MATRIX_ROWS:
         array = np.empty(shape, dtype=kind)
         file.seek(at)
         if file.readinto(_bytes(array)) != array.nbytes:
