@@ -93,6 +93,14 @@ def write(store: SQLiteStore, rng: random.Random, rounds: int, first: int = 0) -
             store.commit(WriteBatch(delete=doomed, tenant=tenant))
 
 
+def cached(path: Path, rng: random.Random, rounds: int) -> None:
+    """A store at ``path`` with ``rounds`` of writes, closed: its mirror cache saved."""
+    store = SQLiteStore(path)
+    store.open_dense(DIMENSION, DensePolicy())
+    write(store, rng, rounds)
+    store.close()
+
+
 def answers(store: SQLiteStore) -> list[object]:
     """Every arm, every tenant, every servable version, with and without each filter."""
     dense = store.open_dense(DIMENSION, DensePolicy())
@@ -140,10 +148,7 @@ def test_a_store_reopened_from_its_cache_answers_exactly_as_a_rebuild_with_newer
 ) -> None:
     path = tmp_path / "index.sqlite3"
     rng = random.Random(1)
-    store = SQLiteStore(path)
-    store.open_dense(DIMENSION, DensePolicy())
-    write(store, rng, 6)
-    store.close()  # saves the cache
+    cached(path, rng, 6)  # saves the cache
     assert path.with_suffix(".mirror").is_file()
     cached_version = SQLiteStore(path, cache=False)
     write(cached_version, rng, 3, first=6)  # versions the cache does not cover
@@ -165,10 +170,7 @@ def test_a_store_reopened_from_its_cache_answers_exactly_as_a_rebuild_with_newer
 def test_a_reopened_store_keeps_following_new_commits(tmp_path: Path) -> None:
     path = tmp_path / "index.sqlite3"
     rng = random.Random(2)
-    store = SQLiteStore(path)
-    store.open_dense(DIMENSION, DensePolicy())
-    write(store, rng, 4)
-    store.close()
+    cached(path, rng, 4)
     reopened = SQLiteStore(path)
     answers(reopened)  # opened from the cache
     write(reopened, rng, 3, first=4)  # appends past the mapped, read-only arrays
@@ -199,10 +201,7 @@ def test_rows_retired_and_collected_after_the_cache_was_saved_are_not_served(
 ) -> None:
     path = tmp_path / "index.sqlite3"
     rng = random.Random(3)
-    store = SQLiteStore(path)
-    store.open_dense(DIMENSION, DensePolicy())
-    write(store, rng, 4)
-    store.close()
+    cached(path, rng, 4)
     other = SQLiteStore(path, cache=False)
     other.commit(WriteBatch(delete=[f"d{i}" for i in range(0, 80)]))
     other.commit(WriteBatch(delete=[f"d{i}" for i in range(0, 80)], tenant="t1"))
@@ -312,10 +311,7 @@ def test_a_cache_that_cannot_be_trusted_is_ignored_and_rewritten(
     folder.mkdir()
     elsewhere.mkdir()
     path = folder / "index.sqlite3"
-    store = SQLiteStore(path)
-    store.open_dense(DIMENSION, DensePolicy())
-    write(store, random.Random(1), 6)
-    store.close()
+    cached(path, random.Random(1), 6)
     cache = path.with_suffix(".mirror")
     spoil(cache, elsewhere)
     with caplog.at_level(logging.WARNING, "rcpkit.engine.index._mirror_cache"):
@@ -350,10 +346,7 @@ os.kill(os.getpid(), 9)
 
 def test_a_process_killed_between_commits_and_its_save_loses_nothing(tmp_path: Path) -> None:
     path = tmp_path / "index.sqlite3"
-    store = SQLiteStore(path)
-    store.open_dense(DIMENSION, DensePolicy())
-    write(store, random.Random(4), 3)
-    store.close()
+    cached(path, random.Random(4), 3)
     done = subprocess.run(
         [sys.executable, "-c", _KILLED, str(path), str(Path(__file__).parent)],
         capture_output=True,
@@ -438,10 +431,7 @@ def test_a_large_matrix_is_a_view_of_the_shared_mapping_and_answers_as_a_rebuild
 
     path = tmp_path / "index.sqlite3"
     rng = random.Random(9)
-    store = SQLiteStore(path)
-    store.open_dense(DIMENSION, DensePolicy())
-    write(store, rng, 4)
-    store.close()
+    cached(path, rng, 4)
     monkeypatch.setattr(_mirror_cache, "_MAPPED_MATRIX_ROWS", 1)  # this small index counts
     reopened = SQLiteStore(path)
     dense = reopened.open_dense(DIMENSION, DensePolicy())
