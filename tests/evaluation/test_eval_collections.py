@@ -19,10 +19,20 @@ from rcpkit.evaluation.dataset import load_dataset
 
 def _generate(out: Path, only: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "rcpkit.evaluation.collections", str(out), "--only", only],
+        [sys.executable, "-m", "rcpkit", "collections", str(out), "--only", only],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+def test_an_unknown_collection_is_refused_naming_the_six(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "rcpkit", "collections", str(tmp_path), "--only", "nope"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "no collection nope (one of cranfield, cranfield-keywords," in done.stderr
+    assert not any(tmp_path.iterdir())
 
 
 @pytest.mark.timeout(300)

@@ -1,6 +1,6 @@
 """Test collections of different shapes, generated from material installed on this machine.
 
-    python -m rcpkit.evaluation.collections [OUT] [--only NAME,...] [--cranfield DIR]
+    rcpkit collections [OUT] [--only NAME,...] [--cranfield DIR]
 
 Issue 33: defaults are chosen by the *worst* collection, so there must be more
 than two, and of different shapes. Nothing is downloaded; every collection is
@@ -34,7 +34,6 @@ of the id (``_sample``), so the output depends only on what is installed.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import gzip
 import hashlib
@@ -47,7 +46,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["COLLECTIONS", "DEFAULT_CACHE", "Item", "ensure", "write"]
+__all__ = ["COLLECTIONS", "DEFAULT_CACHE", "SHARED_CRANFIELD", "Item", "ensure", "write"]
 
 DEFAULT_CACHE = Path("~/.cache/rcpkit/collections").expanduser()
 SHARED_CRANFIELD = Path("/work/shared/datasets/cranfield")
@@ -373,27 +372,30 @@ queries, one relevant document each.""",
     )
 
 
-def _docstrings(out: Path) -> int:
-    from rcpkit.evaluation.docstrings import write_collection
+def _docstrings(out: Path, packages: tuple[str, ...] | None) -> int:
+    from rcpkit.evaluation.docstrings import DEFAULT_PACKAGES, write_collection
 
-    return write_collection(out)
+    return write_collection(out, packages or DEFAULT_PACKAGES)
 
 
-COLLECTIONS: dict[str, Callable[[Path, Path], int]] = {
-    "cranfield": lambda out, cranfield: _cranfield(out, cranfield, keywords=False),
-    "cranfield-keywords": lambda out, cranfield: _cranfield(out, cranfield, keywords=True),
-    "docstrings": lambda out, _: _docstrings(out),
-    "man-short": lambda out, _: _man_short(out),
-    "man-long": lambda out, _: _man_long(out),
-    "stdlib-code": lambda out, _: _stdlib_code(out),
+Packages = tuple[str, ...] | None  # the docstrings collection's modules (None: numpy, scipy)
+COLLECTIONS: dict[str, Callable[[Path, Path, Packages], int]] = {
+    "cranfield": lambda out, cranfield, _: _cranfield(out, cranfield, keywords=False),
+    "cranfield-keywords": lambda out, cranfield, _: _cranfield(out, cranfield, keywords=True),
+    "docstrings": lambda out, _, packages: _docstrings(out, packages),
+    "man-short": lambda out, _, __: _man_short(out),
+    "man-long": lambda out, _, __: _man_long(out),
+    "stdlib-code": lambda out, _, __: _stdlib_code(out),
 }
 
 
-def write(name: str, out: Path, cranfield: Path = SHARED_CRANFIELD) -> int:
+def write(
+    name: str, out: Path, cranfield: Path = SHARED_CRANFIELD, packages: Packages = None
+) -> int:
     """(Re)generate collection ``name`` into ``out``; returns its number of queries."""
     if name not in COLLECTIONS:
         raise ValueError(f"no collection {name!r}: one of {', '.join(COLLECTIONS)}")
-    return COLLECTIONS[name](out, cranfield)
+    return COLLECTIONS[name](out, cranfield, packages)
 
 
 def ensure(name: str, cache: Path = DEFAULT_CACHE, cranfield: Path = SHARED_CRANFIELD) -> Path:
@@ -402,24 +404,3 @@ def ensure(name: str, cache: Path = DEFAULT_CACHE, cranfield: Path = SHARED_CRAN
     if not (folder / "qrels" / "test.tsv").is_file():
         write(name, folder, cranfield)
     return folder
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out", type=Path, nargs="?", default=DEFAULT_CACHE)
-    parser.add_argument("--only", default=None, help="comma-separated collection names")
-    parser.add_argument("--cranfield", type=Path, default=SHARED_CRANFIELD)
-    parser.add_argument("--force", action="store_true", help="regenerate what exists")
-    args = parser.parse_args()
-    names = args.only.split(",") if args.only else list(COLLECTIONS)
-    for name in names:
-        folder = args.out / name
-        if args.force or not (folder / "qrels" / "test.tsv").is_file():
-            count = write(name, folder, args.cranfield)
-            print(f"{name}: wrote {count} queries to {folder}")
-        else:
-            print(f"{name}: kept {folder}")
-
-
-if __name__ == "__main__":
-    main()
