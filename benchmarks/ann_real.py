@@ -243,8 +243,8 @@ def _measure(args: argparse.Namespace) -> None:
     matrix, queries = _cached(corpus, identity), _cached(held, identity)
     rows = len(matrix)
     print(f"{rows:,} chunks x {matrix.shape[1]} dims, {len(queries)} held-out queries", flush=True)
-    # rcpkit's dense index as the engine holds it; the ANN threshold (200,000 rows by
-    # default since this benchmark) lowered to the corpus's size for smaller --rows.
+    # rcpkit's dense index as the engine holds it, with the ANN threshold lowered to
+    # this corpus's size (the default, 250,000 rows, would keep it exact regardless).
     policy = DensePolicy(ann_min_size=min(rows, DensePolicy().ann_min_size))
     args.folder.mkdir(parents=True, exist_ok=True)
     index = DenseIndex(matrix.shape[1], policy, graph_path=args.folder / "dense.usearch")

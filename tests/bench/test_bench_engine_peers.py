@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rcpkit.engine.index.dense import DensePolicy
 from rcpkit_bench.engine_peers import build
 
 
@@ -25,7 +24,6 @@ def test_a_size_above_hnsw_up_to_is_built_and_reopened_exact_only(tmp_path: Path
 def test_a_size_with_graphs_keeps_the_default_threshold(tmp_path: Path) -> None:
     engine = build(tmp_path / "z200", 200)
     try:
-        default = DensePolicy().ann_min_size
-        assert engine.dense.index.policy.ann_min_size == default  # type: ignore[attr-defined]
+        assert engine.dense.index.policy.ann_min_size == 250_000  # type: ignore[attr-defined]
     finally:
         engine.close()

@@ -48,11 +48,8 @@ _GATHER_BELOW = 0.25  # a filter keeping fewer rows than this share scores a gat
 
 @dataclass(frozen=True, slots=True)
 class DensePolicy:
-    # Below this, exact search is fast enough and perfect, and no graph is built. From
-    # it the calibration chooses: at 220k real MiniLM vectors HNSW reached recall@10
-    # 0.991 at 1.3 ms against 4.8 ms int8-exact (BENCHMARKS.md "Real-text vectors",
-    # issue 31 item 3), which 250k had kept exact; below 200k it is not measured.
-    ann_min_size: int = 200_000
+    # Below this, exact search is fast enough and perfect.
+    ann_min_size: int = 250_000
     # An unfiltered search whose caller sees less than this share (tenant, version) goes exact.
     ann_min_selectivity: float = 0.5
     oversample: int = 4
