@@ -34,7 +34,6 @@ from rcpkit.engine.store.base import ChunkRow
 __all__ = ["Collapsed", "collapse_duplicates"]
 
 _WORD = re.compile(r"\w+")
-_SHINGLE = 3
 
 Fetch = Callable[[list[int]], dict[int, ChunkRow]]
 
@@ -49,7 +48,7 @@ class Collapsed:
 @dataclass(frozen=True, slots=True)
 class _Fingerprint:
     words: str
-    shingles: frozenset[tuple[str, ...]]
+    shingles: frozenset[tuple[str, str, str]]
 
 
 def collapse_duplicates(
@@ -75,7 +74,7 @@ def collapse_duplicates(
             if row is None:
                 kept.append(candidate)  # collected since recall: the page drops it
                 continue
-            fingerprint = _fingerprint(row.text)
+            fingerprint = _fingerprint(row.text, shingled=similarity < 1)
             near = similarity < 1 and _near_any(fingerprint, fingerprints, similarity)
             if fingerprint.words in seen or near:
                 continue
@@ -86,9 +85,12 @@ def collapse_duplicates(
     return Collapsed([*kept, *candidates[position:]], rows, dropped)
 
 
-def _fingerprint(text: str) -> _Fingerprint:
+def _fingerprint(text: str, *, shingled: bool) -> _Fingerprint:
+    """The text's words; its word trigrams too when near copies are compared."""
     words = _WORD.findall(text.lower())
-    shingles = frozenset(tuple(words[i : i + _SHINGLE]) for i in range(len(words) - _SHINGLE + 1))
+    if not shingled:
+        return _Fingerprint(" ".join(words), frozenset())
+    shingles = frozenset(zip(words, words[1:], words[2:], strict=False))
     return _Fingerprint(" ".join(words), shingles)
 
 
