@@ -89,3 +89,26 @@ def test_collapse_keeps_the_first_of_each_text_and_reads_no_further_than_needed(
     assert 5 not in read and 6 not in read  # one window held depth + 1 kept chunks
     everything = collapse_duplicates(candidates, fetch, depth=len(texts))
     assert [c.key for c in everything.candidates] == [0, 2, 3, 5, 6]
+
+
+async def test_a_lean_single_arm_pool_pages_as_the_whole_pool_does(tmp_path: Path) -> None:
+    """Issue 31 item 4: a sparse/dense retrieve recalls only what its page needs."""
+    documents = [
+        {"id": f"n{n:03d}", "text": f"garden note {n} " + "soil water " * (n % 7)}
+        for n in range(120)
+    ]
+    copies = [{"id": f"copy{n}", "text": "garden soil water " * 6} for n in range(30)]
+    engine = make_engine(tmp_path / "index")
+    async with indexed(engine, documents + copies) as call:
+        for mode in ("sparse", "dense"):
+            query = {"query": "garden soil water", "mode": mode}
+            whole = await call.result("retrieve", {**query, "k": 40, "candidateK": 200})
+            lean: list[str] = []
+            params: dict[str, object] = {**query, "k": 8}
+            for _ in range(5):  # 40 hits in pages of 8: the collapsed copies refill
+                page = await call.result("retrieve", params)
+                lean += ids(page)
+                params = {**query, "k": 8, "cursor": page["nextCursor"]}
+            assert lean == ids(whole)[:40]
+            assert len([hit for hit in lean if hit.startswith("copy")]) <= 1
+    engine.close()

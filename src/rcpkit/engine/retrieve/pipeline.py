@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import numpy as np
@@ -98,8 +99,14 @@ def _retrieve(engine: Engine, query: Query, ctx: EngineRequest) -> m.RetrieveRes
 
 
 def _read(
-    engine: Engine, query: Query, text: str, ctx: EngineRequest, started: float
+    engine: Engine,
+    query: Query,
+    text: str,
+    ctx: EngineRequest,
+    started: float,
+    lean: bool = True,
 ) -> m.RetrieveResult:
+    notes = len(ctx.notes)
     cursor = _cursor(engine, query, ctx.tenant)
     pinned = cursor.version if cursor else query.index_version
     served = resolve_version(engine.store, pinned, ctx.tenant)  # §15.6: the tenant's versions
@@ -118,10 +125,12 @@ def _read(
             "transform", 0.1, lambda: engine.rewriter.run(method, text, None, ctx)
         )
         ctx.notes.extend(transformed.notes)
+    pool = _lean_pool(engine, query, depth, bool(quarantined or seen)) if lean else None
+    asked = replace(query, candidate_k=pool) if pool is not None else query
     recalled = stages.run(
         "recall",
         0.4,
-        lambda: _recall(engine, query, text, transformed, version, depth, ctx),
+        lambda: _recall(engine, asked, text, transformed, version, depth, ctx),
         lambda found: _partial(engine, found.candidates, query.k),
     )
     if transformed is None and prf.applies(engine, query):
@@ -166,6 +175,10 @@ def _read(
             candidates, engine.store.fetch, collapse_depth, engine.config.duplicate_similarity
         )
         candidates, rows = collapsed.candidates, {**rows, **collapsed.rows}
+        if pool is not None and len(candidates) <= depth and recalled.count >= pool:
+            # Copies left the lean pool short of the page: recall the whole pool.
+            del ctx.notes[notes:]
+            return _read(engine, query, text, ctx, started, lean=False)
         if collapsed.dropped:
             plural = "s" if collapsed.dropped != 1 else ""
             ctx.notes.append(f"collapsed {collapsed.dropped} near-duplicate chunk{plural}")
@@ -241,6 +254,30 @@ def _through_graph(
         usage=usage,
         index_version=str(engine.store.tenancy.latest(ctx.tenant)),
     )
+
+
+def _lean_pool(engine: Engine, query: Query, depth: int, withheld: bool) -> int | None:
+    """How many candidates recall needs when nothing after it reads past the page.
+
+    A single-arm retrieve (``mode`` sparse or dense, no learned-sparse arm to fuse)
+    with no rerank, MMR, recency, ``minScore``, rewrite, merged unit or withheld
+    documents ranks exactly its arm's top: the page, one more for ``nextCursor``
+    and a few for collapsed copies are enough. An arm's top ``n`` is the first
+    ``n`` of its top ``candidateK`` (exact top-k, ties by key), so every page is the
+    same as with the whole pool (issue 31 item 4: a sparse retrieve at 200k chunks
+    spent a third of its search scoring candidates 12 to 100). None: the whole pool
+    (``candidateK``, or the engine's default), as a client that sets it asks.
+    """
+    if query.mode not in ("sparse", "dense") or query.candidate_k is not None:
+        return None
+    if query.mode == "sparse" and engine.config.sparse is not None:
+        return None  # SPLADE joins the sparse arm: two lists, fused
+    later = (query.rerank, query.mmr_lambda, query.recency, query.min_score, query.rewrite)
+    if any(option is not None for option in later) or withheld:
+        return None
+    if query.unit not in ("chunk", "passage"):
+        return None
+    return depth + 1 + max(4, depth // 4)
 
 
 def _recall(
