@@ -172,6 +172,37 @@ class QueryIndex:
             view = replace(view, allowed=snapshot.columns.mask(filter, snapshot.size))
         return top_k(snapshot.postings, tokens, limit, view)
 
+    def lexical_of(
+        self,
+        terms: Sequence[str],
+        keys: Sequence[int],
+        version: int | None = None,
+        tenant: str | None = None,
+    ) -> dict[int, float] | None:
+        """`lexical`'s scores of exactly the rows ``keys`` (0 where no term matches).
+
+        The same BM25 (statistics of the rows ``tenant`` sees at ``version``) as the
+        first stage, for a candidate list to be scored as `retrieve` scored it (the
+        hybrid rerank). None when the mirror does not hold ``version``.
+        """
+        reading = self._read(version)
+        snapshot = reading.snapshot
+        if snapshot is None:
+            return None
+        scores = dict.fromkeys(keys, 0.0)
+        tokens = query_tokens(terms)
+        wanted = np.asarray(list(scores), dtype=np.int64)
+        positions = np.searchsorted(snapshot.keys, wanted)
+        inside = positions < snapshot.size
+        inside[inside] = snapshot.keys[positions[inside]] == wanted[inside]
+        if not tokens or not inside.any():
+            return scores
+        allowed = np.zeros(snapshot.size, dtype=np.bool_)
+        allowed[positions[inside]] = True
+        view = replace(snapshot.view(tenant, reading.version), allowed=allowed)
+        scores.update(top_k(snapshot.postings, tokens, int(inside.sum()), view))
+        return scores
+
     def learned_sparse(
         self,
         terms: Sequence[int],

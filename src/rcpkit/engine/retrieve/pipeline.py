@@ -17,6 +17,7 @@ import numpy as np
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.query import GRAPH_UNITS, Query
 from rcpkit.engine.request import EngineRequest
+from rcpkit.engine.rerank import HybridReranker
 from rcpkit.engine.retrieve import prf
 from rcpkit.engine.retrieve.cursors import (
     Cursor,
@@ -28,6 +29,7 @@ from rcpkit.engine.retrieve.duplicates import collapse_duplicates
 from rcpkit.engine.retrieve.graph_units import graph_hits
 from rcpkit.engine.retrieve.packing import UNIT_KEYS, build_hits, merge_units
 from rcpkit.engine.retrieve.recall import Recalled, recall
+from rcpkit.engine.retrieve.rescore import rescore_indexed
 from rcpkit.engine.retrieve.stages import Candidate, mmr, pack_to_budget, recency_decay
 from rcpkit.engine.store.base import ChunkRow
 from rcpkit.engine.store.deadline import deadline_scope
@@ -149,7 +151,7 @@ def _read(
         candidates, reranked = stages.run(
             "rerank",
             0.7,
-            lambda: _rerank(engine, query, text, candidates, ctx),
+            lambda: _rerank(engine, query, text, candidates, recalled, version, ctx),
             lambda done: _partial(engine, done[0], query.k),
         )
     if query.recency is not None:
@@ -356,6 +358,8 @@ def _rerank(
     query: Query,
     text: str,
     candidates: list[Candidate],
+    recalled: Recalled,
+    version: int,
     ctx: EngineRequest,
 ) -> tuple[list[Candidate], int]:
     option = query.rerank
@@ -367,8 +371,13 @@ def _rerank(
     default = "cross-encoder" if engine.config.cross_encoder else "colbert"
     reranker = engine.reranker(option.method or default, ctx.check_cancelled)
     head = candidates[:top_n]
-    rows = engine.store.fetch([c.key for c in head])
-    raw = reranker.score(text, [rows[c.key].text for c in head], ctx.check_cancelled)
+    raw: Any = None
+    if isinstance(reranker, HybridReranker):  # rows of this index: scored as recall scores
+        vector = recalled.query_vector
+        raw = rescore_indexed(engine, query, text, head, vector, version, ctx.tenant)
+    if raw is None:
+        rows = engine.store.fetch([c.key for c in head])
+        raw = reranker.score(text, [rows[c.key].text for c in head], ctx.check_cancelled)
     for candidate, score in zip(
         head, bounded_scores(engine, reranker.method, text, raw), strict=True
     ):

@@ -35,17 +35,20 @@ prf = false`` turns it off.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.query import Query
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.recall import Recalled, fused, search_arms
+from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.rm3 import expansion_terms
 from rcpkit.engine.store.analysis import analyze
 from rcpkit.engine.store.base import ChunkRow
 
-__all__ = ["applies", "expansion_terms", "second_pass"]
+__all__ = ["applies", "expansion_terms", "feedback_terms", "second_pass"]
 
 _MIN_FEEDBACK = 2  # fewer distinct documents than this: nothing to learn from
 
@@ -68,14 +71,10 @@ def second_pass(
 ) -> Recalled:
     """The lexical arm again, expanded from the first pass's top documents; ``first`` if too few."""
     config = engine.config
-    keys, rows = _feedback_keys(engine, first, config.prf_documents)
-    if len(keys) < _MIN_FEEDBACK:
+    feedback = feedback_terms(engine, text, first.candidates)
+    if feedback is None:
         return first
-    passages = [analyze(f"{rows[key].title or ''}\n{rows[key].text}") for key in keys]
-    if np.mean([len(terms) for terms in passages]) < config.prf_min_feedback_terms:
-        return first  # issue 33: titles and one-liners hold no vocabulary to learn
-    own = analyze(text)
-    terms = list(dict.fromkeys(own + expansion_terms(own, passages, config.prf_terms)))
+    keys, terms = feedback
     vectors = [first.vectors[key] for key in keys if key in first.vectors]
     expanded = first.query_vector
     again: tuple[str, ...] = ("sparse",)
@@ -89,11 +88,30 @@ def second_pass(
     return fused(engine, query, arms, first.query_vector)
 
 
+def feedback_terms(
+    engine: Engine, text: str, ranking: Sequence[Candidate]
+) -> tuple[list[int], list[str]] | None:
+    """The feedback chunks of ``ranking`` and the query's terms with RM3's; None: no pass.
+
+    No pass when fewer than two documents lead the ranking, or when their chunks
+    average fewer analysed terms than ``prf_min_feedback_terms``.
+    """
+    config = engine.config
+    keys, rows = _feedback_keys(engine, ranking, config.prf_documents)
+    if len(keys) < _MIN_FEEDBACK:
+        return None
+    passages = [analyze(f"{rows[key].title or ''}\n{rows[key].text}") for key in keys]
+    if np.mean([len(terms) for terms in passages]) < config.prf_min_feedback_terms:
+        return None  # issue 33: titles and one-liners hold no vocabulary to learn
+    own = analyze(text)
+    return keys, list(dict.fromkeys(own + expansion_terms(own, passages, config.prf_terms)))
+
+
 def _feedback_keys(
-    engine: Engine, first: Recalled, documents: int
+    engine: Engine, ranking: Sequence[Candidate], documents: int
 ) -> tuple[list[int], dict[int, ChunkRow]]:
     """The best chunk of each of the first ``documents`` distinct documents."""
-    head = [c.key for c in first.candidates[: documents * 4]]
+    head = [c.key for c in ranking[: documents * 4]]
     rows = engine.store.fetch(head)
     keys: list[int] = []
     seen: set[str] = set()

@@ -21,6 +21,7 @@ __all__ = [
     "SCORE_FLOORS",
     "Arms",
     "Recalled",
+    "combine",
     "fused",
     "recall",
     "search_arms",
@@ -121,7 +122,7 @@ def fused(
     query_vector: npt.NDArray[np.float32],
 ) -> Recalled:
     """The arms fused by ``query.fusion``, with the candidates' vectors."""
-    candidates = _combine(arms, query)
+    candidates = combine(arms, query)
     count = len({key for ranked in arms.values() for key, _ in ranked})
     floor = SCORE_FLOORS["dense"] if query.effective_mode == "dense" else 0.0
     vectors = engine.dense.vectors_of([c.key for c in candidates])
@@ -145,7 +146,8 @@ def _lexical(
     return engine.store.index.lexical(terms, k, tree, version, ctx.tenant)
 
 
-def _combine(arms: Arms, query: Query) -> list[Candidate]:
+def combine(arms: Arms, query: Query) -> list[Candidate]:
+    """The arms' lists as one ranking, by ``query``'s fusion (one arm: as it is)."""
     if len(arms) == 1:
         ((arm, ranked),) = arms.items()
         return [Candidate(key, score, {arm: score}) for key, score in ranked]
