@@ -15,9 +15,17 @@ load (the kernel gives a new connection to whichever worker accepts first, and
 ``wrk``'s keep-alive connections stay where they landed).
 
     python benchmarks/http_workers.py [--workers 1,2] [--seconds 15] [--connections 64]
+                                      [--engine-threads N]
 
-Needs ``wrk`` (Debian's package). On a 2-core machine the load generator
-shares the cores with the workers, so the gain at N = 2 is bounded by that.
+``--engine-threads N`` sets the engine's ``threads`` (onnxruntime's intra-op threads
+for the query embedding; default one per core) in every worker, through a config
+file: with 1, one worker's embedding no longer spreads over every core, so the
+table shows how worker processes scale rather than how threads did.
+
+Needs ``wrk`` (Debian's package). At these rates ``wrk`` itself takes about
+0.01 core; what bounds the gain at N = 2 on a 2-core machine is that one worker
+alone already keeps 1.4-1.6 cores busy (the query embedding and the handler
+threads run outside the GIL), so a second worker can add only the rest.
 """
 
 from __future__ import annotations
@@ -79,8 +87,9 @@ def queries() -> list[str]:
         return [json.loads(line)["text"] for line in lines]
 
 
-def serve(index: Path, workers: int) -> tuple[subprocess.Popen[bytes], str]:
+def serve(index: Path, workers: int, config: Path | None) -> tuple[subprocess.Popen[bytes], str]:
     command = [sys.executable, "-m", "rcpkit", "serve", "--index", str(index)]
+    command += ["--config", str(config)] if config is not None else []
     command += ["--http", "127.0.0.1:0", "--workers", str(workers), "--max-concurrent", "0"]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
     assert process.stderr is not None
@@ -175,7 +184,7 @@ def measure(
     index: Path, texts: list[str], workers: int, args: argparse.Namespace
 ) -> dict[str, Any]:
     """One server with ``workers`` workers under ``wrk``: rate, latency, CPU, memory."""
-    process, url = serve(index, workers)
+    process, url = serve(index, workers, args.config)
     try:
         warm(url, texts, workers)
         before, wrk, busy = cpu_seconds(process), waited_cpu_seconds(), machine_busy_seconds()
@@ -205,7 +214,13 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2", help="counts in turn, e.g. 1,2,1,2")
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--engine-threads", type=int, help="the engine's threads in each worker")
     args = parser.parse_args()
+    args.config = None
+    if args.engine_threads is not None:
+        args.config = CACHE / f"engine-threads-{args.engine_threads}.toml"
+        args.config.parent.mkdir(parents=True, exist_ok=True)
+        args.config.write_text(f"[engine]\nthreads = {args.engine_threads}\n")
     index = build_index()
     texts = queries()
     rows = [
