@@ -7,12 +7,25 @@ hybrid ``retrieve`` over the 225 Cranfield queries in turn). Reports
 requests/s, p50/p99, the ratio to one worker's rate measured in the same run
 (target: >= 0.8 x N), and each worker's memory: RSS, and PSS (pages shared
 with the other workers, the memory-mapped index and mirror cache, counted
-once between them).
+once between them). The CPU columns say where the cores went during the load:
+cores used by the workers, by ``wrk``, and by the whole machine (other jobs
+included), each CPU-seconds over wall seconds; with N > 1 the workers' share
+is also given one by one, with the connections each held halfway through the
+load (the kernel gives a new connection to whichever worker accepts first, and
+``wrk``'s keep-alive connections stay where they landed).
 
     python benchmarks/http_workers.py [--workers 1,2] [--seconds 15] [--connections 64]
+                                      [--engine-threads N]
 
-Needs ``wrk`` (Debian's package). On a 2-core machine the load generator
-shares the cores with the workers, so the gain at N = 2 is bounded by that.
+``--engine-threads N`` sets the engine's ``threads`` (onnxruntime's intra-op threads
+for the query embedding; default one per core) in every worker, through a config
+file: with 1, one worker's embedding no longer spreads over every core, so the
+table shows how worker processes scale rather than how threads did.
+
+Needs ``wrk`` (Debian's package). At these rates ``wrk`` itself takes about
+0.01 core; what bounds the gain at N = 2 on a 2-core machine is that one worker
+alone already keeps 1.4-1.6 cores busy (the query embedding and the handler
+threads run outside the GIL), so a second worker can add only the rest.
 """
 
 from __future__ import annotations
@@ -21,11 +34,14 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -71,8 +87,9 @@ def queries() -> list[str]:
         return [json.loads(line)["text"] for line in lines]
 
 
-def serve(index: Path, workers: int) -> tuple[subprocess.Popen[bytes], str]:
+def serve(index: Path, workers: int, config: Path | None) -> tuple[subprocess.Popen[bytes], str]:
     command = [sys.executable, "-m", "rcpkit", "serve", "--index", str(index)]
+    command += ["--config", str(config)] if config is not None else []
     command += ["--http", "127.0.0.1:0", "--workers", str(workers), "--max-concurrent", "0"]
     process = subprocess.Popen(command, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
     assert process.stderr is not None
@@ -139,8 +156,57 @@ def memory(parent: subprocess.Popen[bytes]) -> list[tuple[float, float]]:
     return figures
 
 
-def cpu_seconds(parent: subprocess.Popen[bytes]) -> float:
-    return sum(sum(child.cpu_times()[:2]) for child in serving(parent))
+def cpu_seconds(parent: subprocess.Popen[bytes]) -> list[float]:
+    """User + system CPU-seconds of each worker."""
+    return [sum(child.cpu_times()[:2]) for child in serving(parent)]
+
+
+def connections(parent: subprocess.Popen[bytes]) -> list[int]:
+    """Established TCP connections each worker holds."""
+    return [
+        sum(link.status == psutil.CONN_ESTABLISHED for link in child.net_connections("tcp"))
+        for child in serving(parent)
+    ]
+
+
+def waited_cpu_seconds() -> float:
+    """CPU of this script's finished children: ``wrk`` (the server is reaped later)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def machine_busy_seconds() -> float:
+    times = psutil.cpu_times()
+    return float(sum(times) - times.idle - getattr(times, "iowait", 0.0))
+
+
+def measure(
+    index: Path, texts: list[str], workers: int, args: argparse.Namespace
+) -> dict[str, Any]:
+    """One server with ``workers`` workers under ``wrk``: rate, latency, CPU, memory."""
+    process, url = serve(index, workers, args.config)
+    try:
+        warm(url, texts, workers)
+        before, wrk, busy = cpu_seconds(process), waited_cpu_seconds(), machine_busy_seconds()
+        held: list[int] = []
+        halfway = threading.Timer(args.seconds / 2, lambda: held.extend(connections(process)))
+        halfway.start()
+        start = time.monotonic()
+        figures: dict[str, Any] = load(url, texts, args.connections, args.seconds)
+        wall = time.monotonic() - start
+        halfway.join()
+        after = cpu_seconds(process)
+        each = [late - early for early, late in zip(before, after, strict=True)]
+        figures["per_cpu_second"] = figures["rate"] * args.seconds / sum(each)
+        figures["worker_cores"] = sum(each) / wall
+        figures["each"] = [(used / wall, count) for used, count in zip(each, held, strict=True)]
+        figures["wrk_cores"] = (waited_cpu_seconds() - wrk) / wall
+        figures["busy_cores"] = (machine_busy_seconds() - busy) / wall
+        figures["memory"] = memory(process)
+    finally:
+        process.terminate()
+        process.wait(120)
+    return figures
 
 
 def main() -> None:
@@ -148,36 +214,36 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2", help="counts in turn, e.g. 1,2,1,2")
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--engine-threads", type=int, help="the engine's threads in each worker")
     args = parser.parse_args()
+    args.config = None
+    if args.engine_threads is not None:
+        args.config = CACHE / f"engine-threads-{args.engine_threads}.toml"
+        args.config.parent.mkdir(parents=True, exist_ok=True)
+        args.config.write_text(f"[engine]\nthreads = {args.engine_threads}\n")
     index = build_index()
     texts = queries()
-    rows = []
-    for workers in [int(part) for part in args.workers.split(",")]:
-        process, url = serve(index, workers)
-        try:
-            warm(url, texts, workers)
-            before = cpu_seconds(process)
-            figures = load(url, texts, args.connections, args.seconds)
-            used = cpu_seconds(process) - before
-            figures["per_cpu_second"] = figures["rate"] * args.seconds / used
-            figures["memory"] = memory(process)  # type: ignore[assignment]
-        finally:
-            process.terminate()
-            process.wait(120)
-        rows.append((workers, figures))
+    rows = [
+        (workers, measure(index, texts, workers, args))
+        for workers in [int(part) for part in args.workers.split(",")]
+    ]
     ones = sorted(figures["rate"] for workers, figures in rows if workers == 1)
     base = ones[len(ones) // 2] if ones else rows[0][1]["rate"]  # one worker's rate, this run
     print(
         "| workers | req/s | x one worker | target | p50 ms | p99 ms | errors "
-        "| requests per CPU-second | per-worker RSS / PSS MiB |"
+        "| requests per CPU-second | cores: workers / wrk / machine "
+        "| per-worker cores, connections | per-worker RSS / PSS MiB |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for workers, figures in rows:
-        per = ", ".join(f"{rss:.0f} / {pss:.0f}" for rss, pss in figures["memory"])  # type: ignore[attr-defined]
+        per = ", ".join(f"{rss:.0f} / {pss:.0f}" for rss, pss in figures["memory"])
+        each = ", ".join(f"{cores:.2f}, {count}" for cores, count in figures["each"])
         print(
             f"| {workers} | {figures['rate']:.1f} | {figures['rate'] / base:.2f}x | "
             f">= {0.8 * workers:.1f}x | {figures['p50_ms']:.1f} | {figures['p99_ms']:.1f} | "
-            f"{figures['errors']:.0f} | {figures['per_cpu_second']:.1f} | {per} |"
+            f"{figures['errors']:.0f} | {figures['per_cpu_second']:.1f} | "
+            f"{figures['worker_cores']:.2f} / {figures['wrk_cores']:.2f} / "
+            f"{figures['busy_cores']:.2f} | {each} | {per} |"
         )
 
 
