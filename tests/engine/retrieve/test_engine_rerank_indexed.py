@@ -26,9 +26,6 @@ async def test_reranking_the_default_candidates_keeps_the_default_ranking(tmp_pa
             reranked = await call.result(
                 "retrieve", {"query": text, "k": 10, "rerank": {"method": "cross-encoder"}}
             )
-            assert (
-                reranked["usage"]["reranked"] == len(plain["hits"])
-                or reranked["usage"]["reranked"] >= 10
-            )
+            assert reranked["usage"]["reranked"] >= len(plain["hits"])  # the whole page
             assert ids(reranked) == ids(plain), text
     engine.close()
