@@ -19,6 +19,11 @@ passages expands the query of a second BM25 over the same passages, fused again
 than ``min_feedback_terms``). A passage is one field (a rerank passage has no
 title): a hit counts the body weight, 1. Scores are ``[0, 1]``, ``scores[i]``
 for ``passages[i]``, and only compare within one call (§4.6).
+
+Inside `retrieve` the candidates are rows of the index, and its rerank stage
+scores them with the index's own fields and stored vectors instead
+(``rcpkit.engine.retrieve.rescore``); this text scorer answers the §7.6
+`rerank` method, whose passages are strings.
 """
 
 from __future__ import annotations
