@@ -25,6 +25,7 @@ chunk past the page (so ``nextCursor`` is given only when a next hit exists).
 from __future__ import annotations
 
 import re
+import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -34,6 +35,8 @@ from rcpkit.engine.store.base import ChunkRow
 __all__ = ["Collapsed", "collapse_duplicates"]
 
 _WORD = re.compile(r"\w+")
+# Exact copies are compared as their lowercased words: ASCII punctuation is a space.
+_PUNCTUATION = str.maketrans(dict.fromkeys(string.punctuation, " "))
 
 Fetch = Callable[[list[int]], dict[int, ChunkRow]]
 
@@ -87,9 +90,9 @@ def collapse_duplicates(
 
 def _fingerprint(text: str, *, shingled: bool) -> _Fingerprint:
     """The text's words; its word trigrams too when near copies are compared."""
+    if not shingled:  # the cheap form: this runs on every retrieve
+        return _Fingerprint(" ".join(text.lower().translate(_PUNCTUATION).split()), frozenset())
     words = _WORD.findall(text.lower())
-    if not shingled:
-        return _Fingerprint(" ".join(words), frozenset())
     shingles = frozenset(zip(words, words[1:], words[2:], strict=False))
     return _Fingerprint(" ".join(words), shingles)
 
