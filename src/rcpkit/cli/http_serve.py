@@ -88,15 +88,19 @@ def serve_workers_command(args: argparse.Namespace, workers: int) -> int:
 
     The parent opens no index: it checks the options, binds, and supervises
     (``workers.Supervisor``); each worker runs ``serve_command``. Stateless,
-    the workers share the public socket. With ``--stateful`` each worker has a
+    each worker accepts on its own socket bound to the public address
+    (``bind_sockets``: ``SO_REUSEPORT``). With ``--stateful`` each worker has a
     loopback socket of its own and the parent routes (``router.WorkerRouter``),
     so every request of a session reaches the worker that holds it.
     """
-    from rcpkit.transport.http.serve import bind_socket, url_of
+    from rcpkit.transport.http.serve import bind_socket, bind_sockets, url_of
     from rcpkit.transport.http.workers import Supervisor
 
     config, listen = config_from_args(args)
-    public = bind_socket(listen)
+    # Stateless: a socket per worker on the one address (SO_REUSEPORT), so the kernel
+    # balances connections; stateful: the parent's router holds the public one.
+    public_sockets = bind_sockets(listen, 1 if config.stateful else workers)
+    public = public_sockets[0]
     url = url_of(public, config.base)
     argv = [sys.executable, "-m", "rcpkit", *args.argv]
     if config.stateful:
@@ -107,7 +111,7 @@ def serve_workers_command(args: argparse.Namespace, workers: int) -> int:
         router = _Router(public, private, listen)
         sockets, on_stop = private, router.stop
     else:
-        router, private, sockets, on_stop = None, [], [public], _nothing
+        router, private, sockets, on_stop = None, [], public_sockets, _nothing
     for sock in sockets:
         sock.set_inheritable(True)
 
@@ -129,7 +133,7 @@ def serve_workers_command(args: argparse.Namespace, workers: int) -> int:
     finally:
         if router is not None:
             router.join()
-        for sock in [public, *private]:
+        for sock in [*public_sockets, *private]:
             sock.close()
 
 

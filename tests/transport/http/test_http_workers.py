@@ -112,6 +112,38 @@ def test_two_workers_are_two_processes_that_answer_every_request(serve: type[Ser
     assert any('method="retrieve"' in line and line.endswith(" 64.0") for line in counted), counted
 
 
+def test_keep_alive_connections_spread_over_the_workers(serve: type[Served]) -> None:
+    """Issue 31: on one shared socket the first worker to wake took every connection."""
+    served = serve("--workers", "2")
+    _wait_for(lambda: len(served.workers()) == 2)
+    headers = {"authorization": f"Bearer {TOKEN}"}
+    clients = [httpx.Client(headers=headers, timeout=30) for _ in range(24)]
+    try:
+        with concurrent.futures.ThreadPoolExecutor(24) as pool:  # a burst, as a pool opens
+            list(
+                pool.map(lambda n: clients[n].post(served.url, json=rpc(n, "ping", {})), range(24))
+            )
+        held = [
+            sum(1 for c in worker.net_connections("tcp") if c.status == psutil.CONN_ESTABLISHED)
+            for worker in served.workers()
+        ]
+    finally:
+        for client in clients:
+            client.close()
+    assert sum(held) == 24 and min(held) >= 1, held  # all on one: 2 x 2^-24 by chance
+    # Each worker accepts on a socket of its own (SO_REUSEPORT), all on one port: on one
+    # shared socket the first worker to wake took every pending connection, so under
+    # load one worker could hold them all (BENCHMARKS.md, "HTTP worker processes").
+    listening = [
+        (c.laddr.port, os.readlink(f"/proc/{worker.pid}/fd/{c.fd}"))
+        for worker in served.workers()
+        for c in worker.net_connections("tcp")
+        if c.status == psutil.CONN_LISTEN and c.fd != -1
+    ]
+    assert len({port for port, _ in listening}) == 1
+    assert len({socket for _, socket in listening}) == 2, listening
+
+
 def test_a_worker_that_dies_is_replaced_and_the_others_go_on_answering(
     serve: type[Served],
 ) -> None:

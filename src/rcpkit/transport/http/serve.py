@@ -15,6 +15,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Literal
 
 import uvicorn
@@ -28,17 +29,19 @@ from rcpkit.transport.http.app import build_http_app
 from rcpkit.transport.http.config import HttpConfig, Listen
 from rcpkit.transport.http.workers import inherited_socket, signal_ready
 
-__all__ = ["bind_socket", "routing_server", "run_http", "serve_asgi", "serve_http"]
+__all__ = ["bind_socket", "bind_sockets", "routing_server", "run_http", "serve_asgi", "serve_http"]
 
 Announce = Callable[[str], None]
 
 
-def bind_socket(listen: Listen) -> socket.socket:
+def bind_socket(listen: Listen, *, reuse_port: bool = False) -> socket.socket:
     """A listening socket (port 0 picks a free one); connections queue from here on."""
     family = socket.AF_INET6 if ":" in listen.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((listen.host, listen.port))
         sock.listen(listen.backlog)
     except OSError:
@@ -46,6 +49,31 @@ def bind_socket(listen: Listen) -> socket.socket:
         raise
     sock.setblocking(False)
     return sock
+
+
+def bind_sockets(listen: Listen, count: int) -> list[socket.socket]:
+    """``count`` listening sockets on one address, one per worker process.
+
+    With ``SO_REUSEPORT`` (Linux, the BSDs) the kernel spreads new connections over
+    the sockets by their addresses, so each worker accepts its share. On one shared
+    socket the first worker to wake took every pending connection: with 64
+    keep-alive clients one worker held 61 to 64 of them in 3 of 9 runs, the other
+    idle (BENCHMARKS.md, "HTTP worker processes"; issue 31). Without the option:
+    one socket, shared.
+    """
+    if count < 2 or not hasattr(socket, "SO_REUSEPORT"):
+        return [bind_socket(listen)]
+    first = bind_socket(listen, reuse_port=True)
+    port = first.getsockname()[1]  # port 0 picked one: the others join it
+    sockets = [first]
+    try:
+        for _ in range(count - 1):
+            sockets.append(bind_socket(replace(listen, port=port), reuse_port=True))
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets
 
 
 def url_of(sock: socket.socket, base: str) -> str:
