@@ -1,14 +1,17 @@
-"""N worker processes on one listening socket, kept alive by a parent (pre-fork).
+"""N worker processes on one listening address, kept alive by a parent (pre-fork).
 
-``rcpkit serve --http --workers N`` binds the socket once, in a parent that
+``rcpkit serve --http --workers N`` binds the address once, in a parent that
 never opens the index, then starts N copies of the same command, each
-inheriting the socket (its descriptor travels in ``RCPKIT_HTTP_SOCKET_FD``).
-The kernel hands each new connection to whichever worker accepts it first, so
-N workers use N cores. Each worker opens the index itself and follows commits
-as a single server does: the embedded store's readers share the memory-mapped
-files (the SQLite file, ``index.mirror``, the vector file) through the page
-cache, and writes from any worker serialise in the file (SQLite's write lock,
-or PostgreSQL's transactions).
+inheriting a listening socket (its descriptor travels in
+``RCPKIT_HTTP_SOCKET_FD``): one per worker on the same address where
+``SO_REUSEPORT`` exists, so the kernel spreads new connections over them
+(``serve.bind_sockets``), else one they share. N workers can use N cores; on
+two cores one worker alone keeps 1.6 busy (BENCHMARKS.md). Each worker opens
+the index itself and follows commits as a single server does: the embedded
+store's readers share the memory-mapped files (the SQLite file,
+``index.mirror``, the vector file) through the page cache, and writes from
+any worker serialise in the file (SQLite's write lock, or PostgreSQL's
+transactions).
 
 The parent waits for the first worker to listen before it announces the
 address (a worker writes one byte to ``RCPKIT_HTTP_READY_FD``), restarts a
