@@ -83,3 +83,26 @@ def test_rows_added_after_the_codes_were_built_are_searched() -> None:
     for query in newer[1:5]:  # each query is a new row the unscoped caller sees
         assert_same(fast.search(query, 10), slow.search(query, 10))
         assert fast.search(query, 1)[0][0] > ROWS
+
+
+def test_transposed_code_blocks_give_every_row_its_exact_product() -> None:
+    """Issue 31 item 2: the codes are held dimension x rows, in blocks, appended in place."""
+    from rcpkit.engine.index._quantized import CodeColumns
+
+    kernel = integer_kernel()
+    assert kernel is not None
+    rng = np.random.default_rng(7)
+    codes = rng.integers(-127, 128, (30_000, 48), dtype=np.int8)
+    columns = CodeColumns(48)
+    columns.extend(codes[:1_000])  # a first block of exactly the built rows
+    early_blocks, early_rows = columns.view()
+    for first in range(1_000, 30_000, 2_500):  # then blocks for appended rows
+        columns.extend(codes[first : first + 2_500])
+    blocks, rows = columns.view()
+    assert rows == 30_000 and len(blocks) > 2
+    sums = codes.astype(np.int64).sum(axis=1).astype(np.int32)
+    query = rng.integers(-kernel.query_range, kernel.query_range + 1, 48).astype(np.int8)
+    want = codes.astype(np.int64) @ query.astype(np.int64)
+    assert np.array_equal(kernel.scores(blocks, rows, sums, query), want)
+    # A view taken before the appends still reads exactly its own rows.
+    assert np.array_equal(kernel.scores(early_blocks, early_rows, sums, query), want[:1_000])

@@ -4,10 +4,9 @@ The exact path scores the allowed rows only: every row when most are allowed
 (the disallowed scores are then set to -inf, cheaper than copying rows), the
 gathered subset when a filter keeps few. So a filter never costs recall and
 costs at most the unfiltered search. A scan of most rows reads int8 codes of the
-rows and rescores the best in float (``_quantized.py``: exact; 2.5x faster at 1M
-rows on the Xeon it was written on, 1.07x on an AVX-512 VNNI EPYC where
-onnxruntime's one-column MatMulInteger is no faster than the float BLAS:
-BENCHMARKS.md) once the index is large enough and onnxruntime is installed. The ANN path
+rows and rescores the best in float (``_quantized.py``: exact, 5.25x faster than
+the float product at 1M rows: BENCHMARKS.md) once the index is large enough and
+onnxruntime is installed. The ANN path
 is used only when the
 collection is large, the query carries no filter (§8: a filtered search keeps
 recall 1.0 at every selectivity, so it is always exact), and the graph's
