@@ -23,6 +23,7 @@ from rcpkit.engine.query import CHUNK_UNITS, DEFAULT_MODE, FUSIONS, GRAPH_UNITS,
 from rcpkit.engine.rerank import HybridReranker
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.retrieve.recall import SCORE_FLOORS
+from rcpkit.engine.retrieve.rescore import rerank_passages
 from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.transform import TRANSFORM_METHODS
 from rcpkit.handlers.graph import graph_handler
@@ -340,8 +341,11 @@ def _register_rerank(
             for index, item in enumerate(params.items)
         ]
         reranker = engine.reranker(params.method or methods[0], ctx.check_cancelled)
-        if isinstance(reranker, HybridReranker):  # its BM25 reads the tenant's statistics
-            raw = reranker.score(query, passages, ctx.check_cancelled, tenant=ctx.tenant)
+        raw: Any  # a list or an array of float scores
+        if isinstance(reranker, HybridReranker):  # this index's own rows: as retrieve scores
+            raw = rerank_passages(
+                engine, reranker, query, passages, ctx.tenant, ctx.check_cancelled
+            )
         else:
             raw = reranker.score(query, passages, ctx.check_cancelled)
         scores = [float(value) for value in raw]

@@ -29,3 +29,28 @@ async def test_reranking_the_default_candidates_keeps_the_default_ranking(tmp_pa
             assert reranked["usage"]["reranked"] >= len(plain["hits"])  # the whole page
             assert ids(reranked) == ids(plain), text
     engine.close()
+
+
+async def test_the_rerank_method_over_this_engines_own_hits_ranks_them_as_retrieve(
+    tmp_path: Path,
+) -> None:
+    """§7.6 `rerank` of the texts `retrieve` returned: the rows found, scored as retrieve."""
+    engine = make_engine(tmp_path / "index")
+    async with indexed(engine, DOCUMENTS) as call:
+        for text in ("shock wave boundary layer", "heat transfer in the tunnel"):
+            hits = (await call.result("retrieve", {"query": text, "k": 16}))["hits"]
+            shuffled = list(reversed(hits))
+            reranked = await call.result(
+                "rerank",
+                {"query": text, "passages": [hit["text"] for hit in shuffled]},
+            )
+            # Each passage gets the score retrieve gave its row (ties may order apart).
+            given = zip(shuffled, reranked["scores"], strict=True)
+            scored = {hit["id"]: score for hit, score in given}
+            for hit in hits:
+                assert abs(scored[hit["id"]] - hit["score"]) < 1e-5, (text, hit["id"])
+            # One passage that is not a row here: the whole list is scored as text.
+            foreign = [hit["text"] for hit in shuffled] + ["shock wave over a wing at mach 2"]
+            mixed = await call.result("rerank", {"query": text, "passages": foreign})
+            assert len(mixed["scores"]) == len(foreign)
+    engine.close()

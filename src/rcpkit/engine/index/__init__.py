@@ -203,6 +203,32 @@ class QueryIndex:
         scores.update(top_k(snapshot.postings, tokens, int(inside.sum()), view))
         return scores
 
+    def rows_holding(
+        self, tokens: Sequence[str], version: int | None = None, tenant: str | None = None
+    ) -> Keys:
+        """Keys of the rows ``tenant`` sees at ``version`` holding ``tokens``' rarest one.
+
+        A short list to look a passage's text up among (the hybrid `rerank` of this
+        index's own hits); empty when a token is in no row or the version is not held.
+        """
+        snapshot = self._read(version).snapshot
+        if snapshot is None or not tokens:
+            return np.zeros(0, dtype=np.int64)
+        lists = []
+        for token in dict.fromkeys(query_tokens(tokens)):
+            pieces = snapshot.postings.pieces(token, snapshot.size)
+            if not pieces:
+                return np.zeros(0, dtype=np.int64)
+            lists.append(np.concatenate([positions for positions, _ in pieces]))
+        if not lists:
+            return np.zeros(0, dtype=np.int64)
+        positions = min(lists, key=len)
+        visible = snapshot.view(tenant, version).visible
+        if visible is not None:
+            positions = positions[visible[positions]]
+        found: Keys = snapshot.keys[positions]
+        return found
+
     def learned_sparse(
         self,
         terms: Sequence[int],

@@ -22,8 +22,8 @@ for ``passages[i]``, and only compare within one call (§4.6).
 
 Inside `retrieve` the candidates are rows of the index, and its rerank stage
 scores them with the index's own fields and stored vectors instead
-(``rcpkit.engine.retrieve.rescore``); this text scorer answers the §7.6
-`rerank` method, whose passages are strings.
+(``rcpkit.engine.retrieve.rescore``), as the §7.6 `rerank` method does when
+every passage it is given is a row's text; this text scorer answers the rest.
 """
 
 from __future__ import annotations

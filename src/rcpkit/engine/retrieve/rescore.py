@@ -22,12 +22,18 @@ import numpy.typing as npt
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.query import Query
+from rcpkit.engine.rerank import HybridReranker
+from rcpkit.engine.rerank._interfaces import Checkpoint
 from rcpkit.engine.retrieve import prf
+from rcpkit.engine.retrieve.cursors import resolve_version
 from rcpkit.engine.retrieve.recall import Arms, combine
 from rcpkit.engine.retrieve.stages import Candidate
-from rcpkit.engine.store.analysis import analyze_query
+from rcpkit.engine.store.analysis import analyze, analyze_query
+from rcpkit.engine.store.snapshot import snapshot
 
-__all__ = ["rescore_indexed"]
+__all__ = ["rerank_passages", "rescore_indexed"]
+
+_LOOKUP_ROWS = 64  # a passage whose rarest word is in more rows is not looked up
 
 
 def rescore_indexed(
@@ -54,6 +60,53 @@ def rescore_indexed(
             ranking = _fused(query, dense, expanded) if expanded is not None else ranking
     scores = {candidate.key: candidate.score for candidate in ranking}
     return [scores.get(key, 0.0) for key in keys]
+
+
+def rerank_passages(
+    engine: Engine,
+    reranker: HybridReranker,
+    query: str,
+    passages: Sequence[str],
+    tenant: str | None,
+    checkpoint: Checkpoint | None = None,
+) -> list[float]:
+    """§7.6 `rerank` by the hybrid scorer: as `retrieve` scores, when every passage is a row.
+
+    A client reranking this engine's own hits sends their texts back; each is found
+    among the rows holding its rarest word (the text equal to the passage; the
+    smallest key of copies), and the list is scored by `rescore_indexed` with the
+    default retrieve's pipeline at the latest version. A list with any passage that
+    is not a row here (another engine's, an edited one) is scored as text.
+    """
+    with snapshot(engine.store):  # §7.7.1: the lookup and the scores read one version
+        version = resolve_version(engine.store, None, tenant).version
+        keys = _keys_of(engine, passages, version, tenant) if passages else None
+        if keys is not None:
+            vector = engine.embedder(checkpoint).embed([query], "query")[0]
+            head = [Candidate(key, 0.0) for key in keys]
+            scores = rescore_indexed(engine, Query(query), query, head, vector, version, tenant)
+            if scores is not None:
+                return scores
+    return [float(v) for v in reranker.score(query, passages, checkpoint, tenant=tenant)]
+
+
+def _keys_of(
+    engine: Engine, passages: Sequence[str], version: int, tenant: str | None
+) -> list[int] | None:
+    index = engine.store.index
+    held = [index.rows_holding(analyze(passage), version, tenant) for passage in passages]
+    if any(len(keys) == 0 or len(keys) > _LOOKUP_ROWS for keys in held):
+        return None
+    rows = engine.store.fetch(sorted({int(key) for keys in held for key in keys}))
+    found = []
+    for passage, keys in zip(passages, held, strict=True):
+        same = sorted(
+            int(key) for key in keys if int(key) in rows and rows[int(key)].text == passage
+        )
+        if not same:
+            return None
+        found.append(same[0])
+    return found
 
 
 def _fused(query: Query, dense: dict[int, float], lexical: dict[int, float]) -> list[Candidate]:
