@@ -34,7 +34,7 @@ import numpy.typing as npt
 from rcpkit.engine.filters import Filter
 from rcpkit.engine.index._columns import Mask
 from rcpkit.engine.index._mirror import Cache, Mirror, Snapshot, Source
-from rcpkit.engine.index._postings import frequencies, top_k
+from rcpkit.engine.index._postings import Piece, frequencies, top_k
 from rcpkit.engine.index.bm25 import BM25, query_tokens
 from rcpkit.engine.index.dense import DenseIndex, DensePolicy, LocalDenseSearch
 
@@ -107,6 +107,10 @@ class LearnedSparse(Protocol):
     """
 
     def learned_sparse_sql(self, query: SparseQuery) -> Ranked: ...
+
+
+def _postings_count(pieces: list[Piece]) -> int:
+    return sum(len(positions) for positions, _ in pieces)
 
 
 def latest(mirror: Mirror, version: int | None) -> SnapshotRead:
@@ -214,15 +218,16 @@ class QueryIndex:
         snapshot = self._read(version).snapshot
         if snapshot is None or not tokens:
             return np.zeros(0, dtype=np.int64)
-        lists = []
+        rarest: list[Piece] | None = None
         for token in dict.fromkeys(query_tokens(tokens)):
             pieces = snapshot.postings.pieces(token, snapshot.size)
             if not pieces:
                 return np.zeros(0, dtype=np.int64)
-            lists.append(np.concatenate([positions for positions, _ in pieces]))
-        if not lists:
+            if rarest is None or _postings_count(pieces) < _postings_count(rarest):
+                rarest = pieces
+        if rarest is None:
             return np.zeros(0, dtype=np.int64)
-        positions = min(lists, key=len)
+        positions = np.concatenate([positions for positions, _ in rarest])
         visible = snapshot.view(tenant, version).visible
         if visible is not None:
             positions = positions[visible[positions]]

@@ -111,11 +111,12 @@ def _keys_of(
 
 def _fused(query: Query, dense: dict[int, float], lexical: dict[int, float]) -> list[Candidate]:
     """The two arms over the same rows, fused as recall fuses them (a row BM25 misses is out)."""
-    arms: Arms = {"dense": _ranked(dense)}
-    if query.effective_mode != "dense":
+    mode = query.effective_mode
+    arms: Arms = {}
+    if mode != "sparse":
+        arms["dense"] = _ranked(dense)
+    if mode != "dense":
         arms["sparse"] = [(key, score) for key, score in _ranked(lexical) if score > 0]
-    if query.effective_mode == "sparse":
-        arms.pop("dense")
     return combine(arms, query)
 
 
