@@ -116,6 +116,13 @@ def test_mkdocs_anchors_and_include_lines_are_blanked_and_offsets_stay_raw(tmp_p
     assert document.text.index("## Other") == text.index("## Other")
 
 
+def test_an_attribute_list_in_fenced_code_is_code_not_a_heading_anchor(tmp_path: Path) -> None:
+    text = "# Setup { #setup }\n\n```sh\n# install it { #not-an-anchor }\n```\n"
+    (document,) = _documents(_write(tmp_path / "doc.md", text))
+    assert "{ #setup }" not in document.text
+    assert "# install it { #not-an-anchor }" in document.text
+
+
 def test_title_falls_back_to_the_file_stem(tmp_path: Path) -> None:
     (document,) = _documents(_write(tmp_path / "release-notes.txt", "Plain words.\n"))
     assert document.title == "release-notes"

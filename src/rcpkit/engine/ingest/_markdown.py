@@ -26,6 +26,7 @@ _ATTRIBUTE_LIST = re.compile(
 _INCLUDE_LINE = re.compile(
     r"^[ \t]*(?:\{\*[^\n]*\*\}|\{![^\n]*!\}|-{1,2}8<-{1,2}[^\n]*)[ \t]*$", re.MULTILINE
 )
+_HEADING_ATTRIBUTES = re.compile(rf"(?<=\S){_ATTRIBUTE_LIST.pattern}")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
 # A line that cannot be a setext heading's text even when underlined.
@@ -47,19 +48,18 @@ def markdown_title(text: str) -> str | None:
     return next((heading.title for heading in find_headings(text) if heading.level == 1), None)
 
 
-_HEADING_ATTRIBUTES = re.compile(rf"(?<=\S){_ATTRIBUTE_LIST.pattern}", re.MULTILINE)
-
-
 def blank_site_directives(text: str) -> str:
     """``text`` with include lines and heading attribute lists blanked (offsets stay raw).
 
     Both are site-build instructions: an anchor id is not a word of the section.
     """
     text = _INCLUDE_LINE.sub(_blank, text)
-    return "\n".join(
-        _HEADING_ATTRIBUTES.sub(_blank, line) if _atx_heading(line) else line
-        for line in text.split("\n")
-    )
+    for heading in find_headings(text):  # headings as Markdown reads them: none in fences
+        end = text.find("\n", heading.start)
+        end = len(text) if end < 0 else end
+        line = _HEADING_ATTRIBUTES.sub(_blank, text[heading.start : end])
+        text = text[: heading.start] + line + text[end:]  # same length: offsets hold
+    return text
 
 
 def _blank(found: re.Match[str]) -> str:
