@@ -74,3 +74,26 @@ def test_a_keyword_query_keeps_the_content_words_once() -> None:
     asked = "what are the structural and aeroelastic problems of high speed aircraft ."
     assert keyword_query(asked) == "structural aeroelastic high speed aircraft"
     assert keyword_query("heat transfer, heat flux") == "heat transfer flux"
+
+
+def test_a_man_page_in_two_sections_is_one_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`intro` in sections 1 and 8 made duplicate document and query ids in man-short."""
+    import gzip
+
+    from rcpkit.evaluation import collections
+
+    page = (
+        ".TH {name} {section}\n.SH NAME\n{name} \\- introduction to the commands of section"
+        " {section}\n.SH DESCRIPTION\nThis page introduces the commands of this section.\n"
+    )
+    for section in ("1", "8"):
+        folder = tmp_path / f"man{section}"
+        folder.mkdir()
+        for name in ("intro", f"only{section}"):
+            text = page.format(name=name, section=section)
+            (folder / f"{name}.{section}.gz").write_bytes(gzip.compress(text.encode()))
+    monkeypatch.setattr(collections, "_MAN", tmp_path)
+    names = [name for name, _, _ in collections._man_pages()]
+    assert sorted(names) == ["intro", "only1", "only8"]
