@@ -129,7 +129,9 @@ def _store(value: Any) -> str:
     spec = _text(value)
     if spec == "sqlite" or spec.startswith(("postgres://", "postgresql://")):
         return spec
-    raise _Refused("'sqlite' or a postgres:// URL")
+    if spec.endswith((".toml", ".json")):
+        return spec  # a shard registry (issue 32), read when the store opens
+    raise _Refused("'sqlite', a postgres:// URL or a shard registry (.toml, .json)")
 
 
 def _field_types(value: Any) -> dict[str, str]:

@@ -12,7 +12,7 @@ of the engine uses (issue 28).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rcpkit.engine.backend import Backend
 from rcpkit.engine.config import EngineConfig
@@ -34,11 +34,13 @@ from rcpkit.engine.transform.rewriter import Rewriter
 if TYPE_CHECKING:
     from rcpkit.engine.store.postgres import PostgresStore
     from rcpkit.engine.store.postgres.dense import HnswSettings
+    from rcpkit.engine.store.sharded import ShardedStore
 
 __all__ = [
     "bm25_settings",
     "hnsw_settings",
     "is_postgres_url",
+    "is_shard_registry",
     "open_backend",
     "open_engine",
     "open_store",
@@ -95,7 +97,7 @@ def open_backend(config: EngineConfig) -> Backend:
     from the database once the primary has made it (an empty one until then).
     """
     folder = config.index / "graph"
-    if not is_postgres_url(config.store):
+    if not is_postgres_url(config.store) and not is_shard_registry(config.store):
         embedded = _open_sqlite(config)
 
         def graph_file(name: str, identity: str) -> GraphStorage:
@@ -105,6 +107,19 @@ def open_backend(config: EngineConfig) -> Backend:
     from rcpkit.engine.graph._pg_store import PostgresGraphStore
     from rcpkit.engine.state.postgres import postgres_state
 
+    if is_shard_registry(config.store):
+        # Issue 32: shards of one collection; the first one (the catalog) holds what
+        # the collection has once: the state, the graphs, settings and versions.
+        sharded = _open_sharded(config)
+        catalog = sharded.catalog
+
+        def catalog_schema(name: str, identity: str) -> GraphStorage:
+            return PostgresGraphStore(catalog, name, identity)
+
+        shared_state = postgres_state(
+            catalog, config.quarantine_reports, config.session_ttl_seconds
+        )
+        return Backend("sharded", sharded, sharded.read_only, shared_state, catalog_schema)
     shared = _open_postgres(config)
 
     def graph_schema(name: str, identity: str) -> GraphStorage:
@@ -162,8 +177,20 @@ def is_postgres_url(store: str | None) -> bool:
     return bool(store) and str(store).startswith(("postgres://", "postgresql://"))
 
 
+_SHARD_POOL_TIMEOUT = 5.0
+
+
+def is_shard_registry(store: str | None) -> bool:
+    """Whether ``--store`` names a shard registry file (issue 32), not a database."""
+    from rcpkit.engine.store.sharded.registry import is_registry
+
+    return is_registry(store)
+
+
 def open_store(config: EngineConfig) -> Store:
-    """The configured store alone (the admin commands'): SQLite, or a shared PostgreSQL."""
+    """The configured store alone (the admin commands'): SQLite, a PostgreSQL, or shards."""
+    if is_shard_registry(config.store):
+        return _open_sharded(config)
     if is_postgres_url(config.store):
         return _open_postgres(config)
     return _open_sqlite(config)
@@ -175,15 +202,31 @@ def _open_sqlite(config: EngineConfig) -> SQLiteStore:
     return SQLiteStore(config.index / "index.sqlite3", bm25=bm25_settings(config))
 
 
-def _open_postgres(config: EngineConfig) -> PostgresStore:
+def _open_postgres(
+    config: EngineConfig, url: str | None = None, name: str = "postgres", **options: Any
+) -> PostgresStore:
     # Imported on use: the `postgres` extra (psycopg) is optional.
     from rcpkit.engine.store.postgres import PostgresStore
 
     config.index.mkdir(parents=True, exist_ok=True)  # the mirror's cache lives here
     return PostgresStore(
-        config.store or "",
+        url or config.store or "",
+        **options,
         hnsw=hnsw_settings(config),
         prepared_statements=config.postgres_prepared_statements,
         bm25=bm25_settings(config),
-        cache=config.index / "postgres.mirror",
+        cache=config.index / f"{name}.mirror",
     )
+
+
+def _open_sharded(config: EngineConfig) -> ShardedStore:
+    from pathlib import Path
+
+    from rcpkit.engine.store.sharded import ShardedStore
+
+    def shard(url: str, position: int) -> PostgresStore:
+        # A shard that is down fails each read that needs it after this wait for a
+        # connection, not the 30 s one database's pool gives a restarting primary.
+        return _open_postgres(config, url, f"shard{position}", pool_timeout=_SHARD_POOL_TIMEOUT)
+
+    return ShardedStore.open(Path(config.store or ""), shard)

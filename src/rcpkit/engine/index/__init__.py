@@ -34,12 +34,13 @@ import numpy.typing as npt
 from rcpkit.engine.filters import Filter
 from rcpkit.engine.index._columns import Mask
 from rcpkit.engine.index._mirror import Cache, Mirror, Snapshot, Source
-from rcpkit.engine.index._postings import Piece, frequencies, top_k
+from rcpkit.engine.index._postings import LexicalView, Piece, frequencies, top_k
 from rcpkit.engine.index.bm25 import BM25, query_tokens
 from rcpkit.engine.index.dense import DenseIndex, DensePolicy, LocalDenseSearch
 
 __all__ = [
     "Fallback",
+    "Index",
     "LearnedSparse",
     "QueryIndex",
     "Reader",
@@ -47,6 +48,7 @@ __all__ = [
     "Snapshot",
     "Source",
     "SparseQuery",
+    "Statistics",
 ]
 
 Keys = npt.NDArray[np.int64]
@@ -109,6 +111,71 @@ class LearnedSparse(Protocol):
     def learned_sparse_sql(self, query: SparseQuery) -> Ranked: ...
 
 
+@dataclass(frozen=True, slots=True)
+class Statistics:
+    """BM25's corpus statistics for one query: ``N``, the total length, ``n`` per token.
+
+    One index's own (:meth:`QueryIndex.statistics`), or several summed: a sharded
+    store ranks every shard with the whole collection's (the DFS phase of
+    ``rcpkit.engine.store.sharded``), so its scores are one index's over the union.
+    """
+
+    documents: int
+    total_length: float
+    frequencies: dict[str, int]
+
+    def __add__(self, other: Statistics) -> Statistics:
+        frequencies = dict(self.frequencies)
+        for token, n in other.frequencies.items():
+            frequencies[token] = frequencies.get(token, 0) + n
+        return Statistics(
+            self.documents + other.documents, self.total_length + other.total_length, frequencies
+        )
+
+
+class Index(Protocol):
+    """What a read ranks with (``Store.index``): one :class:`QueryIndex`, or shards of them."""
+
+    def lexical(
+        self,
+        terms: Sequence[str],
+        limit: int,
+        filter: Filter | None = None,
+        version: int | None = None,
+        tenant: str | None = None,
+    ) -> Ranked: ...
+
+    def lexical_of(
+        self,
+        terms: Sequence[str],
+        keys: Sequence[int],
+        version: int | None = None,
+        tenant: str | None = None,
+    ) -> dict[int, float] | None: ...
+
+    def rows_holding(
+        self, tokens: Sequence[str], version: int | None = None, tenant: str | None = None
+    ) -> Keys: ...
+
+    def learned_sparse(
+        self,
+        terms: Sequence[int],
+        weights: Sequence[float],
+        limit: int,
+        filter: Filter | None = None,
+        version: int | None = None,
+        tenant: str | None = None,
+    ) -> Ranked: ...
+
+    def lexical_statistics(
+        self, tokens: Sequence[str], version: int | None = None, tenant: str | None = None
+    ) -> tuple[int, float, dict[str, int]]: ...
+
+    def filtered_keys(
+        self, filter: Filter, version: int | None = None, tenant: str | None = None
+    ) -> Keys: ...
+
+
 def _postings_count(pieces: list[Piece]) -> int:
     return sum(len(positions) for positions, _ in pieces)
 
@@ -116,6 +183,18 @@ def _postings_count(pieces: list[Piece]) -> int:
 def latest(mirror: Mirror, version: int | None) -> SnapshotRead:
     """The plain read: the mirror brought up to the last commit, at ``version``."""
     return SnapshotRead(mirror.sync(), version)
+
+
+def _with(view: LexicalView, statistics: Statistics | None) -> LexicalView:
+    """``view`` ranking with ``statistics`` (a collection's) instead of its own."""
+    if statistics is None:
+        return view
+    return replace(
+        view,
+        documents=statistics.documents,
+        total_length=statistics.total_length,
+        frequency_cache=dict(statistics.frequencies),
+    )
 
 
 class QueryIndex:
@@ -154,14 +233,15 @@ class QueryIndex:
         filter: Filter | None = None,
         version: int | None = None,
         tenant: str | None = None,
+        statistics: Statistics | None = None,
     ) -> Ranked:
         """BM25 over title and body at ``version`` (None: latest); higher is better.
 
         The formula and parameters are ``bm25``'s (FTS5's weighted-column bm25
         with this index's k1, b and weights), over the statistics of the rows
-        ``tenant`` sees at ``version`` (§7.7.1, §15.6); ranked by the pruning
-        top-k of ``_postings``. ``filter`` (§8) narrows the rows ranked, never the
-        statistics.
+        ``tenant`` sees at ``version`` (§7.7.1, §15.6), or ``statistics`` when
+        given (a shard of a larger collection); ranked by the pruning top-k of
+        ``_postings``. ``filter`` (§8) narrows the rows ranked, never the statistics.
         """
         tokens = query_tokens(terms)
         if not tokens or limit <= 0:
@@ -169,9 +249,11 @@ class QueryIndex:
         reading = self._read(version)
         snapshot = reading.snapshot
         if snapshot is None:
+            if statistics is not None:
+                raise RuntimeError("the mirror does not hold the version read")
             assert self._fallback is not None
             return self._fallback.lexical_sql(tokens, limit, filter, reading.version, tenant)
-        view = snapshot.view(tenant, reading.version)
+        view = _with(snapshot.view(tenant, reading.version), statistics)
         if filter is not None:
             view = replace(view, allowed=snapshot.columns.mask(filter, snapshot.size))
         return top_k(snapshot.postings, tokens, limit, view)
@@ -182,6 +264,7 @@ class QueryIndex:
         keys: Sequence[int],
         version: int | None = None,
         tenant: str | None = None,
+        statistics: Statistics | None = None,
     ) -> dict[int, float] | None:
         """`lexical`'s scores of exactly the rows ``keys`` (0 where no term matches).
 
@@ -203,7 +286,7 @@ class QueryIndex:
             return scores
         allowed = np.zeros(snapshot.size, dtype=np.bool_)
         allowed[positions[inside]] = True
-        view = replace(snapshot.view(tenant, reading.version), allowed=allowed)
+        view = replace(_with(snapshot.view(tenant, reading.version), statistics), allowed=allowed)
         scores.update(top_k(snapshot.postings, tokens, int(inside.sum()), view))
         return scores
 
@@ -263,6 +346,20 @@ class QueryIndex:
             tenant,
         )
         return self._learned_sparse.learned_sparse_sql(query)
+
+    def statistics(
+        self, tokens: Sequence[str], version: int | None = None, tenant: str | None = None
+    ) -> Statistics | None:
+        """`lexical`'s statistics for ``tokens``; None when the mirror does not hold ``version``."""
+        reading = self._read(version)
+        snapshot = reading.snapshot
+        if snapshot is None:
+            return None
+        view = snapshot.view(tenant, reading.version)
+        tokens = query_tokens(tokens)
+        return Statistics(
+            view.documents, view.total_length, frequencies(snapshot.postings, tokens, view)
+        )
 
     def lexical_statistics(
         self, tokens: Sequence[str], version: int | None = None, tenant: str | None = None

@@ -306,13 +306,16 @@ def frequencies(postings: Postings, tokens: Sequence[str], view: LexicalView) ->
 
 
 def _frequency(token: str, pieces: list[Piece], view: LexicalView) -> int:
+    # A view given collection-wide statistics (a shard's, `QueryIndex.lexical`) holds
+    # every token's n in its cache already.
+    cached = view.frequency_cache.get(token)
+    if cached is not None:
+        return cached
     if view.visible is None:
         return sum(len(positions) for positions, _ in pieces)
-    cached = view.frequency_cache.get(token)
-    if cached is None:
-        visible = view.visible
-        cached = sum(int(np.count_nonzero(visible[positions])) for positions, _ in pieces)
-        view.frequency_cache[token] = cached
+    visible = view.visible
+    cached = sum(int(np.count_nonzero(visible[positions])) for positions, _ in pieces)
+    view.frequency_cache[token] = cached
     return cached
 
 

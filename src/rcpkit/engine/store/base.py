@@ -24,9 +24,9 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter
-from rcpkit.engine.index import QueryIndex
+from rcpkit.engine.index import Index
 from rcpkit.engine.index.bm25 import BM25
-from rcpkit.engine.store.tenant_versions import TenantVersions
+from rcpkit.engine.store.tenant_versions import Tenancy
 
 __all__ = [
     "CHUNK_FIELDS",
@@ -258,10 +258,16 @@ class Store(Protocol):
 
     # The BM25 parameters every lexical read ranks with, recorded with the index.
     bm25: BM25
-    # §15.6: each tenant's own version numbers, floor and retention.
-    tenancy: TenantVersions
-    # What queries rank with: BM25 postings and filter columns over the committed rows.
-    index: QueryIndex
+
+    @property
+    def tenancy(self) -> Tenancy:
+        """§15.6: each tenant's own version numbers, floor and retention."""
+        ...
+
+    @property
+    def index(self) -> Index:
+        """What queries rank with: BM25 postings and filter columns over the committed rows."""
+        ...
 
     @property
     def version(self) -> int:

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 __all__ = [
     "SCHEMA",
     "Dialect",
     "TenantFloor",
     "TenantVersions",
+    "Tenancy",
     "backfill",
     "collect_floors",
     "record",
@@ -159,6 +160,18 @@ def forget(dialect: Dialect, connection: Any, tenant: str) -> None:
     """Drop a tenant's version history (``rcpkit tenants delete``)."""
     for table in ("tenant_versions", "tenant_floors"):
         dialect.run(connection, f"DELETE FROM {table} WHERE tenant = ?", (tenant,))
+
+
+class Tenancy(Protocol):
+    """A tenant's versions as a store shows them (``Store.tenancy``)."""
+
+    def latest(self, tenant: str | None) -> int: ...
+
+    def names(self) -> list[str]: ...
+
+    def floor(self, tenant: str | None) -> int: ...
+
+    def global_version(self, tenant: str | None, seq: int) -> int | None: ...
 
 
 class TenantVersions:

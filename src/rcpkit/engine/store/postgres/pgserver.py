@@ -133,6 +133,10 @@ class PostgresServer:
         self.run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "-t", str(_START_TIMEOUT),
                  "-l", str(self.root / "server.log"), "restart")  # fmt: skip
 
+    def start(self) -> None:
+        """Start again after ``stop(remove=False)``, with the options it first started with."""
+        _start(self)
+
     def stop(self, *, remove: bool = True) -> None:
         self.run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
         if remove:

@@ -1,0 +1,362 @@
+"""A collection spread over several PostgreSQL databases: shards behind one engine (issue 32).
+
+One PostgreSQL primary holds one ``PostgresStore``'s corpus and takes all its
+writes. Past that, a shard registry (``registry``) names S databases and this
+store spreads the documents over them by a stable hash of (tenant, id): each
+commit goes to the shards that hold its documents, each read asks every shard.
+The engine above is the one engine (``engine/retrieve``): it sees a ``Store``
+whose index ranks with the whole collection's statistics (``reads``) and whose
+versions are vectors of the shards' (``versions``), so a sharded answer is a
+single engine's over the same documents, scores to float rounding.
+
+What a write through it guarantees (``commit``):
+
+* the part of a batch that goes to one shard commits atomically, as a
+  ``PostgresStore`` commit does;
+* a batch spanning shards commits shard by shard, in registry order, and is not
+  atomic across them: when a shard fails, the parts committed before it stay
+  and the error (``-32010`` or the shard's own code) lists in ``error.data``
+  the ids ``committed`` and the ids ``failed``. A retry of the whole batch is
+  safe (upserts by id); with ``_meta.idempotencyKey`` the key is recorded only
+  once every part committed, so the retry re-applies the batch.
+
+Reads: every shard is read at the version its component of the collection's
+version names. A shard that cannot be reached fails the read with ``-32010``
+naming the shard (``Registry.required`` governs only what ``rcpkit db shards
+status`` reports for now; degraded answers from the other shards are future work).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+
+from rcpkit.engine.index import QueryIndex
+from rcpkit.engine.store.base import (
+    ChunkRow,
+    CommitResult,
+    DocumentRow,
+    Idempotency,
+    Keys,
+    WriteBatch,
+)
+from rcpkit.engine.store.postgres import PostgresStore, connect
+from rcpkit.engine.store.sharded.reads import (
+    ShardedDense,
+    ShardedIndex,
+    by_shard,
+    global_key,
+)
+from rcpkit.engine.store.sharded.registry import MAX_SHARDS, Registry, load_registry
+from rcpkit.engine.store.sharded.versions import VersionCatalog
+from rcpkit.protocol.errors import ErrorCode, RCPError
+
+__all__ = ["ShardedStore", "ShardedTenancy", "load_registry"]
+
+T = TypeVar("T")
+
+
+class ShardedTenancy:
+    """Tenants' versions in a sharded store: the collection's versions, shared by tenants.
+
+    Unlike one database's (``tenant_versions``, issue 35), tenants are not shown a
+    sequence of their own here: every tenant reads the collection's numbers.
+    """
+
+    def __init__(self, store: ShardedStore) -> None:
+        self._store = store
+
+    def latest(self, tenant: str | None) -> int:
+        return self._store.version
+
+    def names(self) -> list[str]:
+        return sorted({name for shard in self._store.shards for name in shard.tenancy.names()})
+
+    def floor(self, tenant: str | None) -> int:
+        return self._store.floor
+
+    def global_version(self, tenant: str | None, seq: int) -> int | None:
+        store = self._store
+        if seq > store.version or seq < store.floor:
+            return None
+        return seq if store.versions.vector(seq, len(store.shards)) is not None else None
+
+
+class ShardedStore:
+    """The ``Store`` of a registry of PostgreSQL shards; the first shard is the catalog.
+
+    The catalog holds what the collection has once: settings (the model bound to
+    the index, the cursor secret), idempotency keys, the version vectors, the
+    engine state and the graphs.
+    """
+
+    def __init__(
+        self,
+        registry: Registry,
+        open_shard: Callable[[str, int], PostgresStore],
+    ) -> None:
+        """``open_shard(url, position)``: the store of one shard."""
+        self.registry = registry
+        self.shards: list[PostgresStore] = []
+        try:
+            for position, shard in enumerate(registry.shards):
+                self.shards.append(self.on_shard(position, lambda: open_shard(shard.url, position)))  # noqa: B023
+        except BaseException:
+            self.close()
+            raise
+        self.catalog = self.shards[0]
+        self.bm25 = self.catalog.bm25
+        for shard, store in zip(registry.shards[1:], self.shards[1:], strict=True):
+            if store.bm25 != self.bm25:
+                raise ValueError(
+                    f"shard {shard.name} ranks with BM25 {store.bm25}, the catalog with "
+                    f"{self.bm25}: every shard of a collection needs the same parameters"
+                )
+        self.read_only = any(store.read_only for store in self.shards)
+        catalog_url = registry.shards[0].url
+        self.versions = VersionCatalog(lambda: connect(catalog_url), self._shard_versions)
+        self.tenancy = ShardedTenancy(self)
+        self.index = ShardedIndex(self)
+
+    @classmethod
+    def open(cls, path: Path, open_shard: Callable[[str, int], PostgresStore]) -> ShardedStore:
+        return cls(load_registry(path), open_shard)
+
+    # --- the layout the reads use ---
+
+    @property
+    def indexes(self) -> Sequence[QueryIndex]:
+        return [store.index for store in self.shards]
+
+    def at(self, version: int | None) -> tuple[int, ...]:
+        """Each shard's version for the collection's ``version`` (None: the latest)."""
+        at = self.version if version is None else version
+        vector = self.versions.vector(at, len(self.shards))
+        if vector is None:
+            raise RCPError(
+                ErrorCode.BACKEND_UNAVAILABLE,
+                f"index version {at} is not available; retrieve without indexVersion",
+                retryable=False,
+            )
+        return vector
+
+    def on_shard(self, position: int, work: Callable[[], T]) -> T:
+        """``work`` on shard ``position``; an unreachable shard is named in the error."""
+        name = self.registry.shards[position].name
+        try:
+            return work()
+        except RCPError as error:
+            if error.code != ErrorCode.BACKEND_UNAVAILABLE:
+                raise
+            extra = {**(error.extra or {}), "shard": name}
+            raise RCPError(
+                error.code,
+                f"shard {name}: {error.message}",
+                retryable=error.retryable,
+                extra=extra,
+            ) from error
+        except ValueError as error:  # a shard that refuses the connection at open
+            raise RCPError(
+                ErrorCode.BACKEND_UNAVAILABLE, f"shard {name}: {error}", retryable=True,
+                extra={"shard": name},
+            ) from error  # fmt: skip
+
+    def each(self, work: Callable[[PostgresStore], T]) -> list[T]:
+        """``work`` on every shard in order, a failure named after its shard."""
+        return [
+            self.on_shard(position, lambda: work(store))  # noqa: B023
+            for position, store in enumerate(self.shards)
+        ]
+
+    def _shard_versions(self) -> list[int]:
+        return self.each(lambda store: store.version)
+
+    def home(self, tenant: str | None, doc_id: str) -> int:
+        return self.registry.home(tenant, doc_id)
+
+    # --- versions ---
+
+    @property
+    def version(self) -> int:
+        return self.versions.latest()
+
+    @property
+    def floor(self) -> int:
+        return self.versions.floor(self.each(lambda store: store.floor))
+
+    # --- writes ---
+
+    def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
+        """Each shard's part of ``batch`` as one commit there (see the module's atomicity)."""
+        if idempotency is not None:
+            found = self.catalog.remembered(idempotency[0])
+            if found is not None:
+                version = self.version
+                return CommitResult(version, [], [], 0, found, shown=version)
+        parts: dict[int, WriteBatch] = {}
+        for document in batch.documents:
+            position = self.home(batch.tenant, document[0].doc_id)
+            parts.setdefault(position, WriteBatch(tenant=batch.tenant)).documents.append(document)
+        for doc_id in batch.delete:
+            position = self.home(batch.tenant, doc_id)
+            parts.setdefault(position, WriteBatch(tenant=batch.tenant)).delete.append(doc_id)
+        added: list[tuple[int, npt.NDArray[np.float32]]] = []
+        removed: list[int] = []
+        deleted = 0
+        committed: list[str] = []
+        for position in sorted(parts):
+            part = parts[position]
+            try:
+                result = self.on_shard(position, lambda: self.shards[position].commit(part))  # noqa: B023
+            except RCPError as error:
+                raise _partial(error, committed, parts, position) from error
+            added.extend((global_key(key, position), vector) for key, vector in result.added)
+            removed.extend(global_key(key, position) for key in result.removed)
+            deleted += result.deleted_documents
+            committed.extend(_ids(part))
+        version = self.version
+        if idempotency is not None:
+            key, render = idempotency
+            text = render(version) if callable(render) else render
+            self.catalog.commit(WriteBatch(tenant=batch.tenant), (key, text))
+        return CommitResult(version, added, removed, deleted, shown=version)
+
+    def collect(self, retain: int) -> list[int]:
+        keys: list[int] = []
+        for position, store in enumerate(self.shards):
+            keys.extend(global_key(key, position) for key in store.collect(retain))
+        return keys
+
+    def forget_idempotency(self, retention_seconds: float) -> int:
+        return self.catalog.forget_idempotency(retention_seconds)
+
+    def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for position, store in enumerate(self.shards):
+            # The graphs' schemas live in the catalog, with the engine state.
+            found = store.purge_tenant(tenant, schemas if position == 0 else ())
+            for table, rows in found.items():
+                counts[table] = counts.get(table, 0) + rows
+        return counts
+
+    # --- reads ---
+
+    def open_dense(self, dimension: int, policy: Any) -> ShardedDense:
+        return ShardedDense(self, [store.open_dense(dimension, policy) for store in self.shards])
+
+    def fetch(self, keys: Sequence[int]) -> dict[int, ChunkRow]:
+        rows: dict[int, ChunkRow] = {}
+        for position, own in by_shard(keys).items():
+            found = self.on_shard(position, lambda: self.shards[position].fetch(own))  # noqa: B023
+            for key, row in found.items():
+                rows[global_key(key, position)] = replace(row, key=global_key(key, position))
+        return rows
+
+    def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys, list[str]]:
+        parts = [store.vectors() for store in self.shards]
+        keys = np.concatenate(
+            [part[0] * MAX_SHARDS + position for position, part in enumerate(parts)]
+        )
+        matrices = [part[1] for part in parts if len(part[1])]
+        matrix = np.concatenate(matrices) if matrices else np.zeros((0, 0), dtype=np.float32)
+        added = np.concatenate([part[2] for part in parts])
+        removed = np.concatenate([part[3] for part in parts])
+        tenants = [tenant for part in parts for tenant in part[4]]
+        return keys, matrix, added, removed, tenants
+
+    def filter_values(self, keys: Sequence[int], name: str) -> dict[int, Any]:
+        values: dict[int, Any] = {}
+        for position, own in by_shard(keys).items():
+            found = self.on_shard(
+                position,
+                lambda: self.shards[position].filter_values(own, name),  # noqa: B023
+            )
+            values.update((global_key(key, position), value) for key, value in found.items())
+        return values
+
+    def _at_home(self, doc_id: str, tenant: str | None, work: Callable[[PostgresStore], T]) -> T:
+        """``work`` on the shard holding ``doc_id`` of ``tenant``."""
+        position = self.home(tenant, doc_id)
+        return self.on_shard(position, lambda: work(self.shards[position]))
+
+    def content_hash(self, doc_id: str, tenant: str | None = None) -> str | None:
+        return self._at_home(doc_id, tenant, lambda store: store.content_hash(doc_id, tenant))
+
+    def live_documents(self, tenant: str | None = None) -> list[tuple[str, str | None, str]]:
+        return sorted(row for rows in self.each(lambda s: s.live_documents(tenant)) for row in rows)
+
+    def document(self, doc_id: str, tenant: str | None = None) -> DocumentRow | None:
+        return self._at_home(doc_id, tenant, lambda store: store.document(doc_id, tenant))
+
+    def document_chunks(self, doc_id: str, tenant: str | None = None) -> list[ChunkRow]:
+        position = self.home(tenant, doc_id)
+        rows = self._at_home(doc_id, tenant, lambda store: store.document_chunks(doc_id, tenant))
+        return [replace(row, key=global_key(row.key, position)) for row in rows]
+
+    def describe(self) -> dict[str, Any]:
+        sizes = [store.describe()["size_bytes"] for store in self.shards]
+        live = {tenant for tenant in self.tenancy.names() if self.count(tenant)[0]}
+        return {"tenants": len(live), "size_bytes": sum(size or 0 for size in sizes)}
+
+    def remembered(self, idempotency_key: str) -> str | None:
+        return self.catalog.remembered(idempotency_key)
+
+    def vocabulary(self, tenant: str | None = None) -> list[tuple[str, int]]:
+        counts: dict[str, int] = {}
+        for store in self.shards:
+            for word, df in store.vocabulary(tenant):
+                counts[word] = counts.get(word, 0) + df
+        return list(counts.items())
+
+    def live_texts(self, limit: int, tenant: str | None = None) -> list[str]:
+        texts: list[str] = []
+        for store in self.shards:
+            texts.extend(store.live_texts(limit - len(texts), tenant))
+            if len(texts) >= limit:
+                break
+        return texts
+
+    def document_frequency(self, word: str, tenant: str | None = None) -> int:
+        return sum(self.each(lambda store: store.document_frequency(word, tenant)))
+
+    def setting(self, name: str) -> str | None:
+        return self.catalog.setting(name)
+
+    def set_setting(self, name: str, value: str) -> None:
+        self.catalog.set_setting(name, value)
+
+    def setting_default(self, name: str, value: str) -> str:
+        return self.catalog.setting_default(name, value)
+
+    def count(self, tenant: str | None = None) -> tuple[int, int]:
+        counts = self.each(lambda store: store.count(tenant))
+        return sum(c[0] for c in counts), sum(c[1] for c in counts)
+
+    def close(self) -> None:
+        versions = getattr(self, "versions", None)
+        if versions is not None:
+            versions.close()
+        for store in self.shards:
+            store.close()
+
+
+def _ids(part: WriteBatch) -> list[str]:
+    return [document.doc_id for document, _ in part.documents] + list(part.delete)
+
+
+def _partial(
+    error: RCPError, committed: list[str], parts: dict[int, WriteBatch], failed_at: int
+) -> RCPError:
+    """The error of a batch a shard failed: which ids were committed, which were not."""
+    failed = [doc_id for position in sorted(parts) if position >= failed_at
+              for doc_id in _ids(parts[position])]  # fmt: skip
+    extra = {**(error.extra or {}), "committed": committed, "failed": failed}
+    message = error.message
+    if committed:
+        message += f" ({len(committed)} of the batch's documents were committed on other shards)"
+    return RCPError(error.code, message, retryable=error.retryable, extra=extra)

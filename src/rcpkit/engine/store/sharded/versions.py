@@ -1,0 +1,142 @@
+"""A sharded collection's versions: one number per vector of shard versions (§7.7.1, §10).
+
+Every shard numbers its own commits. What a reader pins (``indexVersion``, a
+cursor) must name one state of the whole collection, so the catalog (the first
+shard's database) numbers the vectors of shard versions it has served:
+version ``g`` reads shard ``i`` at ``shards[i]``. Versions of the shards only
+grow, so a vector read after another dominates it; a vector is recorded under
+a lock only if it dominates the last one (else the shards are read again), so
+``g`` increases with every component and every ``g`` is a state that existed.
+Cursors and pins keep their plain integer form and stay signed as before
+(``retrieve/cursors``): the vector is looked up, never trusted from the client.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from rcpkit.protocol.errors import ErrorCode, RCPError
+
+__all__ = ["VersionCatalog"]
+
+_TRIES = 5
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS shard_versions (
+    version bigint PRIMARY KEY,
+    shards bigint[] NOT NULL UNIQUE,
+    created timestamptz NOT NULL DEFAULT now()
+)
+"""
+
+
+class VersionCatalog:
+    """Versions of a sharded collection, recorded in the catalog database.
+
+    ``connect``: a new autocommit connection to the catalog. The catalog keeps one
+    of its own (not a request's, which may sit in a snapshot that began before
+    another server recorded a version); ``read``: the shards' versions, in order.
+    """
+
+    def __init__(self, connect: Callable[[], Any], read: Callable[[], list[int]]) -> None:
+        self._connect = connect
+        self._db: Any = None
+        self._read = read
+        self._lock = threading.RLock()
+        self._vectors: dict[int, tuple[int, ...]] = {}
+        self._latest: tuple[int, tuple[int, ...]] | None = None
+        with self._connection() as db:
+            db.execute(SCHEMA)
+
+    @contextmanager
+    def _connection(self) -> Iterator[Any]:
+        """The catalog's connection, one user at a time (opened again after a failure)."""
+        with self._lock:
+            if self._db is None or self._db.closed:
+                self._db = self._connect()
+            try:
+                yield self._db
+            except BaseException:
+                self._db.close()
+                self._db = None
+                raise
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def latest(self) -> int:
+        """The version of the shards' state now (recorded if new)."""
+        vector = tuple(self._read())
+        known = self._latest
+        if known is not None and known[1] == vector:
+            return known[0]
+        return self._record(vector)
+
+    def _record(self, vector: tuple[int, ...]) -> int:
+        with self._connection() as db, db.transaction():
+            db.execute("LOCK TABLE shard_versions IN SHARE ROW EXCLUSIVE MODE")
+            for _ in range(_TRIES):
+                row = db.execute(
+                    "SELECT version, shards FROM shard_versions ORDER BY version DESC LIMIT 1"
+                ).fetchone()
+                last = (int(row[0]), tuple(int(v) for v in row[1])) if row else None
+                if last is not None and _padded(last[1], len(vector)) == vector:
+                    version = last[0]
+                    break
+                if last is None or _dominates(vector, last[1]):
+                    version = 0 if last is None else last[0] + 1
+                    db.execute(
+                        "INSERT INTO shard_versions (version, shards) VALUES (%s, %s)",
+                        (version, list(vector)),
+                    )
+                    break
+                vector = tuple(self._read())  # another server recorded a newer state
+            else:
+                raise RCPError(
+                    ErrorCode.BACKEND_UNAVAILABLE,
+                    "the shards' versions moved while they were read; retry",
+                    retryable=True,
+                )
+        self._vectors[version] = vector
+        if self._latest is None or version >= self._latest[0]:
+            self._latest = (version, vector)
+        return version
+
+    def vector(self, version: int, shards: int) -> tuple[int, ...] | None:
+        """The shard versions ``version`` reads (padded with 0 for shards added since)."""
+        found = self._vectors.get(version)
+        if found is None:
+            with self._connection() as db:
+                row = db.execute(
+                    "SELECT shards FROM shard_versions WHERE version = %s", (version,)
+                ).fetchone()
+            if row is None:
+                return None
+            found = tuple(int(v) for v in row[0])
+            self._vectors[version] = found
+        return _padded(found, shards)
+
+    def floor(self, floors: Sequence[int]) -> int:
+        """The oldest version every shard can still serve (each at or above its floor)."""
+        with self._connection() as db:
+            row = db.execute(
+                "SELECT min(version) FROM shard_versions WHERE "
+                + " AND ".join(f"coalesce(shards[{i + 1}], 0) >= %s" for i in range(len(floors))),
+                list(floors),
+            ).fetchone()
+        return int(row[0]) if row and row[0] is not None else self.latest()
+
+
+def _padded(vector: tuple[int, ...], size: int) -> tuple[int, ...]:
+    return vector + (0,) * (size - len(vector)) if len(vector) < size else vector
+
+
+def _dominates(vector: tuple[int, ...], other: tuple[int, ...]) -> bool:
+    other = _padded(other, len(vector))
+    return all(mine >= theirs for mine, theirs in zip(vector, other, strict=True))
