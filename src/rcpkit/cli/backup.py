@@ -29,10 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rcpkit.cli.engine import require_index
     from rcpkit.engine.config import load_config
-    from rcpkit.engine.open import is_postgres_url
+    from rcpkit.engine.open import in_databases
 
     config = load_config(args.config, index=args.index, store=args.store)
-    if is_postgres_url(config.store):
+    if in_databases(config.store):
         raise ValueError("a PostgreSQL store is backed up with pg_dump, not rcpkit backup")
     require_index(config)
     dest: Path = args.dest

@@ -7,7 +7,7 @@ from typing import Any
 
 from rcpkit.engine.config import EngineConfig, load_config
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.open import is_postgres_url, open_engine, open_store
+from rcpkit.engine.open import in_databases, open_engine, open_store
 from rcpkit.engine.store.base import Store
 
 __all__ = ["open_from_args", "open_store_from_args", "require_index"]
@@ -33,7 +33,7 @@ def open_store_from_args(args: argparse.Namespace) -> tuple[EngineConfig, Store]
 
 def require_index(config: EngineConfig) -> None:
     """A read-only command never creates an index: a mistyped --index is an error."""
-    if is_postgres_url(config.store):
+    if in_databases(config.store):
         return  # the database is the index; connecting creates nothing
     if not (config.index / "index.sqlite3").is_file():
         raise ValueError(

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     "bm25_settings",
     "hnsw_settings",
+    "in_databases",
     "is_postgres_url",
     "is_shard_registry",
     "open_backend",
@@ -97,7 +98,7 @@ def open_backend(config: EngineConfig) -> Backend:
     from the database once the primary has made it (an empty one until then).
     """
     folder = config.index / "graph"
-    if not is_postgres_url(config.store) and not is_shard_registry(config.store):
+    if not in_databases(config.store):
         embedded = _open_sqlite(config)
 
         def graph_file(name: str, identity: str) -> GraphStorage:
@@ -178,6 +179,12 @@ def is_postgres_url(store: str | None) -> bool:
 
 
 _SHARD_POOL_TIMEOUT = 5.0
+
+
+def in_databases(store: str | None) -> bool:
+    """Whether the index lives in PostgreSQL (one database or a registry of shards):
+    then the database is the index, and ``--index`` holds only caches."""
+    return is_postgres_url(store) or is_shard_registry(store)
 
 
 def is_shard_registry(store: str | None) -> bool:

@@ -1,0 +1,97 @@
+"""Issue 32 end to end: `rcpkit db shards`, `rcpkit index` and two `rcpkit serve --http`
+processes on a registry of two PostgreSQL servers, with the real default model."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from cli_support import rcpkit
+from pg_support import own_server
+
+from process_support import read_until, stop
+from rcpkit.engine.store.postgres.pgserver import PostgresServer
+
+SAMPLES = Path(__file__).resolve().parents[2] / "src" / "rcpkit" / "samples"
+
+
+@pytest.fixture
+def registry(tmp_path: Path) -> Iterator[Path]:
+    servers: list[PostgresServer] = []
+    try:
+        for _ in range(2):
+            servers.append(own_server())
+            with psycopg.connect(servers[-1].url(), autocommit=True) as connection:
+                connection.execute("CREATE DATABASE rcpkit")
+        path = tmp_path / "shards.toml"
+        path.write_text(
+            "".join(
+                f'[[shard]]\nname = "s{n}"\nurl = "{server.url("rcpkit")}"\n'
+                for n, server in enumerate(servers)
+            )
+        )
+        yield path
+    finally:
+        for server in servers:
+            server.stop()
+
+
+class Server:
+    def __init__(self, registry: Path, index: Path) -> None:
+        command = [
+            sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0",
+            "--store", str(registry), "--index", str(index),
+            "--allow-unauthenticated-writes",  # loopback only: the test writes through it
+        ]  # fmt: skip
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        match, _ = read_until(self.process, b"", rb"serving RCP over HTTP on (\S+)", 60.0)
+        self.url = match.group(1).decode()
+
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        reply = httpx.post(f"{self.url}/{method}", json=body, timeout=60).json()
+        assert "result" in reply, reply
+        result: dict[str, Any] = reply["result"]
+        return result
+
+
+@pytest.mark.timeout(300)
+def test_a_registry_of_two_shards_is_indexed_and_served_by_two_servers(
+    registry: Path, tmp_path: Path
+) -> None:
+    done = rcpkit("db", "shards", "init", "--store", str(registry))
+    assert done.returncode == 0, done.stderr
+    assert "s0: schema version" in done.stdout and "catalog: s0 (2 shards)" in done.stdout
+
+    done = rcpkit("index", str(SAMPLES), "--store", str(registry), "--index", str(tmp_path / "i"))
+    assert done.returncode == 0, done.stderr
+    samples = len(list(SAMPLES.glob("*.md")))
+
+    done = rcpkit("db", "shards", "status", "--store", str(registry))
+    assert done.returncode == 0, done.stdout + done.stderr
+    counts = [int(n) for n in re.findall(r"(\d+) documents", done.stdout)]
+    assert len(counts) == 2 and sum(counts) == samples and min(counts) > 0, done.stdout
+
+    servers: list[Server] = []
+    try:
+        servers = [Server(registry, tmp_path / name) for name in ("a", "b")]
+        one, other = servers
+        found = one.call("retrieve", {"query": "reciprocal rank fusion of ranked lists", "k": 3})
+        assert found["hits"][0]["id"].startswith("hybrid-fusion.md#"), found["hits"]
+        added = other.call(
+            "index/add",
+            {"documents": [{"id": "note", "text": "Shards split one collection over databases."}]},
+        )
+        again = one.call("retrieve", {"query": "split a collection over databases", "k": 1})
+        assert again["hits"][0]["id"] == "note#0"
+        assert again["indexVersion"] == added["indexVersion"]
+    finally:
+        for server in servers:
+            stop(server.process)
