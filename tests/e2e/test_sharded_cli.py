@@ -1,5 +1,6 @@
-"""Issue 32 end to end: `rcpkit db shards`, `rcpkit index` and two `rcpkit serve --http`
-processes on a registry of two PostgreSQL servers, with the real default model."""
+"""Issue 32 end to end: `rcpkit db shards`, `rcpkit index`, a registry grown from two
+PostgreSQL servers to three and rebalanced, and two `rcpkit serve --http` processes on
+it, with the real default model."""
 
 from __future__ import annotations
 
@@ -26,21 +27,24 @@ SAMPLES = Path(__file__).resolve().parents[2] / "src" / "rcpkit" / "samples"
 def registry(tmp_path: Path) -> Iterator[Path]:
     servers: list[PostgresServer] = []
     try:
-        for _ in range(2):
+        for _ in range(3):
             servers.append(own_server())
             with psycopg.connect(servers[-1].url(), autocommit=True) as connection:
                 connection.execute("CREATE DATABASE rcpkit")
         path = tmp_path / "shards.toml"
-        path.write_text(
-            "".join(
-                f'[[shard]]\nname = "s{n}"\nurl = "{server.url("rcpkit")}"\n'
-                for n, server in enumerate(servers)
-            )
-        )
+        path.write_text(_entries(servers[:2]))
+        (tmp_path / "grown.toml").write_text(_entries(servers))
         yield path
     finally:
         for server in servers:
             server.stop()
+
+
+def _entries(servers: list[PostgresServer]) -> str:
+    return "".join(
+        f'[[shard]]\nname = "s{n}"\nurl = "{server.url("rcpkit")}"\n'
+        for n, server in enumerate(servers)
+    )
 
 
 class Server:
@@ -78,6 +82,21 @@ def test_a_registry_of_two_shards_is_indexed_and_served_by_two_servers(
     assert done.returncode == 0, done.stdout + done.stderr
     counts = [int(n) for n in re.findall(r"(\d+) documents", done.stdout)]
     assert len(counts) == 2 and sum(counts) == samples and min(counts) > 0, done.stdout
+
+    # A third shard: the registry grows, status finds the documents it homes elsewhere,
+    # rebalance moves them, and a second rebalance has nothing left to do.
+    registry.write_text((tmp_path / "grown.toml").read_text())
+    assert rcpkit("db", "shards", "init", "--store", str(registry)).returncode == 0
+    done = rcpkit("db", "shards", "status", "--store", str(registry))
+    assert done.returncode == 1 and "whose home is another shard" in done.stdout, done.stdout
+    done = rcpkit("db", "shards", "rebalance", "--store", str(registry))
+    assert done.returncode == 0 and "moved" in done.stdout, done.stdout + done.stderr
+    done = rcpkit("db", "shards", "status", "--store", str(registry))
+    assert done.returncode == 0, done.stdout
+    counts = [int(n) for n in re.findall(r"(\d+) documents", done.stdout)]
+    assert len(counts) == 3 and sum(counts) == samples, done.stdout
+    done = rcpkit("db", "shards", "rebalance", "--store", str(registry))
+    assert "every document is on its home shard" in done.stdout, done.stdout
 
     servers: list[Server] = []
     try:

@@ -1,5 +1,5 @@
 """``rcpkit db migrate|status|reindex|defer-index --store URL``: a shared PostgreSQL store;
-``rcpkit db shards init|status --store shards.toml``: the shards of a registry (issue 32)."""
+``rcpkit db shards init|status|rebalance --store shards.toml``: a registry's shards (issue 32)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         " shards init|status: every shard of a registry (--store shards.toml)",
     )
     parser.add_argument(
-        "shards_action", nargs="?", choices=["init", "status"], metavar="init|status",
-        help="with `shards`: init migrates every shard; status reports each one",
+        "shards_action", nargs="?", choices=["init", "status", "rebalance"],
+        metavar="init|status|rebalance",
+        help="with `shards`: init migrates every shard; status reports each one;"
+        " rebalance moves documents to their home shard (after shards were added)",
     )  # fmt: skip
     parser.add_argument(
         "--store",
@@ -95,9 +97,11 @@ def _shards(action: str | None, config: Any) -> int:
     from rcpkit.engine.store.sharded.registry import load_registry
 
     if action is None:
-        raise ValueError("rcpkit db shards init|status --store shards.toml")
+        raise ValueError("rcpkit db shards init|status|rebalance --store shards.toml")
     if not is_shard_registry(config.store):
         raise ValueError("rcpkit db shards needs --store naming a registry file (.toml, .json)")
+    if action == "rebalance":
+        return _rebalance(config)
     registry = load_registry(Path(config.store))
     latest = migrations.MIGRATIONS[-1].version
     healthy = True
@@ -139,3 +143,18 @@ def _shard_status(connection: Any, registry: Any, position: int, latest: int) ->
     if misplaced:
         line += f", {misplaced} documents whose home is another shard"
     return line, misplaced == 0
+
+
+def _rebalance(config: Any) -> int:
+    """Move every document to its home shard; resumable, and a no-op when nothing is off."""
+    from rcpkit.engine.open import open_store
+    from rcpkit.engine.store.sharded import ShardedStore
+
+    store = open_store(config)
+    assert isinstance(store, ShardedStore)
+    try:
+        moved = store.rebalance(report=print)
+    finally:
+        store.close()
+    print(f"moved {moved} documents" if moved else "every document is on its home shard")
+    return 0

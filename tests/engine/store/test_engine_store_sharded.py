@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -274,3 +275,111 @@ def test_a_bad_registry_is_refused_with_the_reason(tmp_path: Path, text: str, pr
     path.write_text(text)
     with pytest.raises(ValueError, match=problem.replace("[", r"\[").replace("]", r"\]")):
         load_registry(path)
+
+
+def _database(server: PostgresServer, name: str) -> str:
+    with psycopg.connect(server.url(), autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {name}")
+    return server.url(name)
+
+
+def test_a_rebalance_from_two_to_three_shards_under_reads_gives_no_wrong_answer(
+    shards: list[PostgresServer], loaded: tuple[Engine, Engine], tmp_path: Path
+) -> None:
+    _, single = loaded
+    urls = [_database(server, "grow") for server in shards]
+    two = tmp_path / "two.toml"
+    two.write_text("".join(f'[[shard]]\nname = "g{n}"\nurl = "{urls[n]}"\n' for n in range(2)))
+    three = tmp_path / "three.toml"
+    three.write_text("".join(f'[[shard]]\nname = "g{n}"\nurl = "{urls[n]}"\n' for n in range(3)))
+    documents = _documents()
+    before = make_engine(tmp_path / "before", store=str(two))
+
+    async def load() -> None:
+        async with serving(before) as peer:
+            call = Calls(peer)
+            for start in range(0, len(documents), 200):
+                await call.result("index/add", {"documents": documents[start : start + 200]})
+
+    asyncio.run(load())
+    before.close()
+    lines = (CRANFIELD / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    queries = [json.loads(line)["text"] for line in lines[:30]]
+
+    async def answers(engine: Engine) -> list[list[dict[str, Any]]]:
+        async with serving(engine) as peer:
+            call = Calls(peer)
+            return [
+                (await call.result("retrieve", {"query": text, "k": 10, **mode}))["hits"]
+                for text in queries
+                for mode in ({"mode": "sparse"}, {})
+            ]
+
+    expected = asyncio.run(answers(single))
+    after = make_engine(tmp_path / "after", store=str(three))
+    store: Any = after.store
+    assert store.shards[2].count() == (0, 0)
+    moving = threading.Thread(target=store.rebalance, kwargs={"batch": 4})
+    rounds = during = 0
+    wrong: list[str] = []
+    moving.start()
+    try:
+        while moving.is_alive() or rounds == 0:
+            during += moving.is_alive()
+            got = asyncio.run(answers(after))
+            wrong += [
+                problem
+                for problem in (_same_ranking(g, w) for g, w in zip(got, expected, strict=True))
+                if problem is not None
+            ]
+            rounds += 1
+    finally:
+        moving.join()
+    assert wrong == []
+    assert during >= 1  # reads ran while documents moved
+    counts = [shard.count()[0] for shard in store.shards]
+    assert sum(counts) == len(documents) and min(counts) > 0.28 * len(documents)
+    for position, shard in enumerate(store.shards):
+        assert all(home(None, doc_id, 3) == position for doc_id, _, _ in shard.live_documents())
+    assert store.rebalance() == 0  # nothing left: running it again is a no-op
+    final = asyncio.run(answers(after))
+    assert all(_same_ranking(g, w) is None for g, w in zip(final, expected, strict=True))
+    after.close()
+
+
+def test_writes_during_a_move_leave_one_copy_and_deletes_stay_deleted(
+    shards: list[PostgresServer], tmp_path: Path
+) -> None:
+    urls = [_database(server, "move") for server in shards[:2]]
+    one = tmp_path / "one.toml"
+    one.write_text(f'[[shard]]\nname = "m0"\nurl = "{urls[0]}"\n')
+    two = tmp_path / "two.toml"
+    two.write_text("".join(f'[[shard]]\nname = "m{n}"\nurl = "{urls[n]}"\n' for n in range(2)))
+    ids = [f"m{n}" for n in range(40)]
+    leaving = [doc_id for doc_id in ids if home(None, doc_id, 2) == 1]
+    upserted, deleted = leaving[0], leaving[1]
+    before = make_engine(tmp_path / "before", store=str(one))
+    documents = [{"id": doc_id, "text": f"moving document {doc_id}"} for doc_id in ids]
+
+    async def write(engine: Engine, method: str, params: dict[str, Any]) -> None:
+        async with serving(engine) as peer:
+            await Calls(peer).result(method, params)
+
+    asyncio.run(write(before, "index/add", {"documents": documents}))
+    before.close()
+    after = make_engine(tmp_path / "after", store=str(two))
+    store: Any = after.store
+    store.catalog.set_setting("shards.moving", "1")  # as `rebalance` does before its first step
+    replaced = {"id": upserted, "text": "moving document rewritten while the move runs"}
+    asyncio.run(write(after, "index/add", {"documents": [replaced]}))
+    asyncio.run(write(after, "index/delete", {"ids": [deleted]}))
+    assert store.shards[0].document(upserted) is None  # the stray copy went with the write
+    assert store.shards[1].document(upserted).text == replaced["text"]
+    assert store.shards[0].document(deleted) is None and store.shards[1].document(deleted) is None
+    assert store.rebalance(batch=7) == len(leaving) - 2
+    assert store.document(upserted).text == replaced["text"]  # not overwritten by the old copy
+    assert store.document(deleted) is None  # not moved back to life
+    assert sorted(doc_id for doc_id, _, _ in store.live_documents()) == sorted(
+        doc_id for doc_id in ids if doc_id != deleted
+    )
+    after.close()

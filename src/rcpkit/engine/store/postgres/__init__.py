@@ -18,6 +18,7 @@ process's, so exactly one live copy of an id remains (§7.10).
 
 from __future__ import annotations
 
+import json
 import math
 import secrets
 import threading
@@ -47,6 +48,7 @@ from rcpkit.engine.store.base import (
     DocumentRow,
     Idempotency,
     Keys,
+    NewChunk,
     WriteBatch,
     chunk_row,
     document_row,
@@ -649,6 +651,72 @@ class PostgresStore:
                 (list(keys),),
             ).fetchall()
         return {int(row[0]): chunk_row(row) for row in rows}
+
+    @unavailable()
+    def export_documents(
+        self, doc_ids: Sequence[str], tenant: str | None = None
+    ) -> list[tuple[DocumentRow, list[NewChunk]]]:
+        """The live documents ``doc_ids`` of ``tenant`` as upserts another store commits as
+        they are: text, chunks, vectors, BM25 terms (from the postings) and SPLADE weights,
+        nothing analysed or embedded again (a shard move, ``store.sharded``)."""
+        scope = (tenant or "", list(doc_ids))
+        with self.reading() as connection:
+            documents = connection.execute(
+                f"SELECT {DOCUMENT_FIELDS} FROM documents"
+                " WHERE tenant = %s AND doc_id = ANY(%s) AND removed IS NULL ORDER BY doc_id",
+                scope,
+            ).fetchall()
+            chunks = connection.execute(
+                'SELECT key, doc_id, idx, start, "end", text, page, context, filter_meta,'
+                f" {VECTOR_BYTES} FROM chunks WHERE tenant = %s AND doc_id = ANY(%s)"
+                " AND removed IS NULL ORDER BY doc_id, idx",
+                scope,
+            ).fetchall()
+            keys = [int(row[0]) for row in chunks]
+            postings = connection.execute(
+                "SELECT key, term, title_tf, body_tf FROM postings WHERE key = ANY(%s)", (keys,)
+            ).fetchall()
+            sparse = connection.execute(
+                "SELECT key, term, weight FROM splade WHERE key = ANY(%s) ORDER BY key, term",
+                (keys,),
+            ).fetchall()
+        title: dict[int, list[str]] = {}
+        body: dict[int, list[str]] = {}
+        for key, term, title_tf, body_tf in postings:
+            title.setdefault(int(key), []).extend([term] * int(title_tf))
+            body.setdefault(int(key), []).extend([term] * int(body_tf))
+        weights: dict[int, tuple[list[int], list[float]]] = {}
+        for key, term, weight in sparse:
+            terms, values = weights.setdefault(int(key), ([], []))
+            terms.append(int(term))
+            values.append(float(weight))
+        vectors = vectors_read([row[9] for row in chunks]) if chunks else None
+        by_document: dict[str, list[NewChunk]] = {}
+        for number, row in enumerate(chunks):
+            key, doc_id, index, start, end, text, page, context, meta, _ = row
+            assert vectors is not None
+            found = weights.get(int(key))
+            by_document.setdefault(doc_id, []).append(
+                NewChunk(
+                    index=index,
+                    start=start,
+                    end=end,
+                    text=text,
+                    page=page,
+                    context=context,
+                    title_terms=" ".join(title.get(int(key), [])),
+                    body_terms=" ".join(body.get(int(key), [])),
+                    vector=vectors[number],
+                    filter_meta=json.loads(meta) if isinstance(meta, str) else dict(meta or {}),
+                    sparse=None
+                    if found is None
+                    else (
+                        np.asarray(found[0], dtype=np.int64),
+                        np.asarray(found[1], dtype=np.float32),
+                    ),
+                )
+            )
+        return [(document_row(row), by_document.get(row[0], [])) for row in documents]
 
     @unavailable()
     def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys, list[str]]:

@@ -22,13 +22,19 @@ What a write through it guarantees (``commit``):
 
 Reads: every shard is read at the version its component of the collection's
 version names. A shard that cannot be reached fails the read with ``-32010``
-naming the shard (``Registry.required`` governs only what ``rcpkit db shards
-status`` reports for now; degraded answers from the other shards are future work).
+naming the shard (``error.data.shard``); answers from the other shards alone,
+marked degraded, are not built.
+
+Growing: append shards to the registry, restart the servers on it, then
+``rebalance`` (``rcpkit db shards rebalance``) moves each document the new
+layout homes elsewhere, a batch at a time under the catalog's lock, while
+reads and writes go on (see :meth:`ShardedStore.rebalance`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -59,6 +65,9 @@ from rcpkit.protocol.errors import ErrorCode, RCPError
 __all__ = ["ShardedStore", "ShardedTenancy", "load_registry"]
 
 T = TypeVar("T")
+
+# Catalog setting: "1" while a rebalance moves documents (writes then clean up strays).
+_MOVING = "shards.moving"
 
 
 class ShardedTenancy:
@@ -192,7 +201,12 @@ class ShardedStore:
     # --- writes ---
 
     def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
-        """Each shard's part of ``batch`` as one commit there (see the module's atomicity)."""
+        """Each shard's part of ``batch`` as one commit there (see the module's atomicity).
+
+        While a rebalance moves documents (``rebalance``), a write also deletes its ids
+        from every other shard that still holds them, all of it under the catalog's
+        lock, so a read never sees a document twice or a deleted one moved back.
+        """
         if idempotency is not None:
             found = self.catalog.remembered(idempotency[0])
             if found is not None:
@@ -205,26 +219,89 @@ class ShardedStore:
         for doc_id in batch.delete:
             position = self.home(batch.tenant, doc_id)
             parts.setdefault(position, WriteBatch(tenant=batch.tenant)).delete.append(doc_id)
-        added: list[tuple[int, npt.NDArray[np.float32]]] = []
-        removed: list[int] = []
-        deleted = 0
-        committed: list[str] = []
-        for position in sorted(parts):
-            part = parts[position]
-            try:
-                result = self.on_shard(position, lambda: self.shards[position].commit(part))  # noqa: B023
-            except RCPError as error:
-                raise _partial(error, committed, parts, position) from error
-            added.extend((global_key(key, position), vector) for key, vector in result.added)
-            removed.extend(global_key(key, position) for key in result.removed)
-            deleted += result.deleted_documents
-            committed.extend(_ids(part))
-        version = self.version
+        moving = self.catalog.setting(_MOVING) == "1"
+        with self.versions.frozen() if moving else nullcontext():
+            if moving:
+                for position, strays in self._strays(batch).items():
+                    parts.setdefault(position, WriteBatch(tenant=batch.tenant)).delete.extend(
+                        doc_id for doc_id in strays if doc_id not in parts[position].delete
+                    )
+            added: list[tuple[int, npt.NDArray[np.float32]]] = []
+            removed: list[int] = []
+            deleted = 0
+            committed: list[str] = []
+            for position in sorted(parts):
+                part = parts[position]
+                try:
+                    result = self.on_shard(position, lambda: self.shards[position].commit(part))  # noqa: B023
+                except RCPError as error:
+                    raise _partial(error, committed, parts, position) from error
+                added.extend((global_key(key, position), vector) for key, vector in result.added)
+                removed.extend(global_key(key, position) for key in result.removed)
+                deleted += result.deleted_documents
+                committed.extend(_ids(part))
+        version = self.version  # after `frozen`: it waits for the lock that holds
         if idempotency is not None:
             key, render = idempotency
             text = render(version) if callable(render) else render
             self.catalog.commit(WriteBatch(tenant=batch.tenant), (key, text))
         return CommitResult(version, added, removed, deleted, shown=version)
+
+    def _strays(self, batch: WriteBatch) -> dict[int, list[str]]:
+        """Per shard, the ids of ``batch`` it holds live although their home is elsewhere."""
+        ids = [document.doc_id for document, _ in batch.documents] + list(batch.delete)
+        strays: dict[int, list[str]] = {}
+        for position, store in enumerate(self.shards):
+            away = [doc_id for doc_id in ids if self.home(batch.tenant, doc_id) != position]
+            held = [doc_id for doc_id in away if store.content_hash(doc_id, batch.tenant)]
+            if held:
+                strays[position] = held
+        return strays
+
+    def rebalance(self, batch: int = 100, report: Callable[[str], None] | None = None) -> int:
+        """Move every document that is not on its home shard there; how many moved.
+
+        After shards were added to the registry (and every server restarted on it).
+        Each step moves up to ``batch`` documents of one shard and tenant under the
+        catalog's lock: copied to their home as stored (text, chunks, vectors,
+        terms; nothing embedded again) unless the home already holds a newer copy
+        (a write since), then deleted where they were. Readers keep the version
+        from before the step until it ends, so every read sees each document once,
+        before or after its move. Stopped anywhere, running it again finishes the
+        job; a finished run leaves nothing to move and says so.
+        """
+        self.catalog.set_setting(_MOVING, "1")
+        moved = 0
+        for position, source in enumerate(self.shards):
+            for tenant in source.tenancy.names():
+                scope = tenant or None
+                misplaced = [
+                    doc_id
+                    for doc_id, _, _ in source.live_documents(scope)
+                    if self.home(scope, doc_id) != position
+                ]
+                for start in range(0, len(misplaced), batch):
+                    self._move(position, scope, misplaced[start : start + batch])
+                    moved += len(misplaced[start : start + batch])
+                if misplaced and report is not None:
+                    name = self.registry.shards[position].name
+                    report(f"{name}: moved {len(misplaced)} documents of tenant {tenant!r}")
+        self.catalog.set_setting(_MOVING, "0")
+        return moved
+
+    def _move(self, position: int, tenant: str | None, doc_ids: list[str]) -> None:
+        source = self.shards[position]
+        with self.versions.frozen():
+            targets: dict[int, list[str]] = {}
+            for doc_id in doc_ids:
+                targets.setdefault(self.home(tenant, doc_id), []).append(doc_id)
+            for target, ids in targets.items():
+                store = self.shards[target]
+                missing = [doc_id for doc_id in ids if store.content_hash(doc_id, tenant) is None]
+                if missing:
+                    copies = source.export_documents(missing, tenant)
+                    store.commit(WriteBatch(documents=copies, tenant=tenant))
+            source.commit(WriteBatch(delete=doc_ids, tenant=tenant))
 
     def collect(self, retain: int) -> list[int]:
         keys: list[int] = []

@@ -4,9 +4,10 @@ Every shard numbers its own commits. What a reader pins (``indexVersion``, a
 cursor) must name one state of the whole collection, so the catalog (the first
 shard's database) numbers the vectors of shard versions it has served:
 version ``g`` reads shard ``i`` at ``shards[i]``. Versions of the shards only
-grow, so a vector read after another dominates it; a vector is recorded under
-a lock only if it dominates the last one (else the shards are read again), so
-``g`` increases with every component and every ``g`` is a state that existed.
+grow, so a vector read under the catalog's lock dominates every one recorded
+before it: ``g`` increases with every component and every ``g`` is a state that
+existed. Work that must be seen whole (a shard move) holds the same lock
+(:meth:`VersionCatalog.frozen`), so no reader records a state in its middle.
 Cursors and pins keep their plain integer form and stay signed as before
 (``retrieve/cursors``): the vector is looked up, never trusted from the client.
 """
@@ -22,7 +23,7 @@ from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["VersionCatalog"]
 
-_TRIES = 5
+_LOCK = "LOCK TABLE shard_versions IN SHARE ROW EXCLUSIVE MODE"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS shard_versions (
@@ -72,41 +73,55 @@ class VersionCatalog:
 
     def latest(self) -> int:
         """The version of the shards' state now (recorded if new)."""
-        vector = tuple(self._read())
         known = self._latest
-        if known is not None and known[1] == vector:
+        if known is not None and known[1] == tuple(self._read()):
             return known[0]
-        return self._record(vector)
+        return self._record()
 
-    def _record(self, vector: tuple[int, ...]) -> int:
+    def _record(self) -> int:
         with self._connection() as db, db.transaction():
-            db.execute("LOCK TABLE shard_versions IN SHARE ROW EXCLUSIVE MODE")
-            for _ in range(_TRIES):
-                row = db.execute(
-                    "SELECT version, shards FROM shard_versions ORDER BY version DESC LIMIT 1"
-                ).fetchone()
-                last = (int(row[0]), tuple(int(v) for v in row[1])) if row else None
-                if last is not None and _padded(last[1], len(vector)) == vector:
-                    version = last[0]
-                    break
-                if last is None or _dominates(vector, last[1]):
-                    version = 0 if last is None else last[0] + 1
-                    db.execute(
-                        "INSERT INTO shard_versions (version, shards) VALUES (%s, %s)",
-                        (version, list(vector)),
-                    )
-                    break
-                vector = tuple(self._read())  # another server recorded a newer state
+            db.execute(_LOCK)
+            # Read under the lock: a state that a shard move or a write during one is in
+            # the middle of is never recorded (they hold the lock throughout, `frozen`),
+            # and this vector dominates every one recorded before it.
+            vector = tuple(self._read())
+            row = db.execute(
+                "SELECT version, shards FROM shard_versions ORDER BY version DESC LIMIT 1"
+            ).fetchone()
+            last = (int(row[0]), tuple(int(v) for v in row[1])) if row else None
+            if last is not None and _padded(last[1], len(vector)) == vector:
+                version = last[0]
             else:
-                raise RCPError(
-                    ErrorCode.BACKEND_UNAVAILABLE,
-                    "the shards' versions moved while they were read; retry",
-                    retryable=True,
+                if last is not None and not _dominates(vector, last[1]):
+                    raise RCPError(
+                        ErrorCode.BACKEND_UNAVAILABLE,
+                        f"the shards' versions {list(vector)} are behind the recorded "
+                        f"{list(last[1])}: a shard was restored or removed from the registry",
+                        retryable=False,
+                    )
+                version = 0 if last is None else last[0] + 1
+                db.execute(
+                    "INSERT INTO shard_versions (version, shards) VALUES (%s, %s)",
+                    (version, list(vector)),
                 )
         self._vectors[version] = vector
         if self._latest is None or version >= self._latest[0]:
             self._latest = (version, vector)
         return version
+
+    @contextmanager
+    def frozen(self) -> Iterator[None]:
+        """Until exit no server records a new version: readers keep the last one.
+
+        For work that commits on several shards and must be seen whole or not at all
+        (a move: the copy on one shard, the delete on another). It must not ask for
+        the latest version inside (that waits for this lock).
+        """
+        # A connection of its own: waiting readers queue for the table lock in
+        # PostgreSQL, which grants it in turn, and get in between two such steps.
+        with self._connect() as db, db.transaction():
+            db.execute(_LOCK)
+            yield
 
     def vector(self, version: int, shards: int) -> tuple[int, ...] | None:
         """The shard versions ``version`` reads (padded with 0 for shards added since)."""
@@ -138,5 +153,7 @@ def _padded(vector: tuple[int, ...], size: int) -> tuple[int, ...]:
 
 
 def _dominates(vector: tuple[int, ...], other: tuple[int, ...]) -> bool:
+    if len(vector) < len(other):
+        return False
     other = _padded(other, len(vector))
     return all(mine >= theirs for mine, theirs in zip(vector, other, strict=True))
