@@ -304,6 +304,7 @@ class RetrieveResult(Wire):
     index_version: str | None = None
     usage: Usage | None = None
     rewritten_query: str | None = None
+    meta: Meta | None = msgspec.field(default=None, name="_meta")  # e.g. degraded (§16.2)
 
 
 # --- query/transform (§7.8) and graph (§7.9) ---

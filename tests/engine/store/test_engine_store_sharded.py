@@ -212,24 +212,38 @@ def test_an_idempotent_batch_across_shards_is_applied_once(loaded: tuple[Engine,
     asyncio.run(run())
 
 
-def test_a_shard_down_fails_reads_naming_it_and_a_batch_reports_each_document(
+def test_a_shard_down_degrades_reads_or_fails_them_when_required_and_fails_writes_per_document(
     tmp_path: Path,
 ) -> None:
     servers = _shard_servers(2)
-    engine = make_engine(tmp_path / "idx", store=str(_registry(tmp_path, servers)))
+    (tmp_path / "required").mkdir()
+    strict = make_engine(
+        tmp_path / "strict", store=str(_registry(tmp_path / "required", servers, required=True))
+    )
+    tolerant = make_engine(tmp_path / "tolerant", store=str(_registry(tmp_path, servers)))
     try:
         documents = [{"id": f"d{n}", "text": f"shard failure document {n}"} for n in range(10)]
         homes = {doc["id"]: home(None, doc["id"], 2) for doc in documents}
         assert set(homes.values()) == {0, 1}
+        first = documents[:4]
+        on_first = {doc["id"] for doc in first if homes[doc["id"]] == 0}
+        assert on_first and len(on_first) < len(first)
 
         async def run() -> None:
-            async with serving(engine) as peer:
-                call = Calls(peer)
-                await call.result("index/add", {"documents": documents[:4]})
+            async with serving(strict) as one, serving(tolerant) as other:
+                required, call = Calls(one), Calls(other)
+                await call.result("index/add", {"documents": first})
                 servers[1].stop(remove=False)
-                error = await call.error("retrieve", {"query": "shard failure"})
+                error = await required.error("retrieve", {"query": "shard failure"})
                 assert error["code"] == ErrorCode.BACKEND_UNAVAILABLE
                 assert error["data"]["shard"] == "s1", error
+                for _ in range(2):  # the second skips the shard without waiting for it
+                    query = {"query": "shard failure", "mode": "sparse", "k": 10}
+                    found = await call.result("retrieve", query)
+                    assert {hit["id"].split("#")[0] for hit in found["hits"]} == on_first
+                    assert [part["shard"] for part in found["_meta"]["degraded"]] == ["s1"]
+                    assert any("shard 's1' left out" in note for note in found["usage"]["notes"])
+                # Writes are never partial: each document is reported.
                 batch = [{**doc, "text": doc["text"] + " again"} for doc in documents]
                 error = await call.error("index/add", {"documents": batch})
                 assert error["code"] == ErrorCode.BACKEND_UNAVAILABLE
@@ -238,12 +252,15 @@ def test_a_shard_down_fails_reads_naming_it_and_a_batch_reports_each_document(
                 assert sorted(data["committed"]) == sorted(i for i, h in homes.items() if h == 0)
                 assert sorted(data["failed"]) == sorted(i for i, h in homes.items() if h == 1)
                 servers[1].start()
-                found = await call.result("retrieve", {"query": "again", "mode": "sparse", "k": 20})
+                query = {"query": "again", "mode": "sparse", "k": 20}
+                found = await required.result("retrieve", query)
                 assert {hit["id"].split("#")[0] for hit in found["hits"]} == set(data["committed"])
+                assert "_meta" not in found
 
         asyncio.run(run())
     finally:
-        engine.close()
+        strict.close()
+        tolerant.close()
         for server in servers:
             with contextlib.suppress(RuntimeError):  # one may be stopped already
                 server.stop()

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
+import msgspec
 import numpy as np
 
 from rcpkit.engine.engine import Engine
@@ -33,6 +34,7 @@ from rcpkit.engine.retrieve.rescore import rescore_indexed
 from rcpkit.engine.retrieve.stages import Candidate, mmr, pack_to_budget, recency_decay
 from rcpkit.engine.store.base import ChunkRow
 from rcpkit.engine.store.deadline import deadline_scope
+from rcpkit.engine.store.partial import partial_scope
 from rcpkit.engine.store.snapshot import snapshot
 from rcpkit.engine.transform import Transformed, merge_rankings
 from rcpkit.protocol import messages as m
@@ -80,8 +82,18 @@ class _Stages:
 def retrieve(engine: Engine, query: Query, ctx: EngineRequest) -> m.RetrieveResult:
     # §13.1: the store's reads stop at the request's deadline too, not only the pipeline's
     # checkpoints (a PostgreSQL statement is bounded by it; see store.deadline).
-    with deadline_scope(ctx.deadline):
-        return _retrieve(engine, query, ctx)
+    # §16.2: a store that can answer from part of itself (shards, one down) says what
+    # it left out; the caller is told, in `_meta.degraded` and `usage.notes`.
+    with deadline_scope(ctx.deadline), partial_scope() as left_out:
+        result = _retrieve(engine, query, ctx)
+    if not left_out:
+        return result
+    usage = result.usage
+    if usage is not None:
+        notes = [*(usage.notes or []), *(part.note() for part in left_out)]
+        usage = msgspec.structs.replace(usage, notes=notes)
+    meta = {**(result.meta or {}), "degraded": [part.to_wire() for part in left_out]}
+    return msgspec.structs.replace(result, usage=usage, meta=meta)
 
 
 def _retrieve(engine: Engine, query: Query, ctx: EngineRequest) -> m.RetrieveResult:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -84,7 +85,10 @@ def search_arms(
     # Hybrid: the lexical arm runs on a pool thread while this one embeds and searches
     # the dense arm (numpy and the embedders release the GIL), then both are fused.
     lexical = (
-        _ARMS.submit(_lexical, engine, text, terms, candidate_k, tree, version, ctx)
+        # With this request's context: its deadline and partial-read scope (store/).
+        _ARMS.submit(
+            copy_context().run, _lexical, engine, text, terms, candidate_k, tree, version, ctx
+        )
         if mode == "hybrid" and "sparse" in only
         else None
     )

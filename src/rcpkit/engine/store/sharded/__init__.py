@@ -21,9 +21,11 @@ What a write through it guarantees (``commit``):
   once every part committed, so the retry re-applies the batch.
 
 Reads: every shard is read at the version its component of the collection's
-version names. A shard that cannot be reached fails the read with ``-32010``
-naming the shard (``error.data.shard``); answers from the other shards alone,
-marked degraded, are not built.
+version names. A shard that cannot be reached is left out of a retrieve, which
+is answered from the others and says so (``_meta.degraded``, ``usage.notes``;
+``store.partial``), unless the registry marks shards ``required``: then the
+retrieve fails with ``-32010`` naming the shard (``error.data.shard``), as every
+write and every other read does. The catalog (the first shard) is always needed.
 
 Growing: append shards to the registry, restart the servers on it, then
 ``rebalance`` (``rcpkit db shards rebalance``) moves each document the new
@@ -33,9 +35,11 @@ reads and writes go on (see :meth:`ShardedStore.rebalance`).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -51,6 +55,7 @@ from rcpkit.engine.store.base import (
     Keys,
     WriteBatch,
 )
+from rcpkit.engine.store.partial import LeftOut, leave_out, tolerated
 from rcpkit.engine.store.postgres import PostgresStore, connect
 from rcpkit.engine.store.sharded.reads import (
     ShardedDense,
@@ -65,6 +70,9 @@ from rcpkit.protocol.errors import ErrorCode, RCPError
 __all__ = ["ShardedStore", "ShardedTenancy", "load_registry"]
 
 T = TypeVar("T")
+
+# A shard a partial read could not reach is skipped this long before it is tried again.
+_DOWN_SECONDS = 5.0
 
 # Catalog setting: "1" while a rebalance moves documents (writes then clean up strays).
 _MOVING = "shards.moving"
@@ -127,6 +135,7 @@ class ShardedStore:
                     f"{self.bm25}: every shard of a collection needs the same parameters"
                 )
         self.read_only = any(store.read_only for store in self.shards)
+        self._down: dict[int, float] = {}  # shard position -> skipped until (monotonic)
         catalog_url = registry.shards[0].url
         self.versions = VersionCatalog(lambda: connect(catalog_url), self._shard_versions)
         self.tenancy = ShardedTenancy(self)
@@ -175,6 +184,30 @@ class ShardedStore:
                 extra={"shard": name},
             ) from error  # fmt: skip
 
+    def read_shard(self, position: int, work: Callable[[], T], empty: T) -> T:
+        """A read of one shard; ``empty`` when it may be left out and cannot be reached.
+
+        It may be left out when the registry does not mark shards required and the
+        read is a retrieve's (``store.partial``: the result says which shard was left
+        out). A shard that failed is then skipped without waiting for it again for
+        ``_DOWN_SECONDS``, and tried again after.
+        """
+        tolerant = not self.registry.required and tolerated()
+        name = self.registry.shards[position].name
+        if tolerant and self._down.get(position, 0.0) > time.monotonic():
+            leave_out(LeftOut(name, ErrorCode.BACKEND_UNAVAILABLE, "unreachable"))
+            return empty
+        try:
+            found = self.on_shard(position, work)
+        except RCPError as error:
+            if not tolerant or error.code != ErrorCode.BACKEND_UNAVAILABLE:
+                raise
+            self._down[position] = time.monotonic() + _DOWN_SECONDS
+            leave_out(LeftOut(name, error.code, error.message))
+            return empty
+        self._down.pop(position, None)
+        return found
+
     def each(self, work: Callable[[PostgresStore], T]) -> list[T]:
         """``work`` on every shard in order, a failure named after its shard."""
         return [
@@ -183,7 +216,12 @@ class ShardedStore:
         ]
 
     def _shard_versions(self) -> list[int]:
-        return self.each(lambda store: store.version)
+        """Every shard's version; one left out reads at its last recorded one."""
+        recorded = self.versions.last(len(self.shards))
+        return [
+            self.read_shard(position, partial(getattr, store, "version"), recorded[position])
+            for position, store in enumerate(self.shards)
+        ]
 
     def home(self, tenant: str | None, doc_id: str) -> int:
         return self.registry.home(tenant, doc_id)
@@ -329,7 +367,8 @@ class ShardedStore:
     def fetch(self, keys: Sequence[int]) -> dict[int, ChunkRow]:
         rows: dict[int, ChunkRow] = {}
         for position, own in by_shard(keys).items():
-            found = self.on_shard(position, lambda: self.shards[position].fetch(own))  # noqa: B023
+            none: dict[int, ChunkRow] = {}
+            found = self.read_shard(position, partial(self.shards[position].fetch, own), none)
             for key, row in found.items():
                 rows[global_key(key, position)] = replace(row, key=global_key(key, position))
         return rows

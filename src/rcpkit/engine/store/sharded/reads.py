@@ -17,6 +17,7 @@ from different shards never collide and each says where its row lives.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Protocol, TypeVar
 
 import numpy as np
@@ -34,6 +35,7 @@ __all__ = ["ShardedDense", "ShardedIndex", "best", "by_shard", "global_key", "lo
 Ranked = list[tuple[int, float]]
 Matrix = npt.NDArray[np.float32]
 T = TypeVar("T")
+_NOTHING: Ranked = []  # what a shard left out contributes (never extended in place)
 
 
 def global_key(key: int, shard: int) -> int:
@@ -69,8 +71,8 @@ class Layout(Protocol):
         """Each shard's version for the collection's ``version`` (None: the latest)."""
         ...
 
-    def on_shard(self, position: int, work: Callable[[], T]) -> T:
-        """``work`` on shard ``position``, a failure named after the shard."""
+    def read_shard(self, position: int, work: Callable[[], T], empty: T) -> T:
+        """``work`` on shard ``position``; ``empty`` if it may be left out and is down."""
         ...
 
 
@@ -88,9 +90,9 @@ class ShardedIndex:
         for position, (index, version) in enumerate(
             zip(self._layout.indexes, versions, strict=True)
         ):
-            found = self._layout.on_shard(
-                position,
-                lambda: index.statistics(tokens, version, tenant),  # noqa: B023
+            left_out: Statistics | None = Statistics(0, 0.0, {})
+            found = self._layout.read_shard(
+                position, partial(index.statistics, tokens, version, tenant), left_out
             )
             if found is None:
                 raise RCPError(
@@ -116,9 +118,10 @@ class ShardedIndex:
         statistics = self.statistics(tokens, versions, tenant)
         ranked: Ranked = []
         for position, (index, at) in enumerate(zip(self._layout.indexes, versions, strict=True)):
-            found = self._layout.on_shard(
+            found = self._layout.read_shard(
                 position,
-                lambda: index.lexical(tokens, limit, filter, at, tenant, statistics),  # noqa: B023
+                partial(index.lexical, tokens, limit, filter, at, tenant, statistics),
+                _NOTHING,
             )
             ranked.extend((global_key(key, position), score) for key, score in found)
         return best(ranked, limit)
@@ -134,10 +137,20 @@ class ShardedIndex:
         versions = self._layout.at(version)
         statistics = self.statistics(tokens, versions, tenant)
         scores: dict[int, float] = {}
+        none: dict[int, float] | None = {}
         indexes = self._layout.indexes
         for position, own in by_shard(keys).items():
-            found = indexes[position].lexical_of(
-                tokens, own, versions[position], tenant, statistics
+            found = self._layout.read_shard(
+                position,
+                partial(
+                    indexes[position].lexical_of,
+                    tokens,
+                    own,
+                    versions[position],
+                    tenant,
+                    statistics,
+                ),
+                none,
             )
             if found is None:
                 return None
@@ -147,12 +160,7 @@ class ShardedIndex:
     def rows_holding(
         self, tokens: Sequence[str], version: int | None = None, tenant: str | None = None
     ) -> Keys:
-        versions = self._layout.at(version)
-        found = [
-            index.rows_holding(tokens, at, tenant) * MAX_SHARDS + position
-            for position, (index, at) in enumerate(zip(self._layout.indexes, versions, strict=True))
-        ]
-        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+        return self._keys(version, lambda index, at: index.rows_holding(tokens, at, tenant))
 
     def learned_sparse(
         self,
@@ -167,7 +175,11 @@ class ShardedIndex:
         versions = self._layout.at(version)
         ranked: Ranked = []
         for position, (index, at) in enumerate(zip(self._layout.indexes, versions, strict=True)):
-            found = index.learned_sparse(terms, weights, limit, filter, at, tenant)
+            found = self._layout.read_shard(
+                position,
+                partial(index.learned_sparse, terms, weights, limit, filter, at, tenant),
+                _NOTHING,
+            )
             ranked.extend((global_key(key, position), score) for key, score in found)
         return best(ranked, limit)
 
@@ -182,12 +194,18 @@ class ShardedIndex:
     def filtered_keys(
         self, filter: Filter, version: int | None = None, tenant: str | None = None
     ) -> Keys:
+        return self._keys(version, lambda index, at: index.filtered_keys(filter, at, tenant))
+
+    def _keys(self, version: int | None, work: Callable[[QueryIndex, int], Keys]) -> Keys:
+        """Every shard's keys ``work`` finds at its version, as global keys."""
         versions = self._layout.at(version)
+        empty = np.zeros(0, dtype=np.int64)
         found = [
-            index.filtered_keys(filter, at, tenant) * MAX_SHARDS + position
+            self._layout.read_shard(position, partial(work, index, at), empty) * MAX_SHARDS
+            + position
             for position, (index, at) in enumerate(zip(self._layout.indexes, versions, strict=True))
         ]
-        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+        return np.concatenate(found) if found else empty
 
 
 class ShardedDense:
@@ -208,19 +226,22 @@ class ShardedDense:
         versions = self._layout.at(version)
         ranked: Ranked = []
         for position, (dense, at) in enumerate(zip(self._shards, versions, strict=True)):
-            found = self._layout.on_shard(
+            found = self._layout.read_shard(
                 position,
-                lambda: dense.search(query, k, filter, at, tenant),  # noqa: B023
+                partial(dense.search, query, k, filter, at, tenant),
+                _NOTHING,
             )
             ranked.extend((global_key(key, position), score) for key, score in found)
         return best(ranked, k)
 
     def vectors_of(self, keys: Sequence[int]) -> dict[int, Matrix]:
         vectors: dict[int, Matrix] = {}
+        none: dict[int, Matrix] = {}
         for position, own in by_shard(keys).items():
-            found = self._layout.on_shard(
+            found = self._layout.read_shard(
                 position,
-                lambda: self._shards[position].vectors_of(own),  # noqa: B023
+                partial(self._shards[position].vectors_of, own),
+                none,
             )
             vectors.update((global_key(key, position), vector) for key, vector in found.items())
         return vectors
@@ -232,11 +253,18 @@ class ShardedDense:
         """Nothing to do: each shard's garbage collection deleted its rows."""
 
     def live_count(self, tenant: str | None = None) -> int:
-        return sum(dense.live_count(tenant) for dense in self._shards)
+        return sum(
+            self._layout.read_shard(position, partial(dense.live_count, tenant), 0)
+            for position, dense in enumerate(self._shards)
+        )
 
     def sample(self, limit: int, tenant: str | None = None) -> Matrix:
         """Up to ``limit`` live vectors, an equal part from each shard (calibration)."""
         part = -(-limit // max(1, len(self._shards)))
-        found = [dense.sample(part, tenant) for dense in self._shards]
+        none = np.zeros((0, 0), dtype=np.float32)
+        found = [
+            self._layout.read_shard(position, partial(dense.sample, part, tenant), none)
+            for position, dense in enumerate(self._shards)
+        ]
         found = [matrix for matrix in found if len(matrix)]
         return np.concatenate(found)[:limit] if found else np.zeros((0, 0), dtype=np.float32)

@@ -2,7 +2,7 @@
 
 A registry is a TOML (or JSON) file naming the shards in order::
 
-    required = false            # a shard down fails reads (true) or degrades them
+    required = false            # a shard down fails a retrieve (true) or degrades it
     [[shard]]
     name = "a"
     url = "postgresql://10.0.0.1:5432/rcpkit"
@@ -44,8 +44,8 @@ class Shard:
 @dataclass(frozen=True, slots=True)
 class Registry:
     shards: tuple[Shard, ...]
-    # True: a read with a shard down fails (-32010, the shard named); False: it is
-    # answered from the others, marked degraded.
+    # True: a retrieve with a shard down fails (-32010, the shard named); False: it is
+    # answered from the others, marked degraded (writes are never partial).
     required: bool = False
     path: Path | None = None
 

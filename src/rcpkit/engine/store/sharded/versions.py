@@ -109,6 +109,16 @@ class VersionCatalog:
             self._latest = (version, vector)
         return version
 
+    def last(self, shards: int) -> tuple[int, ...]:
+        """The shard versions last recorded (zeros before the first)."""
+        if self._latest is not None:
+            return _padded(self._latest[1], shards)
+        with self._connection() as db:
+            row = db.execute(
+                "SELECT shards FROM shard_versions ORDER BY version DESC LIMIT 1"
+            ).fetchone()
+        return _padded(tuple(int(v) for v in row[0]) if row else (), shards)
+
     @contextmanager
     def frozen(self) -> Iterator[None]:
         """Until exit no server records a new version: readers keep the last one.
