@@ -48,11 +48,12 @@ def _entries(servers: list[PostgresServer]) -> str:
 
 
 class Server:
-    def __init__(self, registry: Path, index: Path) -> None:
+    def __init__(self, registry: Path, index: Path, *extra: str) -> None:
         command = [
             sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0",
             "--store", str(registry), "--index", str(index),
             "--allow-unauthenticated-writes",  # loopback only: the test writes through it
+            *extra,
         ]  # fmt: skip
         self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         match, _ = read_until(self.process, b"", rb"serving RCP over HTTP on (\S+)", 60.0)
@@ -100,7 +101,10 @@ def test_a_registry_of_two_shards_is_indexed_and_served_by_two_servers(
 
     servers: list[Server] = []
     try:
-        servers = [Server(registry, tmp_path / name) for name in ("a", "b")]
+        servers = [
+            Server(registry, tmp_path / "a", "--metrics", "public"),
+            Server(registry, tmp_path / "b"),
+        ]
         one, other = servers
         found = one.call("retrieve", {"query": "reciprocal rank fusion of ranked lists", "k": 3})
         assert found["hits"][0]["id"].startswith("hybrid-fusion.md#"), found["hits"]
@@ -111,6 +115,11 @@ def test_a_registry_of_two_shards_is_indexed_and_served_by_two_servers(
         again = one.call("retrieve", {"query": "split a collection over databases", "k": 1})
         assert again["hits"][0]["id"] == "note#0"
         assert again["indexVersion"] == added["indexVersion"]
+        scraped = httpx.get(one.url.removesuffix("/rcp") + "/metrics", timeout=30).text
+        for number in range(3):  # every shard, by name
+            assert f'rcp_shard_up{{shard="s{number}"}} 1.0' in scraped, scraped
+        documents = re.findall(r'rcp_shard_documents\{shard="s\d"\} (\S+)', scraped)
+        assert sum(float(n) for n in documents) == samples + 1
     finally:
         for server in servers:
             stop(server.process)

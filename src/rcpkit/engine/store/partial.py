@@ -17,8 +17,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
-__all__ = ["LeftOut", "leave_out", "partial_scope", "tolerated"]
+__all__ = ["LeftOut", "PartFigures", "Parts", "leave_out", "partial_scope", "tolerated"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,3 +61,22 @@ def leave_out(part: LeftOut) -> None:
     left = _LEFT_OUT.get()
     if left is not None and all(known.part != part.part for known in left):
         left.append(part)
+
+
+@dataclass(frozen=True, slots=True)
+class PartFigures:
+    """One part of a store as its operators watch it (``/metrics``, per shard)."""
+
+    name: str
+    up: bool
+    version: int | None  # None: unreachable
+    documents: int | None
+    chunks: int | None
+    left_out: int  # retrieves answered without it since this process started
+
+
+@runtime_checkable
+class Parts(Protocol):
+    """A store made of parts (a sharded one): each part's figures, read now."""
+
+    def parts(self) -> list[PartFigures]: ...

@@ -55,7 +55,7 @@ from rcpkit.engine.store.base import (
     Keys,
     WriteBatch,
 )
-from rcpkit.engine.store.partial import LeftOut, leave_out, tolerated
+from rcpkit.engine.store.partial import LeftOut, PartFigures, leave_out, tolerated
 from rcpkit.engine.store.postgres import PostgresStore, connect
 from rcpkit.engine.store.sharded.reads import (
     ShardedDense,
@@ -136,6 +136,7 @@ class ShardedStore:
                 )
         self.read_only = any(store.read_only for store in self.shards)
         self._down: dict[int, float] = {}  # shard position -> skipped until (monotonic)
+        self._left_out = [0] * len(self.shards)  # retrieves answered without each shard
         catalog_url = registry.shards[0].url
         self.versions = VersionCatalog(lambda: connect(catalog_url), self._shard_versions)
         self.tenancy = ShardedTenancy(self)
@@ -195,6 +196,7 @@ class ShardedStore:
         tolerant = not self.registry.required and tolerated()
         name = self.registry.shards[position].name
         if tolerant and self._down.get(position, 0.0) > time.monotonic():
+            self._left_out[position] += 1
             leave_out(LeftOut(name, ErrorCode.BACKEND_UNAVAILABLE, "unreachable"))
             return empty
         try:
@@ -203,6 +205,7 @@ class ShardedStore:
             if not tolerant or error.code != ErrorCode.BACKEND_UNAVAILABLE:
                 raise
             self._down[position] = time.monotonic() + _DOWN_SECONDS
+            self._left_out[position] += 1
             leave_out(LeftOut(name, error.code, error.message))
             return empty
         self._down.pop(position, None)
@@ -222,6 +225,25 @@ class ShardedStore:
             self.read_shard(position, partial(getattr, store, "version"), recorded[position])
             for position, store in enumerate(self.shards)
         ]
+
+    def parts(self) -> list[PartFigures]:
+        """Each shard's figures now (``/metrics``): reachable, version, live counts."""
+        figures = []
+        for position, (shard, store) in enumerate(
+            zip(self.registry.shards, self.shards, strict=True)
+        ):
+            try:
+                version = store.version
+                documents, chunks = _live_counts(store)
+            except RCPError:
+                figures.append(
+                    PartFigures(shard.name, False, None, None, None, self._left_out[position])
+                )
+                continue
+            figures.append(
+                PartFigures(shard.name, True, version, documents, chunks, self._left_out[position])
+            )
+        return figures
 
     def home(self, tenant: str | None, doc_id: str) -> int:
         return self.registry.home(tenant, doc_id)
@@ -476,3 +498,13 @@ def _partial(
     if committed:
         message += f" ({len(committed)} of the batch's documents were committed on other shards)"
     return RCPError(error.code, message, retryable=error.retryable, extra=extra)
+
+
+def _live_counts(store: PostgresStore) -> tuple[int, int]:
+    """Live documents and chunks of every tenant of one shard."""
+    documents = chunks = 0
+    for tenant in store.tenancy.names():
+        counted = store.count(tenant or None)
+        documents += counted[0]
+        chunks += counted[1]
+    return documents, chunks
