@@ -115,10 +115,14 @@ def open_backend(config: EngineConfig) -> Backend:
         catalog = sharded.catalog
 
         def catalog_schema(name: str, identity: str) -> GraphStorage:
+            if sharded.read_only and not PostgresGraphStore.exists(catalog, name):
+                return GraphStore(":memory:", identity)
             return PostgresGraphStore(catalog, name, identity)
 
-        shared_state = postgres_state(
-            catalog, config.quarantine_reports, config.session_ttl_seconds
+        shared_state = (
+            _embedded_state(config)  # standbys: the state stays beside this server
+            if sharded.read_only
+            else postgres_state(catalog, config.quarantine_reports, config.session_ttl_seconds)
         )
         return Backend("sharded", sharded, sharded.read_only, shared_state, catalog_schema)
     shared = _open_postgres(config)

@@ -411,3 +411,46 @@ def test_writes_during_a_move_leave_one_copy_and_deletes_stay_deleted(
         doc_id for doc_id in ids if doc_id != deleted
     )
     after.close()
+
+
+def test_a_registry_with_a_standby_serves_what_the_primaries_recorded_read_only(
+    shards: list[PostgresServer], loaded: tuple[Engine, Engine], tmp_path: Path
+) -> None:
+    sharded, _ = loaded
+    replica = shards[0].replica()  # shard 0 (the catalog) read through a hot standby
+    try:
+        urls = [replica.url("rcpkit")] + [server.url("rcpkit") for server in shards[1:]]
+        path = tmp_path / "standby.toml"
+        path.write_text(
+            "".join(f'[[shard]]\nname = "s{n}"\nurl = "{u}"\n' for n, u in enumerate(urls))
+        )
+        query = {"query": "supersonic flow over a flat plate", "k": 10}
+        # Written to the shard the standby follows.
+        name = next(f"standby-{n}" for n in range(100) if home(None, f"standby-{n}", 3) == 0)
+        note = {"id": name, "text": "supersonic flow over a flat plate, replicated"}
+
+        async def run() -> None:
+            reader = make_engine(tmp_path / "reader", store=str(path))
+            try:
+                async with serving(sharded) as one, serving(reader) as other:
+                    primary, standby = Calls(one), Calls(other)
+                    await primary.result("index/add", {"documents": [note]})
+                    want = await primary.result("retrieve", query)
+                    deadline = asyncio.get_running_loop().time() + 30
+                    while True:  # bounded wait for the standby to replay the write
+                        got = await standby.result("retrieve", query)
+                        if got["indexVersion"] == want["indexVersion"]:
+                            break
+                        assert asyncio.get_running_loop().time() < deadline, got
+                        await asyncio.sleep(0.1)
+                    assert got["hits"] == want["hits"]
+                    assert got["hits"][0]["id"] == f"{name}#0"
+                    refused = await standby.error("index/add", {"documents": [note]})
+                    assert refused["code"] == ErrorCode.CAPABILITY_MISSING
+                    await primary.result("index/delete", {"ids": [note["id"]]})
+            finally:
+                reader.close()
+
+        asyncio.run(run())
+    finally:
+        replica.stop()

@@ -138,7 +138,9 @@ class ShardedStore:
         self._down: dict[int, float] = {}  # shard position -> skipped until (monotonic)
         self._left_out = [0] * len(self.shards)  # retrieves answered without each shard
         catalog_url = registry.shards[0].url
-        self.versions = VersionCatalog(lambda: connect(catalog_url), self._shard_versions)
+        self.versions = VersionCatalog(
+            lambda: connect(catalog_url), self._shard_versions, standby=self.read_only
+        )
         self.tenancy = ShardedTenancy(self)
         self.index = ShardedIndex(self)
 

@@ -42,15 +42,20 @@ class VersionCatalog:
     another server recorded a version); ``read``: the shards' versions, in order.
     """
 
-    def __init__(self, connect: Callable[[], Any], read: Callable[[], list[int]]) -> None:
+    def __init__(
+        self, connect: Callable[[], Any], read: Callable[[], list[int]], *, standby: bool = False
+    ) -> None:
+        """``standby``: the shards are hot standbys (read-only): versions are only looked up."""
         self._connect = connect
         self._db: Any = None
         self._read = read
+        self._standby = standby
         self._lock = threading.RLock()
         self._vectors: dict[int, tuple[int, ...]] = {}
         self._latest: tuple[int, tuple[int, ...]] | None = None
-        with self._connection() as db:
-            db.execute(SCHEMA)
+        if not standby:
+            with self._connection() as db:
+                db.execute(SCHEMA)
 
     @contextmanager
     def _connection(self) -> Iterator[Any]:
@@ -72,11 +77,37 @@ class VersionCatalog:
                 self._db = None
 
     def latest(self) -> int:
-        """The version of the shards' state now (recorded if new)."""
+        """The version of the shards' state now (recorded if new).
+
+        On standbys: the newest version recorded (by a server on the primaries; the
+        table replicates) that every standby has replayed, so it reads exactly the
+        state it names even while some standby lags.
+        """
+        vector = tuple(self._read())
         known = self._latest
-        if known is not None and known[1] == tuple(self._read()):
+        if known is not None and known[1] == vector:
             return known[0]
+        if self._standby:
+            return self._replayed(vector)
         return self._record()
+
+    def _replayed(self, vector: tuple[int, ...]) -> int:
+        with self._connection() as db:
+            row = db.execute(
+                "SELECT version, shards FROM shard_versions WHERE "
+                + " AND ".join(f"coalesce(shards[{i + 1}], 0) <= %s" for i in range(len(vector)))
+                + " ORDER BY version DESC LIMIT 1",
+                list(vector),
+            ).fetchone()
+        if row is None:
+            raise RCPError(
+                ErrorCode.BACKEND_UNAVAILABLE,
+                "the standbys have replayed no version a primary server recorded yet",
+                retryable=True,
+            )
+        version, found = int(row[0]), _padded(tuple(int(v) for v in row[1]), len(vector))
+        self._vectors[version] = found
+        return version
 
     def _record(self) -> int:
         with self._connection() as db, db.transaction():
