@@ -1,9 +1,10 @@
-"""``rcpkit bench [all|protocol|engine|http|fuzz|load|auth|crash|gateway|mcp|cache|race]``.
+"""``rcpkit bench [all|protocol|engine|http|fuzz|load|auth|crash|gateway|mcp|cache|race|...]``.
 
 ``all`` is the speed suites; the campaigns (``load``, ``auth``, ``crash``: kill -9
 during writes, then an audit; ``gateway``: lying engines; ``mcp``: the MCP bridge;
 ``cache``: damaged cache files, then a restart; ``race``: writers racing on one
-index) run only when named.
+index; ``shards``: 1, 2, 3 PostgreSQL shards against one database) run only
+when named.
 
 For the CLI: ``add_arguments(parser)`` declares the options, ``run(args)``
 runs the chosen suites in order and returns the exit status: 0 when every
@@ -52,6 +53,7 @@ _MODULES = {
     "cache": "cache_files",
     "race": "race",
     "tenants": "tenant_stats",
+    "shards": "shards",
 }
 
 

@@ -9,7 +9,9 @@ __all__ = ["CAMPAIGNS", "SUITES", "add_arguments"]
 
 SUITES = ("protocol", "engine", "http")
 # The hardening campaigns (issue 13): run by name only, never as part of `all`.
-CAMPAIGNS = ("fuzz", "load", "auth", "crash", "gateway", "mcp", "cache", "race", "tenants")
+CAMPAIGNS = (
+    "fuzz", "load", "auth", "crash", "gateway", "mcp", "cache", "race", "tenants", "shards",
+)  # fmt: skip
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -443,7 +443,8 @@ def test_a_registry_with_a_standby_serves_what_the_primaries_recorded_read_only(
                             break
                         assert asyncio.get_running_loop().time() < deadline, got
                         await asyncio.sleep(0.1)
-                    assert got["hits"] == want["hits"]
+                    # Same ranking (confidence is each server's own calibration, §15.6).
+                    assert _same_ranking(got["hits"], want["hits"]) is None
                     assert got["hits"][0]["id"] == f"{name}#0"
                     refused = await standby.error("index/add", {"documents": [note]})
                     assert refused["code"] == ErrorCode.CAPABILITY_MISSING

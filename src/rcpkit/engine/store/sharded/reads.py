@@ -75,6 +75,10 @@ class Layout(Protocol):
         """``work`` on shard ``position``; ``empty`` if it may be left out and is down."""
         ...
 
+    def read_shards(self, works: Sequence[tuple[int, Callable[[], T]]], empty: T) -> list[T]:
+        """Each (position, work) as ``read_shard``, the shards at once; results in order."""
+        ...
+
 
 class ShardedIndex:
     """:class:`~rcpkit.engine.index.Index` over every shard's query index."""
@@ -87,13 +91,14 @@ class ShardedIndex:
     ) -> Statistics:
         """The collection's BM25 statistics: every shard's summed (the DFS phase)."""
         total = Statistics(0, 0.0, dict.fromkeys(tokens, 0))
-        for position, (index, version) in enumerate(
-            zip(self._layout.indexes, versions, strict=True)
-        ):
-            left_out: Statistics | None = Statistics(0, 0.0, {})
-            found = self._layout.read_shard(
-                position, partial(index.statistics, tokens, version, tenant), left_out
+        left_out: Statistics | None = Statistics(0, 0.0, {})
+        works = [
+            (position, partial(index.statistics, tokens, version, tenant))
+            for position, (index, version) in enumerate(
+                zip(self._layout.indexes, versions, strict=True)
             )
+        ]
+        for found in self._layout.read_shards(works, left_out):
             if found is None:
                 raise RCPError(
                     ErrorCode.BACKEND_UNAVAILABLE,
@@ -117,12 +122,13 @@ class ShardedIndex:
         versions = self._layout.at(version)
         statistics = self.statistics(tokens, versions, tenant)
         ranked: Ranked = []
-        for position, (index, at) in enumerate(zip(self._layout.indexes, versions, strict=True)):
-            found = self._layout.read_shard(
-                position,
-                partial(index.lexical, tokens, limit, filter, at, tenant, statistics),
-                _NOTHING,
-            )
+        works = [
+            (position, partial(index.lexical, tokens, limit, filter, at, tenant, statistics))
+            for position, (index, at) in enumerate(zip(self._layout.indexes, versions, strict=True))
+        ]
+        for (position, _), found in zip(
+            works, self._layout.read_shards(works, _NOTHING), strict=True
+        ):
             ranked.extend((global_key(key, position), score) for key, score in found)
         return best(ranked, limit)
 
@@ -225,24 +231,24 @@ class ShardedDense:
     ) -> Ranked:
         versions = self._layout.at(version)
         ranked: Ranked = []
-        for position, (dense, at) in enumerate(zip(self._shards, versions, strict=True)):
-            found = self._layout.read_shard(
-                position,
-                partial(dense.search, query, k, filter, at, tenant),
-                _NOTHING,
-            )
+        works = [
+            (position, partial(dense.search, query, k, filter, at, tenant))
+            for position, (dense, at) in enumerate(zip(self._shards, versions, strict=True))
+        ]
+        for (position, _), found in zip(
+            works, self._layout.read_shards(works, _NOTHING), strict=True
+        ):
             ranked.extend((global_key(key, position), score) for key, score in found)
         return best(ranked, k)
 
     def vectors_of(self, keys: Sequence[int]) -> dict[int, Matrix]:
         vectors: dict[int, Matrix] = {}
         none: dict[int, Matrix] = {}
-        for position, own in by_shard(keys).items():
-            found = self._layout.read_shard(
-                position,
-                partial(self._shards[position].vectors_of, own),
-                none,
-            )
+        works = [
+            (position, partial(self._shards[position].vectors_of, own))
+            for position, own in by_shard(keys).items()
+        ]
+        for (position, _), found in zip(works, self._layout.read_shards(works, none), strict=True):
             vectors.update((global_key(key, position), vector) for key, vector in found.items())
         return vectors
 
