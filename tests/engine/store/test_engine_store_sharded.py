@@ -455,3 +455,45 @@ def test_a_registry_with_a_standby_serves_what_the_primaries_recorded_read_only(
         asyncio.run(run())
     finally:
         replica.stop()
+
+
+def test_a_shard_killed_mid_query_stream_leaves_every_request_answered_once(
+    tmp_path: Path,
+) -> None:
+    servers = _shard_servers(2)
+    engine = make_engine(tmp_path / "idx", store=str(_registry(tmp_path, servers)))
+    try:
+        documents = [{"id": f"k{n}", "text": f"killed shard query {n}"} for n in range(40)]
+
+        async def run() -> list[dict[str, Any]]:
+            async with serving(engine) as peer:
+                await Calls(peer).result("index/add", {"documents": documents})
+                for number in range(30):
+                    params = {"query": f"killed shard query {number}", "k": 5}
+                    request = {"jsonrpc": "2.0", "id": number, "method": "retrieve"}
+                    peer.send({**request, "params": params})
+                    if number == 10:  # kill -9 of the whole server, requests in flight
+                        servers[1].run(
+                            "pg_ctl", "-D", str(servers[1].data), "-m", "immediate", "stop"
+                        )
+                replies: list[dict[str, Any]] = []
+                while len(replies) < 30:
+                    message = await peer.recv(timeout=60)
+                    if "id" in message:
+                        replies.append(message)
+                return replies
+
+        replies = asyncio.run(run())
+        assert sorted(reply["id"] for reply in replies) == list(range(30))  # each once
+        for reply in replies:
+            if "error" in reply:  # only the shard's unavailability, never an internal error
+                assert reply["error"]["code"] == ErrorCode.BACKEND_UNAVAILABLE, reply
+            else:
+                degraded = reply["result"].get("_meta", {}).get("degraded", [])
+                assert all(part["shard"] == "s1" for part in degraded)
+        assert any(reply["result"].get("_meta") for reply in replies if "result" in reply)
+    finally:
+        engine.close()
+        for server in servers:
+            with contextlib.suppress(RuntimeError):
+                server.stop()
