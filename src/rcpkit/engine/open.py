@@ -117,7 +117,7 @@ def open_backend(config: EngineConfig) -> Backend:
         def catalog_schema(name: str, identity: str) -> GraphStorage:
             if sharded.read_only and not PostgresGraphStore.exists(catalog, name):
                 return GraphStore(":memory:", identity)
-            return PostgresGraphStore(catalog, name, identity)
+            return PostgresGraphStore(catalog, name, identity, live=sharded.live_keys)
 
         shared_state = (
             _embedded_state(config)  # standbys: the state stays beside this server

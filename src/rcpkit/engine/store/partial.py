@@ -13,6 +13,7 @@ thread and per task, and carried to the recall pool's threads with the context.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -38,6 +39,8 @@ class LeftOut:
 
 
 _LEFT_OUT: ContextVar[list[LeftOut] | None] = ContextVar("rcpkit_store_left_out", default=None)
+# A request's shards are read at once on several threads: one list, appended under this.
+_APPENDING = threading.Lock()
 
 
 @contextmanager
@@ -56,11 +59,19 @@ def tolerated() -> bool:
     return _LEFT_OUT.get() is not None
 
 
-def leave_out(part: LeftOut) -> None:
-    """Record that the current read was answered without ``part`` (once per part)."""
+def leave_out(part: LeftOut) -> bool:
+    """Record that the current read was answered without ``part``; whether it is new.
+
+    Once per part and request, however many of the request's reads skipped it.
+    """
     left = _LEFT_OUT.get()
-    if left is not None and all(known.part != part.part for known in left):
+    if left is None:
+        return False
+    with _APPENDING:
+        if any(known.part == part.part for known in left):
+            return False
         left.append(part)
+    return True
 
 
 @dataclass(frozen=True, slots=True)

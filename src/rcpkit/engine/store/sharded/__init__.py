@@ -21,25 +21,33 @@ What a write through it guarantees (``commit``):
   once every part committed, so the retry re-applies the batch.
 
 Reads: every shard is read at the version its component of the collection's
-version names. A shard that cannot be reached is left out of a retrieve, which
-is answered from the others and says so (``_meta.degraded``, ``usage.notes``;
-``store.partial``), unless the registry marks shards ``required``: then the
-retrieve fails with ``-32010`` naming the shard (``error.data.shard``), as every
-write and every other read does. The catalog (the first shard) is always needed.
+version names; one retrieve names one version throughout (:meth:`snapshot`). A
+shard that cannot be reached (or gives no answer within half of what the
+request's deadline leaves) is left out of a retrieve, which is answered from the
+others at the last recorded version and says so (``_meta.degraded``,
+``usage.notes``; ``store.partial``), unless the registry marks shards
+``required``: then the retrieve fails with ``-32010`` naming the shard
+(``error.data.shard``), as every write and every other read does. The catalog
+(the first shard) is always needed.
 
 Growing: append shards to the registry, restart the servers on it, then
 ``rebalance`` (``rcpkit db shards rebalance``) moves each document the new
 layout homes elsewhere, a batch at a time under the catalog's lock, while
-reads and writes go on (see :meth:`ShardedStore.rebalance`).
+reads and writes go on (see :meth:`ShardedStore.rebalance`). From the first
+server opened on the grown registry until a rebalance completes, the layout is
+unbalanced (the catalog's ``shards.balanced`` names fewer shards): writes then
+delete their ids from the shards that hold them away from home, and reads of
+one document look past its home.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
-from contextvars import copy_context
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar, copy_context
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -49,6 +57,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.index import QueryIndex
+from rcpkit.engine.store import deadline
 from rcpkit.engine.store.base import (
     ChunkRow,
     CommitResult,
@@ -66,7 +75,7 @@ from rcpkit.engine.store.sharded.reads import (
     global_key,
 )
 from rcpkit.engine.store.sharded.registry import MAX_SHARDS, Registry, load_registry
-from rcpkit.engine.store.sharded.versions import VersionCatalog
+from rcpkit.engine.store.sharded.versions import ShardVersions, VersionCatalog
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["ShardedStore", "ShardedTenancy", "load_registry"]
@@ -78,8 +87,11 @@ _DOWN_SECONDS = 5.0
 # Reads of several shards run at once (SQL and numpy release the GIL).
 _FAN = ThreadPoolExecutor(max_workers=32, thread_name_prefix="rcpkit-shards")
 
-# Catalog setting: "1" while a rebalance moves documents (writes then clean up strays).
-_MOVING = "shards.moving"
+# Catalog setting: how many shards the documents are placed for. Fewer than the
+# registry names: it grew and no rebalance completed since (writes clean up strays).
+_BALANCED = "shards.balanced"
+# A tolerant read gives a shard this share of what the request's deadline leaves.
+_SHARD_SHARE = 0.5
 
 
 class ShardedTenancy:
@@ -141,10 +153,20 @@ class ShardedStore:
         self.read_only = any(store.read_only for store in self.shards)
         self._down: dict[int, float] = {}  # shard position -> skipped until (monotonic)
         self._left_out = [0] * len(self.shards)  # retrieves answered without each shard
+        self._counting = threading.Lock()
+        # A retrieve's version, read once (see `snapshot`); one variable per store.
+        self._pinned: ContextVar[list[int] | None] = ContextVar(
+            f"rcpkit_shards_version_{id(self)}", default=None
+        )
         catalog_url = registry.shards[0].url
         self.versions = VersionCatalog(
-            lambda: connect(catalog_url), self._shard_versions, standby=self.read_only
+            lambda: connect(catalog_url),
+            self._shard_versions,
+            standby=self.read_only,
+            name=registry.shards[0].name,
         )
+        if not self.read_only:  # the first server on a new collection places for its registry
+            self.catalog.setting_default(_BALANCED, str(len(self.shards)))
         self.tenancy = ShardedTenancy(self)
         self.index = ShardedIndex(self)
 
@@ -200,22 +222,37 @@ class ShardedStore:
         ``_DOWN_SECONDS``, and tried again after.
         """
         tolerant = not self.registry.required and tolerated()
+        if not tolerant:
+            return self.on_shard(position, work)
         name = self.registry.shards[position].name
-        if tolerant and self._down.get(position, 0.0) > time.monotonic():
-            self._left_out[position] += 1
-            leave_out(LeftOut(name, ErrorCode.BACKEND_UNAVAILABLE, "unreachable"))
+        if self._down.get(position, 0.0) > time.monotonic():
+            self._leave_out(position, LeftOut(name, ErrorCode.BACKEND_UNAVAILABLE, "unreachable"))
             return empty
+        # §13.1: a shard that does not answer must not take the whole deadline with it
+        # (a down shard holds a read for the pool's wait), so it gets a share of it.
+        left = deadline.remaining()
+        share = None if left is None else time.monotonic() + max(0.0, left) * _SHARD_SHARE
         try:
-            found = self.on_shard(position, work)
+            with deadline.deadline_scope(share) if share is not None else nullcontext():
+                found = self.on_shard(position, work)
         except RCPError as error:
-            if not tolerant or error.code != ErrorCode.BACKEND_UNAVAILABLE:
+            own_time_out = error.code == ErrorCode.TIMEOUT and (deadline.remaining() or 0.0) > 0
+            if error.code != ErrorCode.BACKEND_UNAVAILABLE and not own_time_out:
                 raise
             self._down[position] = time.monotonic() + _DOWN_SECONDS
-            self._left_out[position] += 1
-            leave_out(LeftOut(name, error.code, error.message))
+            message = error.message
+            if own_time_out:
+                message = "no answer within its share of the request's deadline"
+            self._leave_out(position, LeftOut(name, error.code, message))
             return empty
         self._down.pop(position, None)
         return found
+
+    def _leave_out(self, position: int, part: LeftOut) -> None:
+        """Record ``part`` left out of this retrieve; counted once per retrieve (/metrics)."""
+        if leave_out(part):
+            with self._counting:
+                self._left_out[position] += 1
 
     def read_shards(self, works: Sequence[tuple[int, Callable[[], T]]], empty: T) -> list[T]:
         """Each (position, work) as :meth:`read_shard`, the shards at once; results in order.
@@ -237,13 +274,16 @@ class ShardedStore:
             for position, store in enumerate(self.shards)
         ]
 
-    def _shard_versions(self) -> list[int]:
-        """Every shard's version; one left out reads at its last recorded one."""
-        recorded = self.versions.last(len(self.shards))
-        return [
-            self.read_shard(position, partial(getattr, store, "version"), recorded[position])
+    def _shard_versions(self) -> ShardVersions:
+        """Every shard's version, and whether all answered (one left out: its last recorded)."""
+        found: list[int | None] = [
+            self.read_shard(position, partial(getattr, store, "version"), None)
             for position, store in enumerate(self.shards)
         ]
+        if all(version is not None for version in found):
+            return tuple(v for v in found if v is not None), True
+        recorded = self.versions.last(len(self.shards))
+        return tuple(recorded[n] if v is None else v for n, v in enumerate(found)), False
 
     def parts(self) -> list[PartFigures]:
         """Each shard's figures now (``/metrics``): reachable, version, live counts."""
@@ -271,23 +311,55 @@ class ShardedStore:
 
     @property
     def version(self) -> int:
-        return self.versions.latest()
+        """The collection's latest version; inside :meth:`snapshot`, the one read first."""
+        pinned = self._pinned.get()
+        if pinned:
+            return pinned[0]
+        latest = self.versions.latest()
+        if pinned is not None:
+            pinned.append(latest)
+        return latest
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Until exit the latest version is read once (§7.7.1): the number a retrieve
+        shows (``indexVersion``, its cursor) is the one every read of it serves, however
+        many versions other servers record meanwhile."""
+        if self._pinned.get() is not None:
+            yield
+            return
+        token = self._pinned.set([])
+        try:
+            yield
+        finally:
+            self._pinned.reset(token)
 
     @property
     def floor(self) -> int:
-        return self.versions.floor(self.each(lambda store: store.floor))
+        # A shard left out of a retrieve does not bound the versions it may pin.
+        floors = [
+            self.read_shard(position, partial(getattr, store, "floor"), 0)
+            for position, store in enumerate(self.shards)
+        ]
+        return self.versions.floor(floors)
+
+    @property
+    def balanced(self) -> bool:
+        """Whether every document is placed for this registry (no rebalance pending)."""
+        return self.setting(_BALANCED) == str(len(self.shards))
 
     # --- writes ---
 
     def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
         """Each shard's part of ``batch`` as one commit there (see the module's atomicity).
 
-        While a rebalance moves documents (``rebalance``), a write also deletes its ids
-        from every other shard that still holds them, all of it under the catalog's
-        lock, so a read never sees a document twice or a deleted one moved back.
+        Until a rebalance has placed every document for this registry (``balanced``),
+        a write also deletes its ids from every other shard that still holds them, all
+        of it under the catalog's lock, so a read never sees a document twice, a
+        deleted one stays deleted and a move never carries an older copy back.
         """
         if idempotency is not None:
-            found = self.catalog.remembered(idempotency[0])
+            found = self.remembered(idempotency[0])
             if found is not None:
                 version = self.version
                 return CommitResult(version, [], [], 0, found, shown=version)
@@ -298,7 +370,10 @@ class ShardedStore:
         for doc_id in batch.delete:
             position = self.home(batch.tenant, doc_id)
             parts.setdefault(position, WriteBatch(tenant=batch.tenant)).delete.append(doc_id)
-        moving = self.catalog.setting(_MOVING) == "1"
+        # Read before the lock: it only ever turns true at the end of a rebalance, under
+        # the lock, after which every document is at home; reading it unbalanced costs
+        # only a cleanup that finds nothing.
+        moving = not self.balanced
         with self.versions.frozen() if moving else nullcontext():
             if moving:
                 for position, strays in self._strays(batch).items():
@@ -349,7 +424,6 @@ class ShardedStore:
         before or after its move. Stopped anywhere, running it again finishes the
         job; a finished run leaves nothing to move and says so.
         """
-        self.catalog.set_setting(_MOVING, "1")
         moved = 0
         for position, source in enumerate(self.shards):
             for tenant in source.tenancy.names():
@@ -365,7 +439,10 @@ class ShardedStore:
                 if misplaced and report is not None:
                     name = self.registry.shards[position].name
                     report(f"{name}: moved {len(misplaced)} documents of tenant {tenant!r}")
-        self.catalog.set_setting(_MOVING, "0")
+        with self.versions.frozen():
+            # Under the lock: a write that read "unbalanced" before this finishes its
+            # cleanup first; every one after finds each document at home.
+            self.catalog.set_setting(_BALANCED, str(len(self.shards)))
         return moved
 
     def _move(self, position: int, tenant: str | None, doc_ids: list[str]) -> None:
@@ -431,31 +508,52 @@ class ShardedStore:
 
     def filter_values(self, keys: Sequence[int], name: str) -> dict[int, Any]:
         values: dict[int, Any] = {}
-        for position, own in by_shard(keys).items():
-            found = self.on_shard(
-                position,
-                lambda: self.shards[position].filter_values(own, name),  # noqa: B023
-            )
+        none: dict[int, Any] = {}
+        works = [
+            (position, partial(self.shards[position].filter_values, own, name))
+            for position, own in by_shard(keys).items()
+        ]
+        for (position, _), found in zip(works, self.read_shards(works, none), strict=True):
             values.update((global_key(key, position), value) for key, value in found.items())
         return values
 
-    def _at_home(self, doc_id: str, tenant: str | None, work: Callable[[PostgresStore], T]) -> T:
-        """``work`` on the shard holding ``doc_id`` of ``tenant``."""
+    def live_keys(self, keys: Sequence[int]) -> set[int]:
+        """Which of these (global) chunk keys are live now (a graph keeps only those)."""
+        live: set[int] = set()
+        for position, own in by_shard(keys).items():
+            found = self.on_shard(position, lambda: self.shards[position].live_keys(own))  # noqa: B023
+            live.update(global_key(key, position) for key in found)
+        return live
+
+    def _at_home(
+        self, doc_id: str, tenant: str | None, work: Callable[[PostgresStore], T]
+    ) -> tuple[int, T]:
+        """(position, ``work``) on the shard holding ``doc_id`` of ``tenant``: its home, or,
+        while the layout is unbalanced and the home has nothing, the shard that has it."""
         position = self.home(tenant, doc_id)
-        return self.on_shard(position, lambda: work(self.shards[position]))
+        found = self.on_shard(position, lambda: work(self.shards[position]))
+        if found or self.balanced:
+            return position, found
+        for other in range(len(self.shards)):
+            if other != position:
+                elsewhere = self.on_shard(other, lambda: work(self.shards[other]))  # noqa: B023
+                if elsewhere:
+                    return other, elsewhere
+        return position, found
 
     def content_hash(self, doc_id: str, tenant: str | None = None) -> str | None:
-        return self._at_home(doc_id, tenant, lambda store: store.content_hash(doc_id, tenant))
+        return self._at_home(doc_id, tenant, lambda store: store.content_hash(doc_id, tenant))[1]
 
     def live_documents(self, tenant: str | None = None) -> list[tuple[str, str | None, str]]:
         return sorted(row for rows in self.each(lambda s: s.live_documents(tenant)) for row in rows)
 
     def document(self, doc_id: str, tenant: str | None = None) -> DocumentRow | None:
-        return self._at_home(doc_id, tenant, lambda store: store.document(doc_id, tenant))
+        return self._at_home(doc_id, tenant, lambda store: store.document(doc_id, tenant))[1]
 
     def document_chunks(self, doc_id: str, tenant: str | None = None) -> list[ChunkRow]:
-        position = self.home(tenant, doc_id)
-        rows = self._at_home(doc_id, tenant, lambda store: store.document_chunks(doc_id, tenant))
+        position, rows = self._at_home(
+            doc_id, tenant, lambda store: store.document_chunks(doc_id, tenant)
+        )
         return [replace(row, key=global_key(row.key, position)) for row in rows]
 
     def describe(self) -> dict[str, Any]:
@@ -464,7 +562,7 @@ class ShardedStore:
         return {"tenants": len(live), "size_bytes": sum(size or 0 for size in sizes)}
 
     def remembered(self, idempotency_key: str) -> str | None:
-        return self.catalog.remembered(idempotency_key)
+        return self.on_shard(0, lambda: self.catalog.remembered(idempotency_key))
 
     def vocabulary(self, tenant: str | None = None) -> list[tuple[str, int]]:
         counts: dict[str, int] = {}
@@ -485,13 +583,13 @@ class ShardedStore:
         return sum(self.each(lambda store: store.document_frequency(word, tenant)))
 
     def setting(self, name: str) -> str | None:
-        return self.catalog.setting(name)
+        return self.on_shard(0, lambda: self.catalog.setting(name))
 
     def set_setting(self, name: str, value: str) -> None:
-        self.catalog.set_setting(name, value)
+        self.on_shard(0, lambda: self.catalog.set_setting(name, value))
 
     def setting_default(self, name: str, value: str) -> str:
-        return self.catalog.setting_default(name, value)
+        return self.on_shard(0, lambda: self.catalog.setting_default(name, value))
 
     def count(self, tenant: str | None = None) -> tuple[int, int]:
         counts = self.each(lambda store: store.count(tenant))

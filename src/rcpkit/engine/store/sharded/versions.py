@@ -10,18 +10,30 @@ existed. Work that must be seen whole (a shard move) holds the same lock
 (:meth:`VersionCatalog.frozen`), so no reader records a state in its middle.
 Cursors and pins keep their plain integer form and stay signed as before
 (``retrieve/cursors``): the vector is looked up, never trusted from the client.
+
+A vector is recorded only when every shard's version was read: while a shard is
+left out of a read (down, ``store.partial``), its version is not known, and a
+vector built with its last recorded one may be a state that never existed (a
+move's copy on the missing shard without its delete on the other). Such a read
+serves the last version recorded instead, which every reachable shard can still
+read (their versions only grew since).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
+from rcpkit.engine.store.postgres.errors import psycopg
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
-__all__ = ["VersionCatalog"]
+__all__ = ["ShardVersions", "VersionCatalog"]
+
+# What the catalog reads of the shards: each one's version, and whether every shard
+# answered (False: a shard left out of this read stands at its last recorded version).
+ShardVersions = tuple[tuple[int, ...], bool]
 
 _LOCK = "LOCK TABLE shard_versions IN SHARE ROW EXCLUSIVE MODE"
 
@@ -43,10 +55,19 @@ class VersionCatalog:
     """
 
     def __init__(
-        self, connect: Callable[[], Any], read: Callable[[], list[int]], *, standby: bool = False
+        self,
+        connect: Callable[[], Any],
+        read: Callable[[], ShardVersions],
+        *,
+        standby: bool = False,
+        name: str = "catalog",
     ) -> None:
-        """``standby``: the shards are hot standbys (read-only): versions are only looked up."""
-        self._connect = connect
+        """``standby``: the shards are hot standbys (read-only): versions are only looked up.
+
+        ``name``: the catalog shard's, in the errors that say it cannot be reached.
+        """
+        self._connect_to = connect
+        self._name = name
         self._db: Any = None
         self._read = read
         self._standby = standby
@@ -57,6 +78,25 @@ class VersionCatalog:
             with self._connection() as db:
                 db.execute(SCHEMA)
 
+    def _connect(self) -> Any:
+        with self._reachable():
+            return self._connect_to()
+
+    @contextmanager
+    def _reachable(self) -> Iterator[None]:
+        """The catalog unreachable (refused, lost mid-statement) is -32010 naming its shard."""
+        try:
+            yield
+        except (ValueError, psycopg().OperationalError) as error:
+            if isinstance(error, psycopg().errors.QueryCanceled):
+                raise RCPError(ErrorCode.TIMEOUT, "deadline exceeded", retryable=True) from None
+            raise RCPError(
+                ErrorCode.BACKEND_UNAVAILABLE,
+                f"shard {self._name}: the catalog of the collection's versions is unavailable",
+                retryable=True,
+                extra={"shard": self._name},
+            ) from None
+
     @contextmanager
     def _connection(self) -> Iterator[Any]:
         """The catalog's connection, one user at a time (opened again after a failure)."""
@@ -64,7 +104,8 @@ class VersionCatalog:
             if self._db is None or self._db.closed:
                 self._db = self._connect()
             try:
-                yield self._db
+                with self._reachable():
+                    yield self._db
             except BaseException:
                 self._db.close()
                 self._db = None
@@ -83,13 +124,31 @@ class VersionCatalog:
         table replicates) that every standby has replayed, so it reads exactly the
         state it names even while some standby lags.
         """
-        vector = tuple(self._read())
+        vector, whole = self._read()
         known = self._latest
         if known is not None and known[1] == vector:
             return known[0]
         if self._standby:
             return self._replayed(vector)
+        if not whole:
+            return self._last_recorded()
         return self._record()
+
+    def _last_recorded(self) -> int:
+        """The newest version recorded, for a read that left a shard out (the module's note)."""
+        with self._connection() as db:
+            row = db.execute(
+                "SELECT version, shards FROM shard_versions ORDER BY version DESC LIMIT 1"
+            ).fetchone()
+        if row is None:
+            raise RCPError(
+                ErrorCode.BACKEND_UNAVAILABLE,
+                "a shard is unreachable and the collection has no recorded version yet",
+                retryable=True,
+            )
+        version = int(row[0])
+        self._vectors[version] = tuple(int(v) for v in row[1])
+        return version
 
     def _replayed(self, vector: tuple[int, ...]) -> int:
         with self._connection() as db:
@@ -115,11 +174,20 @@ class VersionCatalog:
             # Read under the lock: a state that a shard move or a write during one is in
             # the middle of is never recorded (they hold the lock throughout, `frozen`),
             # and this vector dominates every one recorded before it.
-            vector = tuple(self._read())
+            vector, whole = self._read()
             row = db.execute(
                 "SELECT version, shards FROM shard_versions ORDER BY version DESC LIMIT 1"
             ).fetchone()
             last = (int(row[0]), tuple(int(v) for v in row[1])) if row else None
+            if not whole:  # a shard went away since `latest` read them all
+                if last is None:
+                    raise RCPError(
+                        ErrorCode.BACKEND_UNAVAILABLE,
+                        "a shard is unreachable and the collection has no recorded version yet",
+                        retryable=True,
+                    )
+                self._vectors[last[0]] = last[1]
+                return last[0]
             if last is not None and _padded(last[1], len(vector)) == vector:
                 version = last[0]
             else:
@@ -160,9 +228,20 @@ class VersionCatalog:
         """
         # A connection of its own: waiting readers queue for the table lock in
         # PostgreSQL, which grants it in turn, and get in between two such steps.
-        with self._connect() as db, db.transaction():
-            db.execute(_LOCK)
-            yield
+        # Only the lock's own statements are the catalog's: an error of the work inside
+        # is the work's (a shard's), never reported as the catalog being down.
+        with self._connect() as db:
+            with self._reachable():
+                db.execute("BEGIN")
+                db.execute(_LOCK)
+            try:
+                yield
+            except BaseException:
+                with suppress(Exception):  # the work's error is the one to report
+                    db.execute("ROLLBACK")
+                raise
+            with self._reachable():
+                db.execute("COMMIT")  # nothing was written here: it only lets go
 
     def vector(self, version: int, shards: int) -> tuple[int, ...] | None:
         """The shard versions ``version`` reads (padded with 0 for shards added since)."""
