@@ -75,6 +75,7 @@ from rcpkit.engine.store.sharded.reads import (
     global_key,
 )
 from rcpkit.engine.store.sharded.registry import MAX_SHARDS, Registry, load_registry
+from rcpkit.engine.store.sharded.tenancy import ShardedTenancy
 from rcpkit.engine.store.sharded.versions import ShardVersions, VersionCatalog
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
@@ -92,32 +93,6 @@ _FAN = ThreadPoolExecutor(max_workers=32, thread_name_prefix="rcpkit-shards")
 _BALANCED = "shards.balanced"
 # A tolerant read gives a shard this share of what the request's deadline leaves.
 _SHARD_SHARE = 0.5
-
-
-class ShardedTenancy:
-    """Tenants' versions in a sharded store: the collection's versions, shared by tenants.
-
-    Unlike one database's (``tenant_versions``, issue 35), tenants are not shown a
-    sequence of their own here: every tenant reads the collection's numbers.
-    """
-
-    def __init__(self, store: ShardedStore) -> None:
-        self._store = store
-
-    def latest(self, tenant: str | None) -> int:
-        return self._store.version
-
-    def names(self) -> list[str]:
-        return sorted({name for shard in self._store.shards for name in shard.tenancy.names()})
-
-    def floor(self, tenant: str | None) -> int:
-        return self._store.floor
-
-    def global_version(self, tenant: str | None, seq: int) -> int | None:
-        store = self._store
-        if seq > store.version or seq < store.floor:
-            return None
-        return seq if store.versions.vector(seq, len(store.shards)) is not None else None
 
 
 class ShardedStore:
@@ -362,7 +337,8 @@ class ShardedStore:
             found = self.remembered(idempotency[0])
             if found is not None:
                 version = self.version
-                return CommitResult(version, [], [], 0, found, shown=version)
+                shown = self.tenancy.number(batch.tenant, version)
+                return CommitResult(version, [], [], 0, found, shown=shown)
         parts: dict[int, WriteBatch] = {}
         for document in batch.documents:
             position = self.home(batch.tenant, document[0].doc_id)
@@ -395,11 +371,12 @@ class ShardedStore:
                 deleted += result.deleted_documents
                 committed.extend(_ids(part))
         version = self.version  # after `frozen`: it waits for the lock that holds
+        shown = self.tenancy.number(batch.tenant, version)  # §15.6: the tenant's own number
         if idempotency is not None:
             key, render = idempotency
-            text = render(version) if callable(render) else render
+            text = render(shown) if callable(render) else render
             self.catalog.commit(WriteBatch(tenant=batch.tenant), (key, text))
-        return CommitResult(version, added, removed, deleted, shown=version)
+        return CommitResult(version, added, removed, deleted, shown=shown)
 
     def _strays(self, batch: WriteBatch) -> dict[int, list[str]]:
         """Per shard, the ids of ``batch`` it holds live although their home is elsewhere."""
@@ -475,6 +452,7 @@ class ShardedStore:
             found = store.purge_tenant(tenant, schemas if position == 0 else ())
             for table, rows in found.items():
                 counts[table] = counts.get(table, 0) + rows
+        self.tenancy.forget(tenant)
         return counts
 
     # --- reads ---

@@ -42,7 +42,15 @@ CREATE TABLE IF NOT EXISTS shard_versions (
     version bigint PRIMARY KEY,
     shards bigint[] NOT NULL UNIQUE,
     created timestamptz NOT NULL DEFAULT now()
-)
+);
+CREATE TABLE IF NOT EXISTS shard_tenant_numbers (
+    tenant text NOT NULL,
+    version bigint NOT NULL,
+    number bigint NOT NULL,
+    PRIMARY KEY (tenant, version)
+);
+CREATE INDEX IF NOT EXISTS shard_tenant_numbers_by_number
+    ON shard_tenant_numbers (tenant, number, version);
 """
 
 
@@ -242,6 +250,40 @@ class VersionCatalog:
                 raise
             with self._reachable():
                 db.execute("COMMIT")  # nothing was written here: it only lets go
+
+    # --- a tenant's numbers (``tenancy``), kept here so every server shows the same ---
+
+    def tenant_number(self, tenant: str, version: int) -> int | None:
+        """The tenant's number for ``version``, if a server computed it before."""
+        with self._connection() as db:
+            row = db.execute(
+                "SELECT number FROM shard_tenant_numbers WHERE tenant = %s AND version = %s",
+                (tenant, version),
+            ).fetchone()
+        return None if row is None else int(row[0])
+
+    def tenant_version(self, tenant: str, number: int) -> int | None:
+        """The oldest version known to read the tenant's ``number``."""
+        with self._connection() as db:
+            row = db.execute(
+                "SELECT min(version) FROM shard_tenant_numbers WHERE tenant = %s AND number = %s",
+                (tenant, number),
+            ).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+    def remember_tenant_number(self, tenant: str, version: int, number: int) -> None:
+        if self._standby:  # the primaries' servers write these; the table replicates
+            return
+        with self._connection() as db:
+            db.execute(
+                "INSERT INTO shard_tenant_numbers (tenant, version, number) VALUES (%s, %s, %s)"
+                " ON CONFLICT DO NOTHING",
+                (tenant, version, number),
+            )
+
+    def forget_tenant(self, tenant: str) -> None:
+        with self._connection() as db:
+            db.execute("DELETE FROM shard_tenant_numbers WHERE tenant = %s", (tenant,))
 
     def vector(self, version: int, shards: int) -> tuple[int, ...] | None:
         """The shard versions ``version`` reads (padded with 0 for shards added since)."""

@@ -1,0 +1,111 @@
+"""Each tenant's own version numbers over a sharded collection (§15.6, issue 35).
+
+One database shows a tenant its own sequence (``tenant_versions``): its n-th
+commit is its version n, so other tenants' writes move none of its numbers and
+its numbers tell nothing of how busy the others are. The collection's versions
+(``versions``) are shared by every tenant, so a sharded store derives the
+tenant's number from the shards' own sequences instead:
+
+    number(tenant, g) = sum over shards i of the tenant's number on shard i at g[i]
+
+Each shard records a tenant's commits atomically with them, so the sum counts
+exactly the tenant's commits (on any shard) that version ``g`` includes: it
+grows with ``g`` and changes only when the tenant's own documents do. Every
+version with the same sum therefore reads the same documents of the tenant
+(its BM25 statistics are its own), and a pinned number reads the oldest such
+version, found by bisection since the sum only grows with the version. A batch
+that touched two shards moves the number by two; numbers are opaque (§7.7.1)
+and only ever grow.
+
+The catalog keeps every number a server computed (``shard_tenant_numbers``), so
+all servers show the same, a server that never served a version finds its
+numbers there (while a shard is down too: a number needs every shard to be
+computed, and ``-32010`` names the one missing when nobody had), and a pinned
+number is looked up before it is searched for.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rcpkit.engine.store.sharded import ShardedStore
+
+__all__ = ["ShardedTenancy"]
+
+_CACHED = 50_000  # (tenant, version) pairs remembered each way before starting over
+
+
+class ShardedTenancy:
+    """The ``Tenancy`` of a sharded store: a tenant's numbers from its shard sequences."""
+
+    def __init__(self, store: ShardedStore) -> None:
+        self._store = store
+        self._numbers: dict[tuple[str, int], int] = {}  # (tenant, version) -> its number
+        self._versions: dict[tuple[str, int], int] = {}  # (tenant, number) -> a version
+
+    def number(self, tenant: str | None, version: int) -> int:
+        """The tenant's number for the collection's ``version``.
+
+        Every shard is asked (its own number at the version's component), a shard
+        that cannot be reached failing it with ``-32010`` naming the shard; a number
+        this server computed before is remembered, so a read while a shard is down
+        still knows the numbers of the versions it served.
+        """
+        key = (tenant or "", version)
+        found = self._numbers.get(key)
+        if found is not None:
+            return found
+        store = self._store
+        found = store.versions.tenant_number(key[0], version)
+        if found is None:
+            vector = store.at(version)
+            found = sum(
+                store.on_shard(position, lambda: shard.tenancy.seq_at(tenant, vector[position]))  # noqa: B023
+                for position, shard in enumerate(store.shards)
+            )
+            store.versions.remember_tenant_number(key[0], version, found)
+        if len(self._numbers) >= _CACHED:
+            self._numbers.clear()
+            self._versions.clear()
+        self._numbers[key] = found
+        known = self._versions.get((key[0], found))
+        if known is None or version < known:
+            self._versions[(key[0], found)] = version
+        return found
+
+    def latest(self, tenant: str | None) -> int:
+        return self.number(tenant, self._store.version)
+
+    def names(self) -> list[str]:
+        return sorted({name for shard in self._store.shards for name in shard.tenancy.names()})
+
+    def floor(self, tenant: str | None) -> int:
+        return self.number(tenant, self._store.floor)
+
+    def global_version(self, tenant: str | None, seq: int) -> int | None:
+        """A collection version that reads the tenant's number ``seq``; None: not servable."""
+        store = self._store
+        low = store.floor
+        known = self._versions.get((tenant or "", seq))
+        if known is None:
+            known = store.versions.tenant_version(tenant or "", seq)
+        if known is not None:
+            return known if known >= low else None
+        high = store.version
+        if not self.number(tenant, low) <= seq <= self.number(tenant, high):
+            return None
+        while low < high:  # the oldest version whose number reaches seq
+            middle = (low + high) // 2
+            if self.number(tenant, middle) < seq:
+                low = middle + 1
+            else:
+                high = middle
+        return low if self.number(tenant, low) == seq else None
+
+    def forget(self, tenant: str) -> None:
+        """A purged tenant's numbers start again (``rcpkit tenants delete``)."""
+        for cache in (self._numbers, self._versions):
+            for key in [key for key in cache if key[0] == tenant]:
+                del cache[key]
+        self._store.versions.forget_tenant(tenant)
