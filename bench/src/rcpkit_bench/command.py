@@ -78,7 +78,7 @@ def _command(args: argparse.Namespace, scale: Scale) -> str:
     if scale != "full":
         words.append(f"--{scale}")
     if args.store:
-        words += ["--store", "postgres" if args.store == "postgres" else "URL"]
+        words += ["--store", args.store if args.store in ("postgres", "shards") else "URL"]
     if args.sizes:
         words += ["--sizes", ",".join(_spelled(size) for size in args.sizes)]
     if args.hnsw_up_to:
