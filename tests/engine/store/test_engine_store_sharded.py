@@ -145,6 +145,34 @@ def test_sharded_top_10_equals_one_engine_for_every_cranfield_query(
     assert asyncio.run(compare()) == []
 
 
+def test_a_shard_ranks_in_sql_as_its_index_ranks_for_versions_it_no_longer_holds(
+    loaded: tuple[Engine, Engine],
+) -> None:
+    """A pinned version the shard's in-memory index has let go is read in SQL: its
+    statistics and its ranking under the collection's statistics must be the index's."""
+    from rcpkit.engine.index.bm25 import query_tokens
+    from rcpkit.engine.store.analysis import analyze_query
+
+    sharded, _ = loaded
+    store: Any = sharded.store
+    lines = (CRANFIELD / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    versions = store.at(None)
+    for line in lines[:25]:
+        tokens = query_tokens(analyze_query(json.loads(line)["text"]))
+        total = store.index.statistics(tokens, versions, None)
+        for shard, at in zip(store.shards, versions, strict=True):
+            own = shard.index.statistics(tokens, at, None)
+            in_sql = shard.statistics_sql(tokens, at, None)
+            assert (in_sql.documents, in_sql.frequencies) == (own.documents, own.frequencies)
+            assert in_sql.total_length == pytest.approx(own.total_length)
+            ranked = shard.index.lexical(tokens, 10, None, at, None, total)
+            in_sql_ranked = shard.lexical_sql(tokens, 10, None, at, None, total)
+            assert [key for key, _ in in_sql_ranked] == [key for key, _ in ranked]
+            assert [score for _, score in in_sql_ranked] == pytest.approx(
+                [score for _, score in ranked], abs=1e-6
+            )
+
+
 def test_documents_live_on_their_home_shard(loaded: tuple[Engine, Engine]) -> None:
     sharded, single = loaded
     store: Any = sharded.store
@@ -651,8 +679,10 @@ def test_a_tenants_numbers_move_only_with_its_own_writes_across_shards(
     urls = [_database(server, "tenants") for server in shards]
     registry = tmp_path / "tenants.toml"
     registry.write_text("".join(f'[[shard]]\nname = "t{n}"\nurl = "{urls[n]}"\n' for n in range(3)))
-    engine = make_engine(tmp_path / "idx", store=str(registry))
-    other = make_engine(tmp_path / "other", store=str(registry))  # a second server
+    # Retention 2: B's writes collect B's old versions on every shard, and each shard's
+    # in-memory index lets go of what A pinned (read in SQL from then on).
+    engine = make_engine(tmp_path / "idx", store=str(registry), snapshot_retention=2)
+    other = make_engine(tmp_path / "other", store=str(registry), snapshot_retention=2)
     query = {"query": "tenant numbers document", "mode": "sparse", "k": 20}
 
     def batch(prefix: str, count: int) -> dict[str, Any]:
@@ -672,8 +702,10 @@ def test_a_tenants_numbers_move_only_with_its_own_writes_across_shards(
             written = await a.result("index/add", batch("a", 9))  # on all three shards
             first = await a.result("retrieve", query)
             assert first["indexVersion"] == written["indexVersion"]
-            for round_ in range(4):
+            for round_ in range(6):
                 await b.result("index/add", batch(f"b{round_}-", 6))
+            shard: Any = engine.store
+            assert all(part.index.mirror.sync().floor > 0 for part in shard.shards)
             now = await a.result("retrieve", query)
             assert now["indexVersion"] == first["indexVersion"]  # B moved nothing of A's
             assert (await a2.result("retrieve", query))["indexVersion"] == first["indexVersion"]
@@ -688,7 +720,7 @@ def test_a_tenants_numbers_move_only_with_its_own_writes_across_shards(
         # version a number names is searched for (the number only grows with it).
         with psycopg.connect(urls[0], autocommit=True) as connection:
             connection.execute("DELETE FROM shard_tenant_numbers")
-        third = make_engine(tmp_path / "third", store=str(registry))
+        third = make_engine(tmp_path / "third", store=str(registry), snapshot_retention=2)
         try:
             async with serving(third, tenant="a") as peer:
                 found = await Calls(peer).result(

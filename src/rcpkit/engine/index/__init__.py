@@ -81,7 +81,12 @@ class Fallback(Protocol):
         filter: Filter | None = None,
         version: int | None = None,
         tenant: str | None = None,
+        statistics: Statistics | None = None,
     ) -> Ranked: ...
+
+    def statistics_sql(
+        self, terms: Sequence[str], version: int | None = None, tenant: str | None = None
+    ) -> Statistics: ...
 
     def filtered_keys_sql(
         self, filter: Filter, version: int | None = None, tenant: str | None = None
@@ -249,10 +254,10 @@ class QueryIndex:
         reading = self._read(version)
         snapshot = reading.snapshot
         if snapshot is None:
-            if statistics is not None:
-                raise RuntimeError("the mirror does not hold the version read")
             assert self._fallback is not None
-            return self._fallback.lexical_sql(tokens, limit, filter, reading.version, tenant)
+            return self._fallback.lexical_sql(
+                tokens, limit, filter, reading.version, tenant, statistics
+            )
         view = _with(snapshot.view(tenant, reading.version), statistics)
         if filter is not None:
             view = replace(view, allowed=snapshot.columns.mask(filter, snapshot.size))
@@ -350,11 +355,14 @@ class QueryIndex:
     def statistics(
         self, tokens: Sequence[str], version: int | None = None, tenant: str | None = None
     ) -> Statistics | None:
-        """`lexical`'s statistics for ``tokens``; None when the mirror does not hold ``version``."""
+        """`lexical`'s statistics for ``tokens`` (the backend's, for a version the mirror
+        does not hold; None when nothing can read it)."""
         reading = self._read(version)
         snapshot = reading.snapshot
         if snapshot is None:
-            return None
+            if self._fallback is None:
+                return None
+            return self._fallback.statistics_sql(tokens, reading.version, tenant)
         view = snapshot.view(tenant, reading.version)
         tokens = query_tokens(tokens)
         return Statistics(

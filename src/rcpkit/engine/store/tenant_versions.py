@@ -215,6 +215,11 @@ class TenantVersions:
         found = self._query("SELECT seq FROM tenant_floors WHERE tenant = ?", (tenant or "",))
         return int(found[0][0]) if found else 0
 
+    def floor_version(self, tenant: str | None) -> int:
+        """The global version of the tenant's floor: its rows are exact from there up."""
+        found = self._query("SELECT version FROM tenant_floors WHERE tenant = ?", (tenant or "",))
+        return int(found[0][0]) if found else 0
+
     def global_version(self, tenant: str | None, seq: int) -> int | None:
         """The global version that reads the tenant's version ``seq``; None: not servable."""
         if seq < self.floor(tenant) or seq > self.latest(tenant):

@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter, compile_postgres
-from rcpkit.engine.index import QueryIndex, SnapshotRead, SparseQuery
+from rcpkit.engine.index import QueryIndex, SnapshotRead, SparseQuery, Statistics
 from rcpkit.engine.index._mirror import Mirror
 from rcpkit.engine.index._mirror_cache import MirrorCache, cache_stamp
 from rcpkit.engine.index.bm25 import query_tokens, resolve_bm25, term_counts
@@ -62,7 +62,12 @@ from rcpkit.engine.store.postgres.dense import (
     vectors_read,
 )
 from rcpkit.engine.store.postgres.errors import deadline_exceeded, psycopg, unavailable, unstorable
-from rcpkit.engine.store.postgres.lexical import lexical_sql, named
+from rcpkit.engine.store.postgres.lexical import (
+    CORPUS_SQL,
+    FREQUENCIES_SQL,
+    lexical_sql,
+    named,
+)
 from rcpkit.engine.store.postgres.rows import (
     Pending,
     add_counts,
@@ -573,8 +578,10 @@ class PostgresStore:
         filter: Filter | None = None,
         version: int | None = None,
         tenant: str | None = None,
+        statistics: Statistics | None = None,
     ) -> list[tuple[int, float]]:
-        """The same BM25 computed in one SQL statement (``_pg_lexical``), scoring every posting."""
+        """The same BM25 computed in one SQL statement (``_pg_lexical``), scoring every posting;
+        with ``statistics`` (a collection's, this store a shard of it) instead of its own."""
         tokens = query_tokens(terms)
         if not tokens or limit <= 0:
             return []
@@ -589,9 +596,36 @@ class PostgresStore:
             body_weight=self.bm25.body_weight,
             version=self.version if version is None else version,
         )
+        if statistics is not None:
+            documents = statistics.documents
+            params.update(
+                given_terms=list(statistics.frequencies),
+                given_n=[float(n) for n in statistics.frequencies.values()],
+                given_rows=float(documents),
+                given_avgdl=statistics.total_length / documents if documents else 1.0,
+            )
         with self.reading() as connection:
-            rows = connection.execute(lexical_sql(filter_sql), params).fetchall()
+            sql = lexical_sql(filter_sql, given=statistics is not None)
+            rows = connection.execute(sql, params).fetchall()
         return [(int(key), float(score)) for key, score in rows]
+
+    @unavailable()
+    def statistics_sql(
+        self, terms: Sequence[str], version: int | None = None, tenant: str | None = None
+    ) -> Statistics:
+        """``QueryIndex.statistics`` for a version the mirror does not hold: the tenant's
+        rows, their total length and each term's frequency at ``version``, in SQL."""
+        tokens = query_tokens(terms)
+        params = {
+            "terms": tokens,
+            "tenant": tenant or "",
+            "version": self.version if version is None else version,
+        }
+        with self.reading() as connection:
+            corpus = connection.execute(CORPUS_SQL, params).fetchone()
+            counted = dict(connection.execute(FREQUENCIES_SQL, params).fetchall())
+        rows, length = (int(corpus[0]), float(corpus[1])) if corpus else (0, 0.0)
+        return Statistics(rows, length, {token: int(counted.get(token, 0)) for token in tokens})
 
     @staticmethod
     def _compiled(filter: Filter | None, column: str) -> tuple[str | None, dict[str, object]]:

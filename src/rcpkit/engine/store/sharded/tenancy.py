@@ -17,6 +17,11 @@ version, found by bisection since the sum only grows with the version. A batch
 that touched two shards moves the number by two; numbers are opaque (§7.7.1)
 and only ever grow.
 
+Retention is each tenant's own here too: every shard keeps each tenant's last
+versions of its own (``collect_floors``), so a version ``g`` reads the tenant
+exactly while every component is at or above the tenant's floor on that shard,
+however much other tenants wrote since (their writes raise only their floors).
+
 The catalog keeps every number a server computed (``shard_tenant_numbers``), so
 all servers show the same, a server that never served a version finds its
 numbers there (while a shard is down too: a number needs every shard to be
@@ -26,6 +31,7 @@ number is looked up before it is searched for.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -80,22 +86,43 @@ class ShardedTenancy:
     def names(self) -> list[str]:
         return sorted({name for shard in self._store.shards for name in shard.tenancy.names()})
 
+    def _floors(self, tenant: str | None) -> list[int]:
+        """Per shard, the version of the tenant's floor there (0: a shard left out)."""
+        store = self._store
+        return [
+            store.read_shard(position, partial(shard.tenancy.floor_version, tenant), 0)
+            for position, shard in enumerate(store.shards)
+        ]
+
     def floor(self, tenant: str | None) -> int:
-        return self.number(tenant, self._store.floor)
+        """The tenant's oldest servable number: at the oldest version above its floors."""
+        return self.number(tenant, self._store.versions.floor(self._floors(tenant)))
 
     def global_version(self, tenant: str | None, seq: int) -> int | None:
         """A collection version that reads the tenant's number ``seq``; None: not servable."""
         store = self._store
-        low = store.floor
-        known = self._versions.get((tenant or "", seq))
-        if known is None:
-            known = store.versions.tenant_version(tenant or "", seq)
-        if known is not None:
-            return known if known >= low else None
-        high = store.version
-        if not self.number(tenant, low) <= seq <= self.number(tenant, high):
+        found = self._versions.get((tenant or "", seq))
+        if found is None:
+            found = store.versions.tenant_version(tenant or "", seq)
+        if found is None:
+            found = self._search(tenant, seq)
+        if found is None:
             return None
-        while low < high:  # the oldest version whose number reaches seq
+        vector = store.at(found)
+        servable = all(at >= floor for at, floor in zip(vector, self._floors(tenant), strict=True))
+        return found if servable else None
+
+    def _search(self, tenant: str | None, seq: int) -> int | None:
+        """The oldest version whose number is ``seq``, by bisection over every version.
+
+        Below a tenant's floor on a shard that shard counts 0 (its older rows of the
+        tenant are gone), so the sum still only grows; a version found where it does is
+        refused by the floors in :meth:`global_version`.
+        """
+        low, high = 0, self._store.version
+        if seq > self.number(tenant, high):
+            return None
+        while low < high:
             middle = (low + high) // 2
             if self.number(tenant, middle) < seq:
                 low = middle + 1
