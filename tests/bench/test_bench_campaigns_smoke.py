@@ -98,7 +98,7 @@ def test_the_shards_suite_gets_one_database_answers_from_every_layout(tmp_path: 
     # Issue 32: 1, 2 and 3 PostgreSQL shards against one database, in one run.
     figures = _figures(tmp_path, "shards")
     equal = [row for name, row in figures.items() if "equal to one database" in name]
-    assert len(equal) == 9  # three layouts, three modes
+    assert len(equal) == 12  # three layouts and BM25 in the databases, three modes
     assert all(row["value"] == 10 for row in equal), equal
     loads = [row for name, row in figures.items() if name.endswith(": load")]
     assert len(loads) == 3 and all(row["baseline_value"] > 0 for row in loads)

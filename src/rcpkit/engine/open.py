@@ -233,11 +233,19 @@ def _open_postgres(
 def _open_sharded(config: EngineConfig) -> ShardedStore:
     from pathlib import Path
 
-    from rcpkit.engine.store.sharded import ShardedStore
+    from rcpkit.engine.store.sharded import ShardedStore, load_registry
+
+    registry = load_registry(Path(config.store or ""))
 
     def shard(url: str, position: int) -> PostgresStore:
         # A shard that is down fails each read that needs it after this wait for a
         # connection, not the 30 s one database's pool gives a restarting primary.
-        return _open_postgres(config, url, f"shard{position}", pool_timeout=_SHARD_POOL_TIMEOUT)
+        return _open_postgres(
+            config,
+            url,
+            f"shard{position}",
+            pool_timeout=_SHARD_POOL_TIMEOUT,
+            lexical_in_memory=registry.lexical == "memory",
+        )
 
-    return ShardedStore.open(Path(config.store or ""), shard)
+    return ShardedStore(registry, shard)

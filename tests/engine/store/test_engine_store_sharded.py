@@ -121,28 +121,49 @@ def test_sharded_top_10_equals_one_engine_for_every_cranfield_query(
     loaded: tuple[Engine, Engine],
 ) -> None:
     sharded, single = loaded
-    lines = (CRANFIELD / "queries.jsonl").read_text(encoding="utf-8").splitlines()
-    queries = [json.loads(line) for line in lines]
+    queries = _queries()
     assert len(queries) == 225
+    assert asyncio.run(_compare(sharded, single, queries)) == []
 
-    async def compare() -> list[str]:
-        wrong: list[str] = []
-        async with serving(sharded) as one, serving(single) as other:
-            mine, theirs = Calls(one), Calls(other)
-            for mode in ("sparse", "dense", None):  # None: the default hybrid + feedback
-                for query in queries:
-                    params: dict[str, Any] = {"query": query["text"], "k": 10}
-                    if mode is not None:
-                        params["mode"] = mode
-                    got = (await mine.result("retrieve", params))["hits"]
-                    want = (await theirs.result("retrieve", params))["hits"]
-                    assert want, query
-                    problem = _same_ranking(got, want)
-                    if problem is not None:
-                        wrong.append(f"{mode} {query['_id']}: {problem}")
-        return wrong
 
-    assert asyncio.run(compare()) == []
+def test_shards_ranking_in_their_databases_answer_as_one_engine_holding_nothing(
+    shards: list[PostgresServer], loaded: tuple[Engine, Engine], tmp_path: Path
+) -> None:
+    """``lexical = "database"``: each shard ranks in SQL with the collection's statistics,
+    and the server holds no shard's postings (the collection may outgrow its memory)."""
+    _, single = loaded
+    registry = _registry(tmp_path, shards, lexical="database")
+    engine = make_engine(tmp_path / "database", store=str(registry))
+    try:
+        assert asyncio.run(_compare(engine, single, _queries())) == []
+        store: Any = engine.store
+        assert all(shard.index.mirror.snapshot.size == 0 for shard in store.shards)
+    finally:
+        engine.close()
+
+
+def _queries() -> list[dict[str, Any]]:
+    lines = (CRANFIELD / "queries.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+async def _compare(sharded: Engine, single: Engine, queries: list[dict[str, Any]]) -> list[str]:
+    """Each query's top 10 in sparse, dense and the default hybrid, where they differ."""
+    wrong: list[str] = []
+    async with serving(sharded) as one, serving(single) as other:
+        mine, theirs = Calls(one), Calls(other)
+        for mode in ("sparse", "dense", None):  # None: the default hybrid + feedback
+            for query in queries:
+                params: dict[str, Any] = {"query": query["text"], "k": 10}
+                if mode is not None:
+                    params["mode"] = mode
+                got = (await mine.result("retrieve", params))["hits"]
+                want = (await theirs.result("retrieve", params))["hits"]
+                assert want, query
+                problem = _same_ranking(got, want)
+                if problem is not None:
+                    wrong.append(f"{mode} {query['_id']}: {problem}")
+    return wrong
 
 
 def test_a_shard_ranks_in_sql_as_its_index_ranks_for_versions_it_no_longer_holds(
@@ -326,6 +347,7 @@ def test_jump_hash_moves_only_what_a_new_shard_takes() -> None:
         ('[[shard]]\nurl = "mysql://x"\n', "postgres:// URL"),
         ('[[shard]]\nname = "a"\nurl = "postgresql://x/a"\n' * 2, "names must differ"),
         ('required = "yes"\n[[shard]]\nurl = "postgresql://x/a"\n', "true or false"),
+        ('lexical = "disk"\n[[shard]]\nurl = "postgresql://x/a"\n', "memory, database"),
     ],
 )
 def test_a_bad_registry_is_refused_with_the_reason(tmp_path: Path, text: str, problem: str) -> None:

@@ -128,10 +128,14 @@ class PostgresStore:
         prepared_statements: bool = True,
         bm25: Mapping[str, float | None] | None = None,
         cache: Path | None = None,
+        lexical_in_memory: bool = True,
     ) -> None:
         """``bm25``: the configured BM25 parameters (as ``SQLiteStore``'s); ``cache``: a
-        local file for the mirror (``_mirror_cache``), checked against the database on load."""
+        local file for the mirror (``_mirror_cache``), checked against the database on load;
+        ``lexical_in_memory`` False: BM25 ranks in SQL, no mirror is held (a shard of a
+        collection larger than a server's memory, ``store.sharded``)."""
         self.url = url
+        self._lexical_in_memory = lexical_in_memory
         self.hnsw = hnsw or HnswSettings()
         self.pool_timeout = pool_timeout
         self._local = threading.local()
@@ -179,6 +183,8 @@ class PostgresStore:
         floor may have lost rows to its compaction: SQL answers that one.
         """
         at = self.version if version is None else version
+        if not self._lexical_in_memory:
+            return SnapshotRead(None, at)
         snapshot = mirror.snapshot
         if snapshot.version < at:
             snapshot = mirror.sync()

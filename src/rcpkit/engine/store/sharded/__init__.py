@@ -50,7 +50,6 @@ from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar, copy_context
 from dataclasses import replace
 from functools import partial
-from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -144,10 +143,6 @@ class ShardedStore:
             self.catalog.setting_default(_BALANCED, str(len(self.shards)))
         self.tenancy = ShardedTenancy(self)
         self.index = ShardedIndex(self)
-
-    @classmethod
-    def open(cls, path: Path, open_shard: Callable[[str, int], PostgresStore]) -> ShardedStore:
-        return cls(load_registry(path), open_shard)
 
     # --- the layout the reads use ---
 

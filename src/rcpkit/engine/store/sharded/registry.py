@@ -3,6 +3,7 @@
 A registry is a TOML (or JSON) file naming the shards in order::
 
     required = false            # a shard down fails a retrieve (true) or degrades it
+    lexical = "memory"          # BM25's read side in each server (or "database")
     [[shard]]
     name = "a"
     url = "postgresql://10.0.0.1:5432/rcpkit"
@@ -16,6 +17,13 @@ digest. Adding a shard at the end moves only the documents the new shard takes
 (about 1/S of them); none moves between the old ones, so a rebalance copies to
 one shard and deletes from the others. Shards are identified by position:
 reordering or removing entries re-homes documents, so the registry only grows.
+
+``lexical``: where BM25 ranks. ``"memory"`` (the default): every server holds each
+shard's postings in memory (the query index's mirror), the fastest reads, but
+every server then holds the whole collection's. ``"database"``: each shard ranks
+in its own database, in SQL, with the collection's statistics (the same
+scores), so a server holds no shard's postings and the collection can outgrow
+one server's memory; dense search is in the databases either way (pgvector).
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from typing import Any
 __all__ = ["MAX_SHARDS", "Registry", "Shard", "home", "is_registry", "jump_hash", "load_registry"]
 
 MAX_SHARDS = 64  # a global chunk key is local key * MAX_SHARDS + shard position
+LEXICAL = ("memory", "database")
 
 _GOLDEN = 2862933555777941757  # jump hash's linear congruential multiplier
 _MASK = (1 << 64) - 1
@@ -48,6 +57,7 @@ class Registry:
     # answered from the others, marked degraded (writes are never partial).
     required: bool = False
     path: Path | None = None
+    lexical: str = "memory"  # where BM25 ranks: "memory" (each server) or "database"
 
     def home(self, tenant: str | None, doc_id: str) -> int:
         """The position of the shard holding ``doc_id`` of ``tenant``."""
@@ -103,4 +113,7 @@ def load_registry(path: Path) -> Registry:
     required = raw.get("required", False)
     if not isinstance(required, bool):
         raise ValueError(f"{path}: required is true or false")
-    return Registry(tuple(shards), required, path)
+    lexical = raw.get("lexical", "memory")
+    if lexical not in LEXICAL:
+        raise ValueError(f"{path}: lexical is one of {', '.join(LEXICAL)}, not {lexical!r}")
+    return Registry(tuple(shards), required, path, lexical)
