@@ -136,6 +136,19 @@ def test_shards_ranking_in_their_databases_answer_as_one_engine_holding_nothing(
     engine = make_engine(tmp_path / "database", store=str(registry))
     try:
         assert asyncio.run(_compare(engine, single, _queries())) == []
+
+        async def rerank() -> None:  # what needs rows of the index works without them
+            async with serving(engine) as peer:
+                call = Calls(peer)
+                text = _queries()[0]["text"]
+                params = {"query": text, "k": 10, "rerank": {"method": "cross-encoder"}}
+                hits = (await call.result("retrieve", params))["hits"]
+                assert len(hits) == 10
+                passages = [hit["text"] for hit in hits]
+                scored = await call.result("rerank", {"query": text, "passages": passages})
+                assert len(scored["scores"]) == 10
+
+        asyncio.run(rerank())
         store: Any = engine.store
         assert all(shard.index.mirror.snapshot.size == 0 for shard in store.shards)
     finally:
