@@ -49,10 +49,15 @@ def _shard_servers(count: int) -> list[PostgresServer]:
 
 
 def _registry(folder: Path, servers: list[PostgresServer], **extra: Any) -> Path:
-    path = folder / "shards.toml"
+    """shards.toml over each server's database ``rcpkit``, shards named s0, s1, ..."""
+    return _write_registry(folder / "shards.toml", [s.url("rcpkit") for s in servers], "s", **extra)
+
+
+def _write_registry(path: Path, urls: list[str], prefix: str, **extra: Any) -> Path:
+    """A registry of ``urls`` in ``path``, shards named ``prefix`` + position."""
     lines = [f"{key} = {json.dumps(value)}" for key, value in extra.items()]
-    for number, server in enumerate(servers):
-        lines += ["[[shard]]", f'name = "s{number}"', f'url = "{server.url("rcpkit")}"']
+    for number, url in enumerate(urls):
+        lines += ["[[shard]]", f'name = "{prefix}{number}"', f'url = "{url}"']
     path.write_text("\n".join(lines) + "\n")
     return path
 
@@ -382,9 +387,9 @@ def test_a_rebalance_from_two_to_three_shards_under_reads_gives_no_wrong_answer(
     _, single = loaded
     urls = [_database(server, "grow") for server in shards]
     two = tmp_path / "two.toml"
-    two.write_text("".join(f'[[shard]]\nname = "g{n}"\nurl = "{urls[n]}"\n' for n in range(2)))
+    _write_registry(two, urls[:2], "g")
     three = tmp_path / "three.toml"
-    three.write_text("".join(f'[[shard]]\nname = "g{n}"\nurl = "{urls[n]}"\n' for n in range(3)))
+    _write_registry(three, urls, "g")
     documents = _documents()
     before = make_engine(tmp_path / "before", store=str(two))
 
@@ -445,9 +450,9 @@ def test_writes_during_a_move_leave_one_copy_and_deletes_stay_deleted(
 ) -> None:
     urls = [_database(server, "move") for server in shards[:2]]
     one = tmp_path / "one.toml"
-    one.write_text(f'[[shard]]\nname = "m0"\nurl = "{urls[0]}"\n')
+    _write_registry(one, urls[:1], "m")
     two = tmp_path / "two.toml"
-    two.write_text("".join(f'[[shard]]\nname = "m{n}"\nurl = "{urls[n]}"\n' for n in range(2)))
+    _write_registry(two, urls[:2], "m")
     ids = [f"m{n}" for n in range(40)]
     leaving = [doc_id for doc_id in ids if home(None, doc_id, 2) == 1]
     upserted, deleted = leaving[0], leaving[1]
@@ -576,7 +581,7 @@ def test_a_graph_over_shards_holds_every_shards_chunks(
     """The graphs live in the catalog; the chunks they index live on every shard."""
     urls = [_database(server, "graphs") for server in shards]
     registry = tmp_path / "graphs.toml"
-    registry.write_text("".join(f'[[shard]]\nname = "r{n}"\nurl = "{urls[n]}"\n' for n in range(3)))
+    _write_registry(registry, urls, "r")
     texts = {
         "polar-1": "Roald Amundsen led the expedition with Olav Bjaaland.",
         "polar-4": "Olav Bjaaland grew up in Morgedal. He made the expedition skis.",
@@ -613,7 +618,7 @@ def test_a_retrieve_names_one_version_however_many_are_recorded_meanwhile(
 
     urls = [_database(server, "pinned") for server in shards[:2]]
     registry = tmp_path / "pinned.toml"
-    registry.write_text("".join(f'[[shard]]\nname = "p{n}"\nurl = "{urls[n]}"\n' for n in range(2)))
+    _write_registry(registry, urls[:2], "p")
     reader = make_engine(tmp_path / "reader", store=str(registry))
     writer = make_engine(tmp_path / "writer", store=str(registry))
 
@@ -713,7 +718,7 @@ def test_a_tenants_numbers_move_only_with_its_own_writes_across_shards(
     A's pinned numbers read what they read, whichever shards either wrote to."""
     urls = [_database(server, "tenants") for server in shards]
     registry = tmp_path / "tenants.toml"
-    registry.write_text("".join(f'[[shard]]\nname = "t{n}"\nurl = "{urls[n]}"\n' for n in range(3)))
+    _write_registry(registry, urls, "t")
     # Retention 2: B's writes collect B's old versions on every shard, and each shard's
     # in-memory index lets go of what A pinned (read in SQL from then on).
     engine = make_engine(tmp_path / "idx", store=str(registry), snapshot_retention=2)

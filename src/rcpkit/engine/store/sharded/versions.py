@@ -255,20 +255,22 @@ class VersionCatalog:
 
     def tenant_number(self, tenant: str, version: int) -> int | None:
         """The tenant's number for ``version``, if a server computed it before."""
-        with self._connection() as db:
-            row = db.execute(
-                "SELECT number FROM shard_tenant_numbers WHERE tenant = %s AND version = %s",
-                (tenant, version),
-            ).fetchone()
-        return None if row is None else int(row[0])
+        return self._integer(
+            "SELECT number FROM shard_tenant_numbers WHERE tenant = %s AND version = %s",
+            (tenant, version),
+        )
 
     def tenant_version(self, tenant: str, number: int) -> int | None:
         """The oldest version known to read the tenant's ``number``."""
+        return self._integer(
+            "SELECT min(version) FROM shard_tenant_numbers WHERE tenant = %s AND number = %s",
+            (tenant, number),
+        )
+
+    def _integer(self, query: str, params: tuple[object, ...]) -> int | None:
+        """The first column of the first row, if any and not NULL."""
         with self._connection() as db:
-            row = db.execute(
-                "SELECT min(version) FROM shard_tenant_numbers WHERE tenant = %s AND number = %s",
-                (tenant, number),
-            ).fetchone()
+            row = db.execute(query, params).fetchone()
         return None if row is None or row[0] is None else int(row[0])
 
     def remember_tenant_number(self, tenant: str, version: int, number: int) -> None:
