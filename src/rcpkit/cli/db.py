@@ -33,6 +33,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="postgres://… (or $RCPKIT_STORE); with `shards`, the registry file",
     )
     parser.add_argument("--config", type=Path, default=None, help="TOML config file")
+    parser.add_argument(
+        "--graph",
+        choices=["spacy", "regex"],
+        default=None,
+        help="with `shards rebalance`: the graph extractor the servers use, so their"
+        " knowledge graphs follow the chunks a move gives new keys",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from rcpkit.engine.store import migrations
     from rcpkit.engine.store.postgres import connect
 
-    config = load_config(args.config, store=args.store)
+    config = load_config(args.config, store=args.store, graph=args.graph)
     if args.action == "shards":
         return _shards(args.shards_action, config)
     if args.shards_action is not None:
@@ -100,9 +107,9 @@ def _shards(action: str | None, config: Any) -> int:
         raise ValueError("rcpkit db shards init|status|rebalance --store shards.toml")
     if not is_shard_registry(config.store):
         raise ValueError("rcpkit db shards needs --store naming a registry file (.toml, .json)")
-    if action == "rebalance":
-        return _rebalance(config)
     registry = load_registry(Path(config.store))
+    if action == "rebalance":
+        return _rebalance(config, registry.shards[0].url)
     latest = migrations.MIGRATIONS[-1].version
     healthy = True
     for position, shard in enumerate(registry.shards):
@@ -145,16 +152,37 @@ def _shard_status(connection: Any, registry: Any, position: int, latest: int) ->
     return line, misplaced == 0
 
 
-def _rebalance(config: Any) -> int:
-    """Move every document to its home shard; resumable, and a no-op when nothing is off."""
-    from rcpkit.engine.open import open_store
+def _has_graphs(catalog: str) -> bool:
+    """Whether the catalog holds a tenant's graph (a schema ``graph_<name>``)."""
+    from rcpkit.engine.store.postgres import connect
+
+    with connect(catalog) as connection:
+        found = connection.execute(
+            "SELECT 1 FROM information_schema.schemata WHERE schema_name LIKE 'graph\\_%'"
+        ).fetchone()
+    return found is not None
+
+
+def _rebalance(config: Any, catalog: str) -> int:
+    """Move every document to its home shard; resumable, and a no-op when nothing is off.
+
+    Through the engine: a moved chunk changes key, and its graphs follow each step.
+    """
+    from rcpkit.engine.open import open_engine
     from rcpkit.engine.store.sharded import ShardedStore
 
-    store = open_store(config)
+    if config.graph is None and _has_graphs(catalog):
+        raise ValueError(
+            "the collection has knowledge graphs: pass the servers' --graph, so they follow"
+            " the chunks a move gives new keys"
+        )
+    engine = open_engine(config)
+    store = engine.store
     assert isinstance(store, ShardedStore)
+    graphs = engine.graphs
     try:
-        moved = store.rebalance(report=print)
+        moved = store.rebalance(report=print, moved=None if graphs is None else graphs.apply)
     finally:
-        store.close()
+        engine.close()
     print(f"moved {moved} documents" if moved else "every document is on its home shard")
     return 0

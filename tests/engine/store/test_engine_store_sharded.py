@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -316,14 +317,16 @@ def test_a_shard_down_degrades_reads_or_fails_them_when_required_and_fails_write
                 assert figures["s0"].up and figures["s0"].documents == len(on_first)
                 # Counted per retrieve, not per read of the shard a retrieve skipped.
                 assert not figures["s1"].up and figures["s1"].left_out == 2
-                # Writes are never partial: each document is reported.
+                # Writes are never partial: with a shard down nothing commits, even a batch
+                # whose documents all live on the shard that is up, and each id is reported.
                 batch = [{**doc, "text": doc["text"] + " again"} for doc in documents]
-                error = await call.error("index/add", {"documents": batch})
-                assert error["code"] == ErrorCode.BACKEND_UNAVAILABLE
-                data = error.get("data") or pytest.fail(str(error))
-                # Shard 0's part committed atomically before shard 1 failed; shard 1's did not.
-                assert sorted(data["committed"]) == sorted(i for i, h in homes.items() if h == 0)
-                assert sorted(data["failed"]) == sorted(i for i, h in homes.items() if h == 1)
+                on_zero = [doc for doc in batch if homes[doc["id"]] == 0]
+                for each in (batch, on_zero):
+                    error = await call.error("index/add", {"documents": each})
+                    assert error["code"] == ErrorCode.BACKEND_UNAVAILABLE
+                    assert error["data"]["shard"] == "s1", error
+                    assert error["data"]["committed"] == []
+                    assert sorted(error["data"]["failed"]) == sorted(doc["id"] for doc in each)
                 servers[1].start()
                 query = {"query": "again", "mode": "sparse", "k": 20}
                 # The shard's connection pool reconnects with a back-off (psycopg_pool):
@@ -333,7 +336,21 @@ def test_a_shard_down_degrades_reads_or_fails_them_when_required_and_fails_write
                     if "result" in reply:
                         break
                     await asyncio.sleep(1)
-                found = reply["result"]
+                assert reply["result"]["hits"] == []  # nothing of the refused batches
+                for _ in range(60):  # the tolerant server's pool reconnects too
+                    if "result" in await call("index/delete", {"ids": ["none"]}):
+                        break
+                    await asyncio.sleep(1)
+                # A shard that fails in the middle of a batch: shard 0's part committed
+                # atomically before shard 1 failed, shard 1's did not, and the error says so.
+                store.shards[1].commit = _failing_commit
+                error = await call.error("index/add", {"documents": batch})
+                del store.shards[1].commit
+                assert error["code"] == ErrorCode.BACKEND_UNAVAILABLE
+                data = error.get("data") or pytest.fail(str(error))
+                assert sorted(data["committed"]) == sorted(i for i, h in homes.items() if h == 0)
+                assert sorted(data["failed"]) == sorted(i for i, h in homes.items() if h == 1)
+                found = await required.result("retrieve", query)
                 assert {hit["id"].split("#")[0] for hit in found["hits"]} == set(data["committed"])
                 assert "_meta" not in found
 
@@ -344,6 +361,116 @@ def test_a_shard_down_degrades_reads_or_fails_them_when_required_and_fails_write
         for server in servers:
             with contextlib.suppress(RuntimeError):  # one may be stopped already
                 server.stop()
+
+
+def test_a_shard_slow_for_one_read_is_left_out_of_it_and_asked_by_the_next(
+    loaded: tuple[Engine, Engine],
+) -> None:
+    """Its own share of the deadline passing leaves a shard out of that read only; a
+    shard that cannot be reached is the one skipped for a while."""
+    from rcpkit.engine.store.deadline import deadline_scope
+    from rcpkit.engine.store.partial import partial_scope
+
+    store: Any = loaded[0].store
+    shard = store.shards[1]
+    with partial_scope() as left, deadline_scope(time.monotonic() + 4.0):
+        # Half of the 4 s the deadline leaves: the statement is cancelled at 2 s.
+        slow = store.read_shard(1, lambda: shard._one("SELECT pg_sleep(3)"), "left out")
+        # The rest of that read goes on without it (one answer never mixes both).
+        rest = store.read_shard(1, lambda: shard._one("SELECT 'answered'"), "left out")
+    assert slow == rest == "left out"
+    assert [(part.part, part.code) for part in left] == [("s1", ErrorCode.TIMEOUT)]
+    with partial_scope() as left:  # the next read asks it again
+        assert store.read_shard(1, lambda: shard._one("SELECT 'answered'"), "") == "answered"
+    assert left == []
+
+
+def test_waiting_for_a_moves_lock_keeps_to_the_deadline(
+    shards: list[PostgresServer], tmp_path: Path
+) -> None:
+    """A version is recorded under the catalog's lock, which a rebalance step holds:
+    a read waits for it no longer than its deadline (-32014), never for the step."""
+    from rcpkit.engine.store.deadline import deadline_scope
+
+    urls = [_database(server, "locked") for server in shards[:2]]
+    registry = _write_registry(tmp_path / "locked.toml", urls, "l")
+    mover = make_engine(tmp_path / "mover", store=str(registry))
+    reader = make_engine(tmp_path / "reader", store=str(registry))
+    moving: Any = mover.store
+    store: Any = reader.store
+    held = threading.Event()
+    release = threading.Event()
+
+    def step() -> None:  # a rebalance step: the lock held while shards change
+        with moving.versions.frozen():
+            held.set()
+            release.wait(20)
+
+    holder = threading.Thread(target=step)
+    try:
+        asyncio.run(_add(mover, [{"id": "l1", "text": "locked catalog"}]))
+        holder.start()
+        assert held.wait(20)
+        with pytest.raises(RCPError) as caught, deadline_scope(time.monotonic() + 1.0):
+            store.versions.latest()  # a state it has not recorded: it must take the lock
+        assert caught.value.code == ErrorCode.TIMEOUT
+        assert holder.is_alive()  # it did not wait for the step to end
+        release.set()
+        holder.join()
+        assert store.versions.latest() >= 0  # the connection still serves
+    finally:
+        release.set()
+        mover.close()
+        reader.close()
+
+
+async def _add(engine: Engine, documents: list[dict[str, Any]]) -> dict[str, Any]:
+    async with serving(engine) as peer:
+        return await Calls(peer).result("index/add", {"documents": documents})
+
+
+def test_a_read_whose_version_is_collected_while_it_reads_fails_rather_than_miss_rows(
+    shards: list[PostgresServer], tmp_path: Path
+) -> None:
+    """No database snapshot spans the shards: another server's writes past the
+    retention collect the rows a pinned read is reading, and the read must notice."""
+    from rcpkit.engine.store.analysis import analyze_query
+
+    urls = [_database(server, "collected") for server in shards[:2]]
+    registry = _write_registry(tmp_path / "collected.toml", urls, "c")
+    reader = make_engine(tmp_path / "reader", store=str(registry), snapshot_retention=1)
+    writer = make_engine(tmp_path / "writer", store=str(registry), snapshot_retention=1)
+    store: Any = reader.store
+
+    def batch(round_: int) -> dict[str, Any]:  # the same ids each round: rows replaced
+        return {"documents": [{"id": f"c{n}", "text": f"collected {round_} {n}"} for n in range(8)]}
+
+    async def write(rounds: range) -> str:
+        async with serving(writer) as peer:
+            for round_ in rounds:
+                written = await Calls(peer).result("index/add", batch(round_))
+        return str(written["indexVersion"])
+
+    def read_while_collected(pinned: int) -> None:
+        with store.snapshot():  # a retrieve's reads
+            version = store.tenancy.global_version(None, pinned)
+            assert version is not None
+            terms = analyze_query("collected")
+            assert len(store.index.lexical(terms, 20, version=version)) == 8
+            asyncio.run(write(range(1, 3)))  # collects the pinned version's rows
+
+    try:
+        pinned = int(asyncio.run(write(range(1))))
+        with pytest.raises(RCPError, match="collected while it was read") as caught:
+            read_while_collected(pinned)
+        assert caught.value.code == ErrorCode.BACKEND_UNAVAILABLE
+    finally:
+        reader.close()
+        writer.close()
+
+
+def _failing_commit(*args: Any, **kwargs: Any) -> Any:
+    raise RCPError(ErrorCode.BACKEND_UNAVAILABLE, "connection lost mid-commit", retryable=True)
 
 
 def test_jump_hash_moves_only_what_a_new_shard_takes() -> None:
@@ -489,6 +616,77 @@ def test_writes_during_a_move_leave_one_copy_and_deletes_stay_deleted(
     after.close()
 
 
+def test_a_server_on_the_shorter_registry_writes_nothing_once_the_collection_grew(
+    shards: list[PostgresServer], tmp_path: Path
+) -> None:
+    """A rolling restart onto more shards: a server not yet restarted would place its
+    writes by the old layout (a second copy of a document the new one homes elsewhere)."""
+    urls = [_database(server, "rolling") for server in shards[:2]]
+    one = _write_registry(tmp_path / "one.toml", urls[:1], "o")
+    two = _write_registry(tmp_path / "two.toml", urls, "o")
+    documents = [{"id": f"r{n}", "text": f"rolling restart {n}"} for n in range(6)]
+    old = make_engine(tmp_path / "old", store=str(one))
+
+    async def add(engine: Engine) -> dict[str, Any]:
+        async with serving(engine) as peer:
+            return await Calls(peer)("index/add", {"documents": documents})
+
+    try:
+        assert "result" in asyncio.run(add(old))
+        make_engine(tmp_path / "grown", store=str(two)).close()
+        error = asyncio.run(add(old))["error"]
+        assert error["code"] == ErrorCode.BACKEND_UNAVAILABLE
+        assert "grown to 2 shards" in error["message"]
+        assert error["data"]["committed"] == []
+        with pytest.raises(ValueError, match="grown to 2 shards"):
+            make_engine(tmp_path / "late", store=str(one))
+    finally:
+        old.close()
+
+
+def test_a_purged_tenants_numbers_are_never_shown_again(
+    shards: list[PostgresServer], tmp_path: Path
+) -> None:
+    """rcpkit tenants delete on shards: the tenant's numbers go on past the purge, so a
+    number another server showed before it (and still maps to a version from before
+    it) never names a new state."""
+    from rcpkit.engine.ingest.tenants import delete_tenant
+
+    urls = [_database(server, "purge") for server in shards[:2]]
+    registry = _write_registry(tmp_path / "purge.toml", urls, "p")
+    one = make_engine(tmp_path / "one", store=str(registry))
+    other = make_engine(tmp_path / "other", store=str(registry))
+    query = {"query": "purged tenant document", "mode": "sparse", "k": 20}
+
+    async def add(engine: Engine, words: str) -> str:
+        documents = [
+            {"id": f"p{n}", "text": f"purged tenant document {words} {n}"} for n in range(6)
+        ]
+        async with serving(engine, tenant="gone") as peer:
+            written = await Calls(peer).result("index/add", {"documents": documents})
+        return str(written["indexVersion"])
+
+    async def retrieve(engine: Engine, **extra: Any) -> dict[str, Any]:
+        async with serving(engine, tenant="gone") as peer:
+            return await Calls(peer)("retrieve", {**query, **extra})
+
+    try:
+        before = asyncio.run(add(one, "before"))
+        shown = asyncio.run(retrieve(other))["result"]  # the other server caches the number
+        assert shown["indexVersion"] == before
+        assert delete_tenant(one, "gone") is not None
+        after = asyncio.run(add(one, "after"))
+        assert int(after) > int(before)
+        latest = asyncio.run(retrieve(other))["result"]
+        assert latest["indexVersion"] == after
+        assert all("after" in hit["text"] for hit in latest["hits"]) and latest["hits"]
+        error = asyncio.run(retrieve(other, indexVersion=before))["error"]
+        assert error["code"] == ErrorCode.BACKEND_UNAVAILABLE  # a number from before the purge
+    finally:
+        one.close()
+        other.close()
+
+
 def test_a_registry_with_a_standby_serves_what_the_primaries_recorded_read_only(
     shards: list[PostgresServer], loaded: tuple[Engine, Engine], tmp_path: Path
 ) -> None:
@@ -578,35 +776,50 @@ def test_a_shard_killed_mid_query_stream_leaves_every_request_answered_once(
 def test_a_graph_over_shards_holds_every_shards_chunks(
     shards: list[PostgresServer], tmp_path: Path
 ) -> None:
-    """The graphs live in the catalog; the chunks they index live on every shard."""
+    """The graphs live in the catalog; the chunks they index live on every shard, and
+    follow the chunks a rebalance moves (a moved chunk gets its new home's key)."""
     urls = [_database(server, "graphs") for server in shards]
-    registry = tmp_path / "graphs.toml"
-    _write_registry(registry, urls, "r")
+    two = _write_registry(tmp_path / "two.toml", urls[:2], "r")
+    three = _write_registry(tmp_path / "three.toml", urls, "r")
     texts = {
         "polar-1": "Roald Amundsen led the expedition with Olav Bjaaland.",
         "polar-4": "Olav Bjaaland grew up in Morgedal. He made the expedition skis.",
         "polar-2": "Morgedal lies in Telemark, where Sondre Norheim shaped skiing.",
     }
     assert {home(None, doc_id, 3) for doc_id in texts} == {0, 1, 2}
-    engine = make_engine(tmp_path / "g", store=str(registry), graph="regex")
+    near = {"op": "neighbors", "seedIds": ["morgedal"], "hops": 1}
+    local = {"op": "local", "query": "Roald Amundsen", "k": 6, "hops": 3}
 
-    async def run() -> None:
+    async def graph(engine: Engine) -> tuple[set[str], set[str]]:
+        """(the nodes near Morgedal, the documents a local search from Amundsen reaches)"""
         async with serving(engine) as peer:
             call = Calls(peer)
-            documents = [{"id": i, "text": t} for i, t in texts.items()]
-            await call.result("index/add", {"documents": documents, "chunk": False})
-            near = {"op": "neighbors", "seedIds": ["morgedal"], "hops": 1}
             nodes = {node["id"] for node in (await call.result("graph", near))["nodes"]}
-            assert {"telemark", "olav bjaaland"} <= nodes  # from shards 2 and 1
-            local = {"op": "local", "query": "Roald Amundsen", "k": 6, "hops": 3}
             hits = (await call.result("graph", local))["hits"]
-            assert "polar-2" in {hit["chunk"]["docId"] for hit in hits if "chunk" in hit}
-            await call.result("index/delete", {"ids": ["polar-2"]})
-            nodes = {node["id"] for node in (await call.result("graph", near))["nodes"]}
-            assert "olav bjaaland" in nodes and "telemark" not in nodes
+        return nodes, {hit["chunk"]["docId"] for hit in hits if "chunk" in hit}
 
+    async def write(engine: Engine, method: str, params: dict[str, Any]) -> None:
+        async with serving(engine) as peer:
+            await Calls(peer).result(method, params)
+
+    before = make_engine(tmp_path / "g2", store=str(two), graph="regex")
     try:
-        asyncio.run(run())
+        documents = [{"id": i, "text": t} for i, t in texts.items()]
+        asyncio.run(write(before, "index/add", {"documents": documents, "chunk": False}))
+        nodes, reached = asyncio.run(graph(before))
+        assert {"telemark", "olav bjaaland"} <= nodes  # from both shards
+        assert "polar-2" in reached
+    finally:
+        before.close()
+    engine = make_engine(tmp_path / "g3", store=str(three), graph="regex")
+    try:
+        store: Any = engine.store
+        assert store.rebalance(moved=engine.graphs.apply) >= 1  # polar-2 goes to shard 2
+        assert local_key(store.document_chunks("polar-2")[0].key)[0] == 2
+        assert asyncio.run(graph(engine)) == (nodes, reached)
+        asyncio.run(write(engine, "index/delete", {"ids": ["polar-2"]}))
+        nodes, _ = asyncio.run(graph(engine))
+        assert "olav bjaaland" in nodes and "telemark" not in nodes
     finally:
         engine.close()
 
@@ -666,10 +879,19 @@ def test_a_read_without_a_shard_records_no_version_and_keeps_its_deadline(
 
         async def run() -> None:
             nonlocal pinned
-            async with serving(engine) as peer, serving(direct) as beside:
+            async with (
+                serving(engine) as peer,
+                serving(engine, tenant="other") as other,
+                serving(direct) as beside,
+            ):
                 call = Calls(peer)
                 first = await call.result("index/add", {"documents": documents})
                 pinned = first["indexVersion"]
+                # Another tenant's write records the version the degraded reads serve;
+                # nobody computes this tenant's number there before s1 goes down (it is
+                # then the one its own last write recorded: none of its writes since).
+                theirs = [{"id": "o1", "text": "another tenant"}, {"id": "o2", "text": "two"}]
+                await Calls(other).result("index/add", {"documents": theirs})
                 # Shard s0 moves on without the collection recording it (a commit made
                 # past the sharded store), then s1 goes down.
                 extra = {"id": "beside", "text": "version vector document beside"}

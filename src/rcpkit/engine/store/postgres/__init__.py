@@ -88,7 +88,7 @@ from rcpkit.engine.store.tenant_versions import (
 )
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
-__all__ = ["PostgresStore", "connect"]
+__all__ = ["PostgresStore", "bound_by_deadline", "connect"]
 
 _DOCUMENT_COLUMNS = ", ".join(("doc_key", *DOCUMENT_COLUMNS))
 _DIALECT = Dialect("%s")
@@ -244,7 +244,7 @@ class PostgresStore:
                 yield connection
                 return
             with deadline_exceeded(), connection.transaction():
-                _bound(connection)
+                bound_by_deadline(connection)
                 yield connection
 
     @contextmanager
@@ -270,7 +270,7 @@ class PostgresStore:
         rolled back, so nothing of it is written, and the request is -32014.
         """
         with self.connection() as connection, deadline_exceeded(), connection.transaction():
-            _bound(connection)
+            bound_by_deadline(connection)
             yield connection
 
     @unavailable()
@@ -309,7 +309,7 @@ class PostgresStore:
                 self.connection() as connection,
                 connection.transaction(),
             ):
-                _bound(connection)
+                bound_by_deadline(connection)
                 version, floor = connection.execute(
                     "SELECT version, floor FROM versions WHERE id = 1 FOR UPDATE"
                 ).fetchone()
@@ -916,7 +916,7 @@ class PostgresStore:
         self._pool.close()
 
 
-def _bound(connection: Any) -> None:
+def bound_by_deadline(connection: Any) -> None:
     """``SET LOCAL statement_timeout`` to the time the request's deadline leaves, if any."""
     left = deadline.remaining()
     if left is None:

@@ -16,7 +16,9 @@ What a write through it guarantees (``commit``):
 * a batch spanning shards commits shard by shard, in registry order, and is not
   atomic across them: when a shard fails, the parts committed before it stay
   and the error (``-32010`` or the shard's own code) lists in ``error.data``
-  the ids ``committed`` and the ids ``failed``. A retry of the whole batch is
+  the ids ``committed`` and the ids ``failed``. Every shard is asked for its
+  version before the first part commits, so a shard already down fails the
+  whole batch with nothing committed. A retry of the whole batch is
   safe (upserts by id); with ``_meta.idempotencyKey`` the key is recorded only
   once every part committed, so the retry re-applies the batch.
 
@@ -37,7 +39,9 @@ reads and writes go on (see :meth:`ShardedStore.rebalance`). From the first
 server opened on the grown registry until a rebalance completes, the layout is
 unbalanced (the catalog's ``shards.balanced`` names fewer shards): writes then
 delete their ids from the shards that hold them away from home, and reads of
-one document look past its home.
+one document look past its home. From then on too, a server still on the
+shorter registry refuses writes (``-32010``: it would place documents by the
+old layout) and no server opens on it (the catalog's ``shards.size``).
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar, copy_context
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, TypeVar
 
@@ -65,7 +69,13 @@ from rcpkit.engine.store.base import (
     Keys,
     WriteBatch,
 )
-from rcpkit.engine.store.partial import LeftOut, PartFigures, leave_out, tolerated
+from rcpkit.engine.store.partial import (
+    LeftOut,
+    PartFigures,
+    already_left_out,
+    leave_out,
+    tolerated,
+)
 from rcpkit.engine.store.postgres import PostgresStore, connect
 from rcpkit.engine.store.sharded.reads import (
     ShardedDense,
@@ -90,6 +100,9 @@ _FAN = ThreadPoolExecutor(max_workers=32, thread_name_prefix="rcpkit-shards")
 # Catalog setting: how many shards the documents are placed for. Fewer than the
 # registry names: it grew and no rebalance completed since (writes clean up strays).
 _BALANCED = "shards.balanced"
+# Catalog setting: the most shards a server's registry named. A server whose registry
+# names fewer (not yet restarted on the grown one) would place writes by the old layout.
+_SIZE = "shards.size"
 # A tolerant read gives a shard this share of what the request's deadline leaves.
 _SHARD_SHARE = 0.5
 
@@ -128,9 +141,9 @@ class ShardedStore:
         self._down: dict[int, float] = {}  # shard position -> skipped until (monotonic)
         self._left_out = [0] * len(self.shards)  # retrieves answered without each shard
         self._counting = threading.Lock()
-        # A retrieve's version, read once (see `snapshot`); one variable per store.
-        self._pinned: ContextVar[list[int] | None] = ContextVar(
-            f"rcpkit_shards_version_{id(self)}", default=None
+        # What one retrieve reads (see `snapshot`); one variable per store.
+        self._reading: ContextVar[_Read | None] = ContextVar(
+            f"rcpkit_shards_read_{id(self)}", default=None
         )
         catalog_url = registry.shards[0].url
         self.versions = VersionCatalog(
@@ -141,6 +154,12 @@ class ShardedStore:
         )
         if not self.read_only:  # the first server on a new collection places for its registry
             self.catalog.setting_default(_BALANCED, str(len(self.shards)))
+            if int(self.catalog.setting_default(_SIZE, "0")) < len(self.shards):
+                self.catalog.set_setting(_SIZE, str(len(self.shards)))
+        grown = self._grown_to()
+        if grown is not None:
+            self.close()
+            raise ValueError(self._grown_message(grown))
         self.tenancy = ShardedTenancy(self)
         self.index = ShardedIndex(self)
 
@@ -160,6 +179,9 @@ class ShardedStore:
                 f"index version {at} is not available; retrieve without indexVersion",
                 retryable=False,
             )
+        read = self._reading.get()
+        if read is not None:
+            read.vectors.add(vector)
         return vector
 
     def on_shard(self, position: int, work: Callable[[], T]) -> T:
@@ -188,13 +210,17 @@ class ShardedStore:
 
         It may be left out when the registry does not mark shards required and the
         read is a retrieve's (``store.partial``: the result says which shard was left
-        out). A shard that failed is then skipped without waiting for it again for
-        ``_DOWN_SECONDS``, and tried again after.
+        out). A shard left out stays out of the rest of that request; one that could not
+        be reached is skipped by every request for ``_DOWN_SECONDS``, and tried again
+        after; one that was only slow (no answer within its share of a request's
+        deadline) is asked again by the next request.
         """
         tolerant = not self.registry.required and tolerated()
         if not tolerant:
             return self.on_shard(position, work)
         name = self.registry.shards[position].name
+        if already_left_out(name):  # this request went on without it: it stays out
+            return empty
         if self._down.get(position, 0.0) > time.monotonic():
             self._leave_out(position, LeftOut(name, ErrorCode.BACKEND_UNAVAILABLE, "unreachable"))
             return empty
@@ -209,10 +235,11 @@ class ShardedStore:
             own_time_out = error.code == ErrorCode.TIMEOUT and (deadline.remaining() or 0.0) > 0
             if error.code != ErrorCode.BACKEND_UNAVAILABLE and not own_time_out:
                 raise
-            self._down[position] = time.monotonic() + _DOWN_SECONDS
             message = error.message
-            if own_time_out:
+            if own_time_out:  # slow for this request only: the next one asks it again
                 message = "no answer within its share of the request's deadline"
+            else:
+                self._down[position] = time.monotonic() + _DOWN_SECONDS
             self._leave_out(position, LeftOut(name, error.code, message))
             return empty
         self._down.pop(position, None)
@@ -282,27 +309,54 @@ class ShardedStore:
     @property
     def version(self) -> int:
         """The collection's latest version; inside :meth:`snapshot`, the one read first."""
-        pinned = self._pinned.get()
-        if pinned:
-            return pinned[0]
+        read = self._reading.get()
+        if read is not None and read.latest is not None:
+            return read.latest
         latest = self.versions.latest()
-        if pinned is not None:
-            pinned.append(latest)
+        if read is not None:
+            read.latest = latest
         return latest
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
-        """Until exit the latest version is read once (§7.7.1): the number a retrieve
-        shows (``indexVersion``, its cursor) is the one every read of it serves, however
-        many versions other servers record meanwhile."""
-        if self._pinned.get() is not None:
+        """One retrieve's reads as one state of the collection (§7.7.1).
+
+        Until exit the latest version is read once: the number a retrieve shows
+        (``indexVersion``, its cursor) is the one every read of it serves, however many
+        versions other servers record meanwhile. No database snapshot spans the shards,
+        so another server's garbage collection may delete rows of the version being read
+        while it is read (one database avoids that in one transaction): on exit the
+        tenant's floor on each shard is read again, and a read whose version fell below
+        one fails rather than answer from rows half gone.
+        """
+        if self._reading.get() is not None:
             yield
             return
-        token = self._pinned.set([])
+        read = _Read()
+        token = self._reading.set(read)
         try:
             yield
+            if read.vectors and read.tenant is not None:
+                self._still_servable(read.tenant[0], read.vectors)
         finally:
-            self._pinned.reset(token)
+            self._reading.reset(token)
+
+    def serving(self, tenant: str | None) -> None:
+        """Note whose versions this :meth:`snapshot` reads (``tenancy`` calls it)."""
+        read = self._reading.get()
+        if read is not None:
+            read.tenant = (tenant,)
+
+    def _still_servable(self, tenant: str | None, vectors: set[tuple[int, ...]]) -> None:
+        floors = self.tenancy.floors(tenant)
+        for vector in vectors:
+            if any(at < floor for at, floor in zip(vector, floors, strict=True)):
+                raise RCPError(
+                    ErrorCode.BACKEND_UNAVAILABLE,
+                    "the index version this read served was collected while it was read "
+                    "(its tenant wrote past snapshot_retention meanwhile); retrieve again",
+                    retryable=True,
+                )
 
     @property
     def floor(self) -> int:
@@ -312,6 +366,18 @@ class ShardedStore:
             for position, store in enumerate(self.shards)
         ]
         return self.versions.floor(floors)
+
+    def _grown_to(self) -> int | None:
+        """The shards the collection has grown to, if more than this registry names."""
+        size = int(self.setting(_SIZE) or 0)
+        return size if size > len(self.shards) else None
+
+    def _grown_message(self, size: int) -> str:
+        return (
+            f"the collection has grown to {size} shards and this registry "
+            f"names {len(self.shards)}: start the server on the grown registry (its "
+            "writes would place documents by the old layout)"
+        )
 
     @property
     def balanced(self) -> bool:
@@ -341,6 +407,16 @@ class ShardedStore:
         for doc_id in batch.delete:
             position = self.home(batch.tenant, doc_id)
             parts.setdefault(position, WriteBatch(tenant=batch.tenant)).delete.append(doc_id)
+        # A write records the collection's new version, which reads every shard: ask them
+        # all first, so a shard that is down fails the batch before any part of it commits.
+        try:
+            self.each(lambda store: store.version)
+            grown = self._grown_to()
+            if grown is not None:  # a rolling restart onto more shards
+                message = self._grown_message(grown)
+                raise RCPError(ErrorCode.BACKEND_UNAVAILABLE, message, retryable=True)
+        except RCPError as error:
+            raise _partial(error, [], parts, 0) from error
         # Read before the lock: it only ever turns true at the end of a rebalance, under
         # the lock, after which every document is at home; reading it unbalanced costs
         # only a cleanup that finds nothing.
@@ -365,12 +441,15 @@ class ShardedStore:
                 removed.extend(global_key(key, position) for key in result.removed)
                 deleted += result.deleted_documents
                 committed.extend(_ids(part))
-        version = self.version  # after `frozen`: it waits for the lock that holds
-        shown = self.tenancy.number(batch.tenant, version)  # §15.6: the tenant's own number
-        if idempotency is not None:
-            key, render = idempotency
-            text = render(shown) if callable(render) else render
-            self.catalog.commit(WriteBatch(tenant=batch.tenant), (key, text))
+        try:
+            version = self.version  # after `frozen`: it waits for the lock that holds
+            shown = self.tenancy.number(batch.tenant, version)  # §15.6: the tenant's own number
+            if idempotency is not None:
+                key, render = idempotency
+                text = render(shown) if callable(render) else render
+                self.catalog.commit(WriteBatch(tenant=batch.tenant), (key, text))
+        except RCPError as error:  # a shard went down after every part committed
+            raise _partial(error, committed, parts, len(self.shards)) from error
         return CommitResult(version, added, removed, deleted, shown=shown)
 
     def _strays(self, batch: WriteBatch) -> dict[int, list[str]]:
@@ -384,7 +463,12 @@ class ShardedStore:
                 strays[position] = held
         return strays
 
-    def rebalance(self, batch: int = 100, report: Callable[[str], None] | None = None) -> int:
+    def rebalance(
+        self,
+        batch: int = 100,
+        report: Callable[[str], None] | None = None,
+        moved: Callable[[str | None, list[int], list[int]], None] | None = None,
+    ) -> int:
         """Move every document that is not on its home shard there; how many moved.
 
         After shards were added to the registry (and every server restarted on it).
@@ -395,8 +479,12 @@ class ShardedStore:
         from before the step until it ends, so every read sees each document once,
         before or after its move. Stopped anywhere, running it again finishes the
         job; a finished run leaves nothing to move and says so.
+
+        A moved chunk gets a new key (its home's), so what indexes chunks by key
+        must follow: ``moved(tenant, added, removed)`` is called after each step with
+        the keys it added and removed, as a commit's are (the engine's graphs).
         """
-        moved = 0
+        count = 0
         for position, source in enumerate(self.shards):
             for tenant in source.tenancy.names():
                 scope = tenant or None
@@ -406,8 +494,11 @@ class ShardedStore:
                     if self.home(scope, doc_id) != position
                 ]
                 for start in range(0, len(misplaced), batch):
-                    self._move(position, scope, misplaced[start : start + batch])
-                    moved += len(misplaced[start : start + batch])
+                    step = misplaced[start : start + batch]
+                    added, removed = self._move(position, scope, step)
+                    if moved is not None:
+                        moved(scope, added, removed)
+                    count += len(step)
                 if misplaced and report is not None:
                     name = self.registry.shards[position].name
                     report(f"{name}: moved {len(misplaced)} documents of tenant {tenant!r}")
@@ -415,10 +506,14 @@ class ShardedStore:
             # Under the lock: a write that read "unbalanced" before this finishes its
             # cleanup first; every one after finds each document at home.
             self.catalog.set_setting(_BALANCED, str(len(self.shards)))
-        return moved
+        return count
 
-    def _move(self, position: int, tenant: str | None, doc_ids: list[str]) -> None:
+    def _move(
+        self, position: int, tenant: str | None, doc_ids: list[str]
+    ) -> tuple[list[int], list[int]]:
+        """One step of :meth:`rebalance`; the (global) chunk keys it added and removed."""
         source = self.shards[position]
+        added: list[int] = []
         with self.versions.frozen():
             targets: dict[int, list[str]] = {}
             for doc_id in doc_ids:
@@ -428,8 +523,10 @@ class ShardedStore:
                 missing = [doc_id for doc_id in ids if store.content_hash(doc_id, tenant) is None]
                 if missing:
                     copies = source.export_documents(missing, tenant)
-                    store.commit(WriteBatch(documents=copies, tenant=tenant))
-            source.commit(WriteBatch(delete=doc_ids, tenant=tenant))
+                    result = store.commit(WriteBatch(documents=copies, tenant=tenant))
+                    added.extend(global_key(key, target) for key, _ in result.added)
+            result = source.commit(WriteBatch(delete=doc_ids, tenant=tenant))
+        return added, [global_key(key, position) for key in result.removed]
 
     def collect(self, retain: int) -> list[int]:
         keys: list[int] = []
@@ -441,13 +538,14 @@ class ShardedStore:
         return self.catalog.forget_idempotency(retention_seconds)
 
     def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
+        offset = self.tenancy.number(tenant or None, self.version)  # its numbers go on from here
         counts: dict[str, int] = {}
         for position, store in enumerate(self.shards):
             # The graphs' schemas live in the catalog, with the engine state.
             found = store.purge_tenant(tenant, schemas if position == 0 else ())
             for table, rows in found.items():
                 counts[table] = counts.get(table, 0) + rows
-        self.tenancy.forget(tenant)
+        self.tenancy.forget(tenant, offset)
         return counts
 
     # --- reads ---
@@ -576,6 +674,15 @@ class ShardedStore:
             store.close()
 
 
+@dataclass
+class _Read:
+    """What one retrieve has read so far (:meth:`ShardedStore.snapshot`)."""
+
+    latest: int | None = None  # the latest version, read once
+    tenant: tuple[str | None] | None = None  # whose versions (None: not known yet)
+    vectors: set[tuple[int, ...]] = field(default_factory=set)  # the shard versions read
+
+
 def _ids(part: WriteBatch) -> list[str]:
     return [document.doc_id for document, _ in part.documents] + list(part.delete)
 
@@ -589,7 +696,7 @@ def _partial(
     extra = {**(error.extra or {}), "committed": committed, "failed": failed}
     message = error.message
     if committed:
-        message += f" ({len(committed)} of the batch's documents were committed on other shards)"
+        message += f" ({len(committed)} of the batch's documents were committed)"
     return RCPError(error.code, message, retryable=error.retryable, extra=extra)
 
 

@@ -22,11 +22,16 @@ versions of its own (``collect_floors``), so a version ``g`` reads the tenant
 exactly while every component is at or above the tenant's floor on that shard,
 however much other tenants wrote since (their writes raise only their floors).
 
+A purge of the tenant (``rcpkit tenants delete``) empties its sequences on the
+shards; its numbers then go on from the last one it was shown
+(``shard_tenant_offsets``), so no number is ever shown twice.
+
 The catalog keeps every number a server computed (``shard_tenant_numbers``), so
 all servers show the same, a server that never served a version finds its
-numbers there (while a shard is down too: a number needs every shard to be
-computed, and ``-32010`` names the one missing when nobody had), and a pinned
-number is looked up before it is searched for.
+numbers there, and a pinned number is looked up before it is searched for.
+While a shard is down a number cannot be summed; a degraded read then shows the
+number recorded last at or before its version (every write records its
+tenant's).
 """
 
 from __future__ import annotations
@@ -65,11 +70,10 @@ class ShardedTenancy:
         store = self._store
         found = store.versions.tenant_number(key[0], version)
         if found is None:
-            vector = store.at(version)
-            found = sum(
-                store.on_shard(position, lambda: shard.tenancy.seq_at(tenant, vector[position]))  # noqa: B023
-                for position, shard in enumerate(store.shards)
-            )
+            found = self._sum(tenant, version)
+            if found is None:  # a shard left out of this read: the last number recorded
+                return self._recorded_before(key[0], version)
+            found += store.versions.tenant_offset(key[0])
             store.versions.remember_tenant_number(key[0], version, found)
         if len(self._numbers) >= _CACHED:
             self._numbers.clear()
@@ -80,13 +84,37 @@ class ShardedTenancy:
             self._versions[(key[0], found)] = version
         return found
 
+    def _sum(self, tenant: str | None, version: int) -> int | None:
+        """The tenant's sequences summed over the shards at ``version``; None when a
+        shard is left out of this read (a retrieve's: ``store.partial``)."""
+        store = self._store
+        vector = store.at(version)
+        counts = [
+            store.read_shard(position, partial(shard.tenancy.seq_at, tenant, at), None)
+            for position, (shard, at) in enumerate(zip(store.shards, vector, strict=True))
+        ]
+        return None if None in counts else sum(count or 0 for count in counts)
+
+    def _recorded_before(self, tenant: str, version: int) -> int:
+        """The tenant's number at ``version`` while a shard cannot be counted.
+
+        Every write records its tenant's number at the version it made, so the number
+        recorded last at or before ``version`` is the tenant's there: no write of its
+        own came between (another tenant's writes make versions, never its numbers),
+        and a tenant with none recorded has written nothing (since a purge).
+        """
+        versions = self._store.versions
+        found = versions.tenant_number_before(tenant, version)
+        return versions.tenant_offset(tenant) if found is None else found
+
     def latest(self, tenant: str | None) -> int:
+        self._store.serving(tenant)
         return self.number(tenant, self._store.version)
 
     def names(self) -> list[str]:
         return sorted({name for shard in self._store.shards for name in shard.tenancy.names()})
 
-    def _floors(self, tenant: str | None) -> list[int]:
+    def floors(self, tenant: str | None) -> list[int]:
         """Per shard, the version of the tenant's floor there (0: a shard left out)."""
         store = self._store
         return [
@@ -96,11 +124,14 @@ class ShardedTenancy:
 
     def floor(self, tenant: str | None) -> int:
         """The tenant's oldest servable number: at the oldest version above its floors."""
-        return self.number(tenant, self._store.versions.floor(self._floors(tenant)))
+        return self.number(tenant, self._store.versions.floor(self.floors(tenant)))
 
     def global_version(self, tenant: str | None, seq: int) -> int | None:
         """A collection version that reads the tenant's number ``seq``; None: not servable."""
         store = self._store
+        store.serving(tenant)
+        if seq < store.versions.tenant_offset(tenant or ""):  # shown before a purge
+            return None
         found = self._versions.get((tenant or "", seq))
         if found is None:
             found = store.versions.tenant_version(tenant or "", seq)
@@ -109,7 +140,7 @@ class ShardedTenancy:
         if found is None:
             return None
         vector = store.at(found)
-        servable = all(at >= floor for at, floor in zip(vector, self._floors(tenant), strict=True))
+        servable = all(at >= floor for at, floor in zip(vector, self.floors(tenant), strict=True))
         return found if servable else None
 
     def _search(self, tenant: str | None, seq: int) -> int | None:
@@ -130,9 +161,15 @@ class ShardedTenancy:
                 high = middle
         return low if self.number(tenant, low) == seq else None
 
-    def forget(self, tenant: str) -> None:
-        """A purged tenant's numbers start again (``rcpkit tenants delete``)."""
+    def forget(self, tenant: str, offset: int) -> None:
+        """A purged tenant (``rcpkit tenants delete``): its numbers go on from ``offset``.
+
+        Never from 1 again: another server's caches still map the numbers shown before
+        the purge to versions from before it, so a number shown again would read one
+        of those. Numbers below ``offset`` are refused; ``offset`` itself reads what the
+        purge left (nothing of the tenant), as the version it named before did.
+        """
         for cache in (self._numbers, self._versions):
             for key in [key for key in cache if key[0] == tenant]:
                 del cache[key]
-        self._store.versions.forget_tenant(tenant)
+        self._store.versions.forget_tenant(tenant, offset)

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
 
+from rcpkit.engine.store.postgres import bound_by_deadline
 from rcpkit.engine.store.postgres.errors import psycopg
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
@@ -51,6 +52,10 @@ CREATE TABLE IF NOT EXISTS shard_tenant_numbers (
 );
 CREATE INDEX IF NOT EXISTS shard_tenant_numbers_by_number
     ON shard_tenant_numbers (tenant, number, version);
+CREATE TABLE IF NOT EXISTS shard_tenant_offsets (
+    tenant text PRIMARY KEY,
+    number bigint NOT NULL
+);
 """
 
 
@@ -114,9 +119,10 @@ class VersionCatalog:
             try:
                 with self._reachable():
                     yield self._db
-            except BaseException:
-                self._db.close()
-                self._db = None
+            except BaseException as error:
+                if not isinstance(error, RCPError) or error.code == ErrorCode.BACKEND_UNAVAILABLE:
+                    self._db.close()  # lost, or in a state not known; else it is fine
+                    self._db = None
                 raise
 
     def close(self) -> None:
@@ -178,6 +184,7 @@ class VersionCatalog:
 
     def _record(self) -> int:
         with self._connection() as db, db.transaction():
+            bound_by_deadline(db)  # §13.1: waiting for a move's lock counts against the deadline
             db.execute(_LOCK)
             # Read under the lock: a state that a shard move or a write during one is in
             # the middle of is never recorded (they hold the lock throughout, `frozen`),
@@ -241,6 +248,7 @@ class VersionCatalog:
         with self._connect() as db:
             with self._reachable():
                 db.execute("BEGIN")
+                bound_by_deadline(db)
                 db.execute(_LOCK)
             try:
                 yield
@@ -267,6 +275,14 @@ class VersionCatalog:
             (tenant, number),
         )
 
+    def tenant_number_before(self, tenant: str, version: int) -> int | None:
+        """The tenant's number recorded last at or before ``version``."""
+        return self._integer(
+            "SELECT number FROM shard_tenant_numbers WHERE tenant = %s AND version <= %s"
+            " ORDER BY version DESC LIMIT 1",
+            (tenant, version),
+        )
+
     def _integer(self, query: str, params: tuple[object, ...]) -> int | None:
         """The first column of the first row, if any and not NULL."""
         with self._connection() as db:
@@ -283,9 +299,22 @@ class VersionCatalog:
                 (tenant, version, number),
             )
 
-    def forget_tenant(self, tenant: str) -> None:
-        with self._connection() as db:
+    def tenant_offset(self, tenant: str) -> int:
+        """What the tenant's numbers start from (its last number before a purge; else 0)."""
+        return (
+            self._integer("SELECT number FROM shard_tenant_offsets WHERE tenant = %s", (tenant,))
+            or 0
+        )
+
+    def forget_tenant(self, tenant: str, offset: int) -> None:
+        """A purged tenant: its numbers go on from ``offset``, never shown again."""
+        with self._connection() as db, db.transaction():
             db.execute("DELETE FROM shard_tenant_numbers WHERE tenant = %s", (tenant,))
+            db.execute(
+                "INSERT INTO shard_tenant_offsets (tenant, number) VALUES (%s, %s)"
+                " ON CONFLICT (tenant) DO UPDATE SET number = excluded.number",
+                (tenant, offset),
+            )
 
     def vector(self, version: int, shards: int) -> tuple[int, ...] | None:
         """The shard versions ``version`` reads (padded with 0 for shards added since)."""
