@@ -273,10 +273,11 @@ class ShardedStore:
 
     def _shard_versions(self) -> ShardVersions:
         """Every shard's version, and whether all answered (one left out: its last recorded)."""
-        found: list[int | None] = [
-            self.read_shard(position, partial(getattr, store, "version"), None)
+        works = [
+            (position, partial(getattr, store, "version"))
             for position, store in enumerate(self.shards)
         ]
+        found: list[int | None] = self.read_shards(works, None)
         if all(version is not None for version in found):
             return tuple(v for v in found if v is not None), True
         recorded = self.versions.last(len(self.shards))

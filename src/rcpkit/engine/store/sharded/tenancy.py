@@ -89,10 +89,11 @@ class ShardedTenancy:
         shard is left out of this read (a retrieve's: ``store.partial``)."""
         store = self._store
         vector = store.at(version)
-        counts = [
-            store.read_shard(position, partial(shard.tenancy.seq_at, tenant, at), None)
+        works = [
+            (position, partial(shard.tenancy.seq_at, tenant, at))
             for position, (shard, at) in enumerate(zip(store.shards, vector, strict=True))
         ]
+        counts: list[int | None] = store.read_shards(works, None)
         return None if None in counts else sum(count or 0 for count in counts)
 
     def _recorded_before(self, tenant: str, version: int) -> int:
@@ -117,10 +118,11 @@ class ShardedTenancy:
     def floors(self, tenant: str | None) -> list[int]:
         """Per shard, the version of the tenant's floor there (0: a shard left out)."""
         store = self._store
-        return [
-            store.read_shard(position, partial(shard.tenancy.floor_version, tenant), 0)
+        works = [
+            (position, partial(shard.tenancy.floor_version, tenant))
             for position, shard in enumerate(store.shards)
         ]
+        return store.read_shards(works, 0)
 
     def floor(self, tenant: str | None) -> int:
         """The tenant's oldest servable number: at the oldest version above its floors."""
