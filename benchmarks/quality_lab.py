@@ -242,6 +242,18 @@ def to_docs(fused: dict[int, float], doc_of: list[str], depth: int = 100) -> dic
     return {doc: float(len(out) - i) for i, doc in enumerate(out)}
 
 
+def rank_biased_overlap(a: list[str], b: list[str], p: float = 0.9) -> float:
+    """Webber et al. 2010's RBO of two rankings, truncated at their length (no extrapolation)."""
+    seen_a: set[str] = set()
+    seen_b: set[str] = set()
+    total, depth = 0.0, min(len(a), len(b))
+    for d in range(depth):
+        seen_a.add(a[d])
+        seen_b.add(b[d])
+        total += p**d * len(seen_a & seen_b) / (d + 1)
+    return (1 - p) * total
+
+
 def evaluate(run: dict[str, dict[str, float]], qrels: dict[str, dict[str, int]],
              queries: list[str]) -> float:  # fmt: skip
     evaluator = pytrec_eval.RelevanceEvaluator({q: qrels[q] for q in queries}, {"ndcg_cut.10"})
@@ -331,8 +343,11 @@ def main() -> None:
     dense_first = {q: top(cos[i], 100, positive=False) for i, q in enumerate(qids)}
     base = bm25_baseline(dataset, 100)
     # GRID='{"alpha": [...], ...}': pipeline() keyword arguments, every combination.
+    # A list of such dicts: the union of their grids (one run, one load of the caches).
     grid = eval(os.environ.get("GRID", "{}"))
-    learned = splade_scores(dataset, args.format, data) if "splade" in grid else None
+    grids = grid if isinstance(grid, list) else [grid]
+    splade_wanted = any("splade" in g for g in grids)
+    learned = splade_scores(dataset, args.format, data) if splade_wanted else None
     splade_first = (
         {q: top(learned[i], 100) for i, q in enumerate(qids)} if learned is not None else {}
     )
@@ -361,12 +376,23 @@ def main() -> None:
             {"s": lex_first[q], "d": dense_first[q]}, {}, k))  # fmt: skip
     cache_first = {q: rrf({"s": lex_first[q], "d": dense_first[q]}, {}) for q in qids}
 
-    def feedback_of(q: str, fb: int, fusion: str = "rrf", alpha: float = 0.5) -> list[int]:
+    def feedback_of(q: str, fb: int, fusion: str = "rrf", alpha: float = 0.5,
+                    doclevel: bool = False) -> list[int]:  # fmt: skip
         first = (
             cache_first[q]
             if fusion == "rrf"
             else score_fusion({"s": lex_first[q], "d": dense_first[q]}, fusion, alpha)
         )
+        if doclevel and fusion != "rrf":
+            # documents in the order of the document-level fusion, each by its best chunk
+            docs = score_fusion(
+                {"s": collapse(lex_first[q]), "d": collapse(dense_first[q])}, fusion, alpha
+            )
+            best: dict[str, int] = {}
+            for key in sorted(first, key=lambda k: (-first[k], k)):
+                best.setdefault(doc_of[key], key)
+            order = sorted(docs, key=lambda k: (-docs[k], k))
+            return [best[doc_of[k]] for k in order[:fb]]
         out: list[int] = []
         seen_docs: set[str] = set()
         for key in sorted(first, key=lambda k: (-first[k], k)):
@@ -385,6 +411,8 @@ def main() -> None:
         lspread = (lx[0][1] - lx[min(9, len(lx) - 1)][1]) / lx[0][1] if lx else 1.0
         top_d = {doc_of[k] for k, _ in d[:10]}
         top_l = {doc_of[k] for k, _ in lx[:10]}
+        top5_d = {doc_of[k] for k, _ in d[:5]}
+        top5_l = {doc_of[k] for k, _ in lx[:5]}
         return {
             "terms": len(qterms[q]),
             "dtop": d[0][1] if d else 0.0,
@@ -393,11 +421,17 @@ def main() -> None:
             # >0: the dense arm's winner stands out more than the lexical arm's
             "gapdiff": dgap / (dspread or 1.0) - lgap / (lspread or 1.0),
             "overlap": len(top_d & top_l) / 10.0,
+            # issue 33: agreement of the arms' top 5 documents, and rank-biased overlap
+            "overlap5": len(top5_d & top5_l) / 5.0,
+            "rbo": rank_biased_overlap(
+                list(dict.fromkeys(doc_of[k] for k, _ in d))[:20],
+                list(dict.fromkeys(doc_of[k] for k, _ in lx))[:20],
+            ),
         }
 
     arm_features = {q: features_of(q) for q in qids}
     if os.environ.get("PRINT_FEATURES"):
-        for name in ("dgap", "lgap", "gapdiff", "overlap"):
+        for name in ("dgap", "lgap", "gapdiff", "overlap", "overlap5", "rbo"):
             values = [arm_features[q][name] for q in halves["dev"]]
             cuts = np.quantile(values, [0.1, 0.25, 0.5, 0.75, 0.9])
             shown = " ".join(f"{c:.3f}" for c in cuts)
@@ -447,13 +481,21 @@ def main() -> None:
         splade: float = 0.0,
         min_avgdl: float = 0.0,
         min_fb_len: float = 0.0,
+        rrf_below: float = -1.0,
+        agree_feature: str = "overlap",
+        agg_gamma: float = 0.0,
+        agg_top: int = 2,
+        agg_floor: int = 0,
     ) -> dict[int, float]:
+        # issue 33: RRF for the queries whose arms disagree (agreement below rrf_below)
+        if arm_features[q][agree_feature] < rrf_below:
+            fusion = "rrf"
         if len(qterms[q]) < short_terms:  # query-length-aware arm weighting
             alpha = alpha_short
         if alpha_feature:  # a per-query α from how sure each arm's first list is
             value = arm_features[q][alpha_feature]
             alpha = min(0.98, max(0.3, alpha + alpha_slope * (value - alpha_center)))
-        feedback = feedback_of(q, fb, fusion if same_first else "rrf", alpha)
+        feedback = feedback_of(q, fb, fusion if same_first else "rrf", alpha, doclevel)
         if len(qterms[q]) < min_terms:
             lexprf, beta = False, 0.0
         if lex.avgdl < min_avgdl:  # issue 33: no feedback on a corpus of short documents
@@ -516,10 +558,32 @@ def main() -> None:
         if doclevel:
             lists = {arm: collapse(ranked) for arm, ranked in lists.items()}
         if fusion == "rrf":
-            return rrf(lists, weights_, rrf_k)
-        return score_fusion(lists, fusion, alpha, shares)
+            chunks = rrf(lists, weights_, rrf_k)
+        else:
+            chunks = score_fusion(lists, fusion, alpha, shares)
+        return aggregate(chunks, agg_gamma, agg_top, agg_floor) if agg_gamma else chunks
 
-    names = list(grid)
+    def aggregate(
+        chunks: dict[int, float], gamma: float, best: int, floor_rank: int
+    ) -> dict[int, float]:
+        """issue 33: a document's score is its best chunk's plus gamma × its next best ones'.
+
+        The next ones count above a floor: the list's last score (``floor_rank`` 0) or
+        the one at that rank (the convex dense arm's normalised scores are all high).
+        """
+        per_doc: dict[str, list[float]] = {}
+        for key, score in chunks.items():
+            per_doc.setdefault(doc_of[key], []).append(score)
+        ordered = sorted(chunks.values(), reverse=True)
+        floor = ordered[min(floor_rank, len(ordered)) - 1] if floor_rank else ordered[-1]
+        out = {}
+        for doc, scores in per_doc.items():
+            scores.sort(reverse=True)
+            out[first_key[doc]] = scores[0] + gamma * sum(
+                max(0.0, v - floor) for v in scores[1:best]
+            )
+        return out
+
     # BM25_GRID='{"k1": [...], "b": [...], "title_weight": [...]}': the lexical arm's
     # parameters (the stores' `bm25_*` settings), the dense arm and its cache unchanged.
     bm25_grid = eval(os.environ.get("BM25_GRID", "{}"))
@@ -532,9 +596,14 @@ def main() -> None:
             lex = Lexical(data, **{k: float(v) for k, v in setting.items()})
             lex_first = {q: top(lex.scores(dict.fromkeys(qterms[q], 1.0)), 100) for q in qids}
             cache_first = {q: rrf({"s": lex_first[q], "d": dense_first[q]}, {}) for q in qids}
+            arm_features = {q: features_of(q) for q in qids}  # of this lexical arm
             report(f"[{prefix}] lexical", lambda q, first=lex_first: dict(first[q]))
-        for values in itertools.product(*grid.values()):
-            params = dict(zip(names, values, strict=True))
+        points = [
+            dict(zip(g, values, strict=True))
+            for g in grids
+            for values in itertools.product(*g.values())
+        ]
+        for params in points:
             report(
                 (f"[{prefix}] " if prefix else "")
                 + "pipe "
