@@ -616,6 +616,40 @@ def test_writes_during_a_move_leave_one_copy_and_deletes_stay_deleted(
     after.close()
 
 
+def test_a_move_is_not_its_tenants_write_so_pins_from_before_a_rebalance_still_read(
+    shards: list[PostgresServer], tmp_path: Path
+) -> None:
+    """Moving a tenant's documents changes where they are, not what they are: its
+    number stays, and the steps (two commits each) count nothing against retention."""
+    urls = [_database(server, "retain") for server in shards[:2]]
+    one = _write_registry(tmp_path / "one.toml", urls[:1], "k")
+    two = _write_registry(tmp_path / "two.toml", urls, "k")
+    query = {"query": "kept document", "mode": "sparse", "k": 30}
+    documents = [{"id": f"k{n}", "text": f"kept document {n}"} for n in range(30)]
+    before = make_engine(tmp_path / "before", store=str(one), snapshot_retention=2)
+    try:
+        written = asyncio.run(_add(before, documents))
+    finally:
+        before.close()
+    engine = make_engine(tmp_path / "after", store=str(two), snapshot_retention=2)
+
+    async def retrieve(**extra: Any) -> dict[str, Any]:
+        async with serving(engine) as peer:
+            return await Calls(peer).result("retrieve", {**query, **extra})
+
+    try:
+        pinned = asyncio.run(retrieve())
+        store: Any = engine.store
+        assert store.rebalance(batch=2) > 4  # several steps, more than the retention
+        assert asyncio.run(retrieve())["indexVersion"] == written["indexVersion"]
+        asyncio.run(_add(engine, [{"id": "late", "text": "late"}]))  # collects what it may
+        store.collect(2)
+        again = asyncio.run(retrieve(indexVersion=pinned["indexVersion"]))
+        assert again["hits"] == pinned["hits"]
+    finally:
+        engine.close()
+
+
 def test_a_server_on_the_shorter_registry_writes_nothing_once_the_collection_grew(
     shards: list[PostgresServer], tmp_path: Path
 ) -> None:

@@ -322,12 +322,21 @@ class PostgresStore:
         finally:
             self._write_lock.release()
 
-    def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
-        """Apply ``batch`` atomically as the next version; older versions stay readable."""
-        with unavailable(), unstorable("documents" if batch.documents else "ids"):
-            return self._commit(batch, idempotency)
+    def commit(
+        self, batch: WriteBatch, idempotency: Idempotency | None = None, *, move: bool = False
+    ) -> CommitResult:
+        """Apply ``batch`` atomically as the next version; older versions stay readable.
 
-    def _commit(self, batch: WriteBatch, idempotency: Idempotency | None) -> CommitResult:
+        ``move``: a shard move's half (``sharded``): the tenant's documents only change
+        place, so the commit records no number of the tenant's own (§15.6): its numbers,
+        and the retention they count, move only with its writes.
+        """
+        with unavailable(), unstorable("documents" if batch.documents else "ids"):
+            return self._commit(batch, idempotency, move)
+
+    def _commit(
+        self, batch: WriteBatch, idempotency: Idempotency | None, move: bool
+    ) -> CommitResult:
         tenant = batch.tenant or ""
         added: list[tuple[int, npt.NDArray[np.float32]]] = []
         with self._transaction() as (connection, previous, _):
@@ -370,7 +379,10 @@ class PostgresStore:
             )
             self._count_words(connection, tenant, words)
             connection.execute("UPDATE versions SET version = %s WHERE id = 1", (version,))
-            shown = record(_DIALECT, connection, tenant, version)
+            if move:
+                shown = latest_seq(_DIALECT, connection, tenant)
+            else:
+                shown = record(_DIALECT, connection, tenant, version)
             self._remember(connection, idempotency, shown)
         return CommitResult(version, added, removed, deleted, shown=shown)
 

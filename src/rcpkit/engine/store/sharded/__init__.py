@@ -479,7 +479,9 @@ class ShardedStore:
         (a write since), then deleted where they were. Readers keep the version
         from before the step until it ends, so every read sees each document once,
         before or after its move. Stopped anywhere, running it again finishes the
-        job; a finished run leaves nothing to move and says so.
+        job; a finished run leaves nothing to move and says so. A move is not its
+        tenant's write: its numbers stay (a pin or cursor reads the version from
+        before the move, the same documents) and retention counts none of it.
 
         A moved chunk gets a new key (its home's), so what indexes chunks by key
         must follow: ``moved(tenant, added, removed)`` is called after each step with
@@ -524,9 +526,9 @@ class ShardedStore:
                 missing = [doc_id for doc_id in ids if store.content_hash(doc_id, tenant) is None]
                 if missing:
                     copies = source.export_documents(missing, tenant)
-                    result = store.commit(WriteBatch(documents=copies, tenant=tenant))
+                    result = store.commit(WriteBatch(documents=copies, tenant=tenant), move=True)
                     added.extend(global_key(key, target) for key, _ in result.added)
-            result = source.commit(WriteBatch(delete=doc_ids, tenant=tenant))
+            result = source.commit(WriteBatch(delete=doc_ids, tenant=tenant), move=True)
         return added, [global_key(key, position) for key in result.removed]
 
     def collect(self, retain: int) -> list[int]:
