@@ -66,7 +66,7 @@ def already_left_out(part: str) -> bool:
     if left is None:
         return False
     with _APPENDING:
-        return any(known.part == part for known in left)
+        return _holds(left, part)
 
 
 def leave_out(part: LeftOut) -> bool:
@@ -78,10 +78,14 @@ def leave_out(part: LeftOut) -> bool:
     if left is None:
         return False
     with _APPENDING:
-        if any(known.part == part.part for known in left):
+        if _holds(left, part.part):
             return False
         left.append(part)
     return True
+
+
+def _holds(left: list[LeftOut], part: str) -> bool:
+    return any(known.part == part for known in left)
 
 
 @dataclass(frozen=True, slots=True)

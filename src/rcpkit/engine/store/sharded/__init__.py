@@ -411,7 +411,7 @@ class ShardedStore:
         # A write records the collection's new version, which reads every shard: ask them
         # all first, so a shard that is down fails the batch before any part of it commits.
         try:
-            self.each(lambda store: store.version)
+            self._shard_versions()  # every shard at once; outside a retrieve none is left out
             grown = self._grown_to()
             if grown is not None:  # a rolling restart onto more shards
                 message = self._grown_message(grown)
