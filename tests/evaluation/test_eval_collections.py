@@ -17,15 +17,15 @@ from rcpkit.evaluation.collections import keyword_query
 from rcpkit.evaluation.dataset import load_dataset
 
 
-def _generate(out: Path, only: str) -> None:
+def _generate(out: Path, only: str, *more: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "rcpkit", "collections", str(out), "--only", only],
+        [sys.executable, "-m", "rcpkit", "collections", str(out), "--only", only, *more],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
 
 
-def test_an_unknown_collection_is_refused_naming_the_six(tmp_path: Path) -> None:
+def test_an_unknown_collection_is_refused_naming_them(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "rcpkit", "collections", str(tmp_path), "--only", "nope"],
         capture_output=True, text=True, timeout=120, check=False,
@@ -68,6 +68,22 @@ def test_the_title_only_man_page_collection_masks_the_command_name(tmp_path: Pat
         document = corpus[target]
         assert len(document.text.split()) <= 20  # a NAME line: a few words
         assert f" {document.title.casefold()} " not in f" {dataset.queries[query].casefold()} "
+
+
+def test_the_mixed_cranfield_cuts_half_the_documents_to_their_title(tmp_path: Path) -> None:
+    """The computing-abstracts shape: title-only records beside full ones, same qrels."""
+    cranfield = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "cranfield"
+    if not (cranfield / "corpus.jsonl").is_file():
+        pytest.skip("../shared/datasets/cranfield is not beside the checkout")
+    _generate(tmp_path, "cranfield-mixed", "--cranfield", str(cranfield))
+    mixed = load_dataset(tmp_path / "cranfield-mixed")
+    full = {document.id: document for document in load_dataset(cranfield).corpus}
+    cut = [document for document in mixed.corpus if not document.text]
+    assert 0.4 < len(cut) / len(mixed.corpus) < 0.6
+    assert all(document.title == full[document.id].title for document in cut)
+    kept = [document for document in mixed.corpus if document.text]
+    assert all(document.text == full[document.id].text for document in kept)
+    assert mixed.qrels == load_dataset(cranfield).qrels
 
 
 def test_a_keyword_query_keeps_the_content_words_once() -> None:

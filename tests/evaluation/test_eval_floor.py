@@ -1,4 +1,4 @@
-"""Quality floor on the worst of issue 33's six collections, through `rcpkit eval`.
+"""Quality floor on the worst of issue 33's collections, through `rcpkit eval`.
 
 The collections (``rcpkit.evaluation.collections``) were measured with every
 default chosen by the worst dev ratio (BENCHMARKS.md, "Quality that holds

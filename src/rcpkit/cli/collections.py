@@ -1,7 +1,8 @@
 """``rcpkit collections [OUT]``: write the public test collections of docs/quality.md.
 
-Six collections of different shapes (long prose, keyword queries, known-item
-docstrings, title-only man pages, long man pages, code), generated from what is
+Seven collections of different shapes (long prose, keyword queries, title-only
+records beside full abstracts, known-item docstrings, title-only man pages, long
+man pages, code), generated from what is
 installed on this machine in the BEIR layout ``rcpkit eval`` reads
 (``rcpkit.evaluation.collections``). Nothing is downloaded.
 """
@@ -14,7 +15,7 @@ from pathlib import Path
 
 __all__ = ["HELP", "add_arguments", "run"]
 
-HELP = "write the six evaluation collections (BEIR layout) from installed material"
+HELP = "write the seven evaluation collections (BEIR layout) from installed material"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

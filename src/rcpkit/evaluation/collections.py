@@ -16,6 +16,8 @@ name                documents                                  queries          
 cranfield           the shared Cranfield abstracts (copied)    natural language    long prose
 cranfield-keywords  the same                                   the same, content   long prose
                                                                words only          keywords
+cranfield-mixed     the same, half of them (by id hash) cut to     unchanged           mixed: title-
+                    their title                                                    only and full
 docstrings          NumPy/SciPy docstring prose (`docstrings`)  summary line        prose
 man-short           man pages' NAME line (a name and a few      DESCRIPTION's       title-only
                     words) + Debian package synopses as          first sentence      short docs
@@ -130,10 +132,29 @@ def keyword_query(text: str) -> str:
     return " ".join(kept)
 
 
-def _cranfield(out: Path, source: Path, keywords: bool) -> int:
+def _title_only_half(source: Path, out: Path) -> None:
+    """Cranfield's corpus with the abstract of every other document (by id hash) cut away.
+
+    The shape of a catalogue of computing abstracts where many records are a title
+    alone: title-only documents beside full ones, so the length normalisation and
+    the feedback pass meet both in one ranking.
+    """
+    with (source / "corpus.jsonl").open(encoding="utf-8") as read, \
+         (out / "corpus.jsonl").open("w", encoding="utf-8") as written:  # fmt: skip
+        for line in filter(str.strip, read):
+            row = json.loads(line)
+            if row.get("title") and int(_key(str(row["_id"]))[:8], 16) % 2:
+                row["text"] = ""
+            written.write(json.dumps(row) + "\n")
+
+
+def _cranfield(out: Path, source: Path, keywords: bool, mixed: bool = False) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "qrels").mkdir(exist_ok=True)
-    shutil.copyfile(source / "corpus.jsonl", out / "corpus.jsonl")
+    if mixed:
+        _title_only_half(source, out)
+    else:
+        shutil.copyfile(source / "corpus.jsonl", out / "corpus.jsonl")
     shutil.copyfile(source / "qrels" / "test.tsv", out / "qrels" / "test.tsv")
     lines = (source / "queries.jsonl").read_text(encoding="utf-8").splitlines()
     with (out / "queries.jsonl").open("w", encoding="utf-8") as asked:
@@ -148,6 +169,8 @@ def _cranfield(out: Path, source: Path, keywords: bool) -> int:
         if keywords
         else "unchanged"
     )
+    if mixed:
+        what += "; every document whose id hash is odd keeps its title only (text emptied)"
     (out / "README.txt").write_text(
         f"Cranfield (1,400 aeronautics abstracts, 225 graded queries) from {source}, {what}.\n",
         encoding="utf-8",
@@ -382,6 +405,7 @@ Packages = tuple[str, ...] | None  # the docstrings collection's modules (None: 
 COLLECTIONS: dict[str, Callable[[Path, Path, Packages], int]] = {
     "cranfield": lambda out, cranfield, _: _cranfield(out, cranfield, keywords=False),
     "cranfield-keywords": lambda out, cranfield, _: _cranfield(out, cranfield, keywords=True),
+    "cranfield-mixed": lambda out, cranfield, _: _cranfield(out, cranfield, False, mixed=True),
     "docstrings": lambda out, _, packages: _docstrings(out, packages),
     "man-short": lambda out, _, __: _man_short(out),
     "man-long": lambda out, _, __: _man_long(out),
