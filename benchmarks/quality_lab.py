@@ -36,6 +36,8 @@ from rcpkit.engine.index.bm25 import tokens
 from rcpkit.engine.ingest import SourceDocument
 from rcpkit.engine.ingest.indexer import _SPARSE_TERMS, content_hash_of, index_documents
 from rcpkit.engine.open import open_engine
+from rcpkit.engine.proximity import pair_bound as bound_of_pairs
+from rcpkit.engine.proximity import pairs_of, positions_of, proximity_scores
 from rcpkit.engine.store.analysis import analyze
 from rcpkit.evaluation.baseline import bm25_baseline
 from rcpkit.evaluation.dataset import Dataset, load_dataset
@@ -62,15 +64,30 @@ def source_documents(dataset: Dataset, layout: str) -> list[SourceDocument]:
     return out
 
 
+def chunking() -> dict[str, int]:
+    """LAB_CHUNK="TOKENS,OVERLAP": index with other chunk sizes (a cache of their own)."""
+    wanted = os.environ.get("LAB_CHUNK")
+    if not wanted:
+        return {}
+    size, overlap = (int(v) for v in wanted.split(","))
+    return {"max_chunk_tokens": size, "chunk_overlap_tokens": overlap}
+
+
+def lab_folder(dataset: Dataset, layout: str) -> Path:
+    sizes = chunking()
+    suffix = f"-c{sizes['max_chunk_tokens']}-{sizes['chunk_overlap_tokens']}" if sizes else ""
+    return CACHE / f"{dataset.name}-{layout}{suffix}"
+
+
 def build(dataset: Dataset, layout: str) -> dict[str, Any]:
-    folder = CACHE / f"{dataset.name}-{layout}"
+    folder = lab_folder(dataset, layout)
     cached = folder / "lab.pickle"
     if cached.exists():
         with cached.open("rb") as handle:
             data: dict[str, Any] = pickle.load(handle)
         return data
     folder.mkdir(parents=True, exist_ok=True)
-    engine = open_engine(load_config(None, index=folder / "index"))
+    engine = open_engine(load_config(None, index=folder / "index", **chunking()))
     documents = source_documents(dataset, layout)
     started = time.perf_counter()
     for start in range(0, len(documents), 64):
@@ -110,14 +127,14 @@ def splade_scores(dataset: Dataset, layout: str, data: dict[str, Any]) -> np.nda
 
     Chunks keep their strongest terms as the indexer does; cached.
     """
-    cached = CACHE / f"{dataset.name}-{layout}" / "splade.npy"
+    cached = lab_folder(dataset, layout) / "splade.npy"
     if cached.exists():
         return np.load(cached)
     from rcpkit.engine.models import load_splade_tiny
 
     encoder = load_splade_tiny()
     width = encoder.vocabulary_size
-    db = sqlite3.connect(CACHE / f"{dataset.name}-{layout}" / "index" / "index.sqlite3")
+    db = sqlite3.connect(lab_folder(dataset, layout) / "index" / "index.sqlite3")
     texts = dict(db.execute("SELECT key, text FROM chunks WHERE removed IS NULL"))
     started = time.perf_counter()
 
@@ -168,6 +185,7 @@ class Lexical:
         self.idf = np.maximum(np.log((n - df + 0.5) / (df + 0.5)), 1e-6)
         self.df = df
         self.n = n
+        self.k1 = k1
         length = np.asarray(lengths, dtype=np.float64)
         self.avgdl = float(length.mean())
         self.lengths = length
@@ -413,8 +431,15 @@ def main() -> None:
         top_l = {doc_of[k] for k, _ in lx[:10]}
         top5_d = {doc_of[k] for k, _ in d[:5]}
         top5_l = {doc_of[k] for k, _ in lx[:5]}
+        # how much of the query's idf mass the lexical winner holds, and its score
+        # against the most any document could score (every term saturated)
+        known = [lex.vocabulary[t] for t in set(qterms[q]) if t in lex.vocabulary]
+        mass = float(sum(lex.idf[j] for j in known)) or 1.0
+        held = set(lex.tf[lx[0][0]].indices) if lx else set()
         return {
             "terms": len(qterms[q]),
+            "coverage": float(sum(lex.idf[j] for j in known if j in held)) / mass,
+            "lnorm": (lx[0][1] / (mass * (lex.k1 + 1))) if lx else 0.0,
             "dtop": d[0][1] if d else 0.0,
             "dgap": dgap,
             "lgap": lgap,
@@ -431,7 +456,8 @@ def main() -> None:
 
     arm_features = {q: features_of(q) for q in qids}
     if os.environ.get("PRINT_FEATURES"):
-        for name in ("dgap", "lgap", "gapdiff", "overlap", "overlap5", "rbo"):
+        for name in ("dgap", "lgap", "gapdiff", "overlap", "overlap5", "rbo", "coverage",
+                     "lnorm", "dtop"):  # fmt: skip
             values = [arm_features[q][name] for q in halves["dev"]]
             cuts = np.quantile(values, [0.1, 0.25, 0.5, 0.75, 0.9])
             shown = " ".join(f"{c:.3f}" for c in cuts)
@@ -486,6 +512,11 @@ def main() -> None:
         agg_gamma: float = 0.0,
         agg_top: int = 2,
         agg_floor: int = 0,
+        prox: float = 0.0,
+        prox_window: int = 2,
+        prox_depth: int = 100,
+        prox_lex: float = 0.0,
+        prox_norm: str = "best",
     ) -> dict[int, float]:
         # issue 33: RRF for the queries whose arms disagree (agreement below rrf_below)
         if arm_features[q][agree_feature] < rrf_below:
@@ -544,6 +575,10 @@ def main() -> None:
             dense = top(vectors @ v, 100, positive=False)
         else:
             dense = dense_first[q]
+        if prox_lex:  # SDM's way: the pairs are part of the lexical arm's score
+            bonus = pair_scores(q, [k for k, _ in second], prox_window)
+            second = sorted(((k, v + prox_lex * bonus.get(k, 0.0)) for k, v in second),
+                            key=lambda kv: (-kv[1], kv[0]))  # fmt: skip
         lists = {"s": second, "d": dense, **extra}
         weights_ = {"s": w_lex, "d": w_dense, "x": w_exp}
         if keep_first:
@@ -561,7 +596,51 @@ def main() -> None:
             chunks = rrf(lists, weights_, rrf_k)
         else:
             chunks = score_fusion(lists, fusion, alpha, shares)
+        if prox:
+            chunks = proximity(q, chunks, prox, prox_window, prox_depth, prox_norm)
         return aggregate(chunks, agg_gamma, agg_top, agg_floor) if agg_gamma else chunks
+
+    def proximity(
+        q: str, chunks: dict[int, float], gamma: float, window: int, depth: int, norm: str
+    ) -> dict[int, float]:
+        """Term proximity (SDM's unordered-window part) over the fused top ``depth``.
+
+        A pair of consecutive query terms scores in a chunk when both occur within
+        ``window`` analysed positions of each other; the pair's weight is its terms'
+        mean idf, its count saturated as BM25 saturates a term's (the engine's
+        ``rcpkit.engine.proximity``). The chunks' sum, divided by the best
+        candidate's (``norm`` "best") or by the most the query's pairs could score
+        ("bound", as ``rcpkit.engine.retrieve.proximity`` does), is added with weight
+        ``gamma`` (the engine also divides by 1 + gamma: the same order).
+        """
+        ranked = sorted(chunks, key=lambda k: (-chunks[k], k))[:depth]
+        score = pair_scores(q, ranked, window)
+        best = max(score.values(), default=0.0)
+        if norm == "bound":  # the most the query's pairs could score: list-independent
+            best = pair_bound(q)
+        if best <= 0:
+            return chunks
+        out = dict(chunks)
+        for key, value in score.items():
+            out[key] = out[key] + gamma * value / best
+        return out
+
+    def pair_weights(q: str) -> tuple[list[tuple[str, str]], dict[str, float]]:
+        """The query's neighbouring pairs and their terms' idf (the engine's functions)."""
+        pairs = pairs_of([t for t in qterms[q] if t in lex.vocabulary])
+        return pairs, {t: float(lex.idf[lex.vocabulary[t]]) for pair in pairs for t in pair}
+
+    def pair_bound(q: str) -> float:
+        pairs, idf = pair_weights(q)
+        return bound_of_pairs(pairs, idf, lex.k1)
+
+    def pair_scores(q: str, ranked: list[int], window: int) -> dict[int, float]:
+        pairs, idf = pair_weights(q)
+        if not pairs:
+            return {}
+        passages = [positions_of(doc_terms[key]) for key in ranked]
+        return dict(zip(ranked, proximity_scores(pairs, passages, idf, lex.k1, window),
+                        strict=True))  # fmt: skip
 
     def aggregate(
         chunks: dict[int, float], gamma: float, best: int, floor_rank: int

@@ -134,6 +134,9 @@ class EngineConfig:
     # No feedback pass when the feedback passages average fewer analysed terms than
     # this (titles, one-line descriptions: issue 33). 0: always.
     prf_min_feedback_terms: float = 30.0
+    # The default retrieve's proximity stage (rcpkit.engine.retrieve.proximity): the
+    # weight of a candidate's share of query-term pairs found close together. 0: off.
+    proximity_weight: float = 0.15
     # BM25 of both stores (rcpkit.engine.index.bm25.BM25): None takes the index's
     # own, recorded when it was created (then these, else k1 0.9, b 0.6, title 3). A
     # value naming others for an existing index is refused: re-index to change them.

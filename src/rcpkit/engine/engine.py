@@ -130,6 +130,7 @@ class Engine:
                         feedback=config.prf_documents if config.prf else 0,
                         feedback_terms=config.prf_terms,
                         min_feedback_terms=config.prf_min_feedback_terms,
+                        proximity_weight=config.proximity_weight,
                     )
                     self._rerankers[method] = hybrid
                 else:

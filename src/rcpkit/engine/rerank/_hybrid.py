@@ -37,6 +37,7 @@ import numpy as np
 
 from rcpkit.engine.index.bm25 import BM25, DEFAULT_BM25, query_tokens, tokens
 from rcpkit.engine.models import Embedder
+from rcpkit.engine.proximity import idf_of, pair_bound, pairs_of, positions_of, proximity_scores
 from rcpkit.engine.query import DEFAULT_ALPHA
 from rcpkit.engine.rerank._interfaces import Checkpoint, RerankMethod, Scores
 from rcpkit.engine.rm3 import expansion_terms
@@ -77,6 +78,7 @@ class HybridReranker:
         feedback: int = 10,
         feedback_terms: int = 10,
         min_feedback_terms: float = 0.0,
+        proximity_weight: float = 0.0,
     ) -> None:
         self._embedder = embedder
         self._store = store if isinstance(store, LexicalStatistics) else None
@@ -85,6 +87,7 @@ class HybridReranker:
         self._feedback = feedback  # 0 or 1: no feedback pass
         self._feedback_terms = feedback_terms
         self._min_feedback_terms = min_feedback_terms
+        self._proximity_weight = proximity_weight
 
     @property
     def method(self) -> RerankMethod:
@@ -93,9 +96,10 @@ class HybridReranker:
     @property
     def identity(self) -> str:
         b = self._bm25
+        near = f"; proximity {self._proximity_weight:g}" if self._proximity_weight else ""
         return (
             f"rcpkit-hybrid/1 ({self._embedder.identity}; BM25 k1 {b.k1:g} b {b.b:g}; "
-            f"convex alpha {self._alpha:g})"
+            f"convex alpha {self._alpha:g}{near})"
         )
 
     def score(
@@ -123,7 +127,39 @@ class HybridReranker:
                 expanded = own + expansion_terms(own, terms, self._feedback_terms)
                 lexical = self._lexical(query_tokens(list(dict.fromkeys(expanded))), rows, tenant)
                 fused = self._fused(dense, lexical)
+        if self._proximity_weight > 0:
+            fused = self._near(query, rows, fused, tenant)
         return fused.astype(np.float32)
+
+    def _near(
+        self, query: str, rows: list[list[str]], fused: np.ndarray, tenant: str | None
+    ) -> np.ndarray:
+        """The proximity stage of the default retrieve (``rcpkit.engine.proximity``)."""
+        pairs = pairs_of([token for term in analyze_query(query) for token in tokens(term)])
+        if not pairs:
+            return fused
+        wanted = query_tokens([token for pair in pairs for token in pair])
+        documents, _, frequency = self._statistics(wanted, rows, tenant)
+        idf = {token: idf_of(documents, frequency, token) for token in wanted}
+        k1 = self._bm25.k1
+        bound = pair_bound(pairs, idf, k1)
+        where = [positions_of(row) for row in rows]
+        near = np.asarray(proximity_scores(pairs, where, idf, k1), dtype=np.float64) / bound
+        weight = self._proximity_weight
+        return (fused + weight * near) / (1.0 + weight)
+
+    def _statistics(
+        self, asked: list[str], rows: list[list[str]], tenant: str | None
+    ) -> tuple[int, float, dict[str, int]]:
+        """``N``, ``avgdl`` and ``n`` per token: the index's, else the passages' own."""
+        documents, average, frequency = (
+            self._store.lexical_statistics(asked, None, tenant) if self._store else (0, 0.0, {})
+        )
+        if documents == 0:  # no statistics (or an empty index)
+            average = float(np.mean([len(row) for row in rows])) or 1.0
+            frequency = {t: sum(t in set(row) for row in rows) for t in asked}
+            return len(rows), average, frequency
+        return documents, average, frequency
 
     def _fused(self, dense: np.ndarray, lexical: np.ndarray) -> np.ndarray:
         arms = {
@@ -136,12 +172,7 @@ class HybridReranker:
 
     def _lexical(self, asked: list[str], rows: list[list[str]], tenant: str | None) -> np.ndarray:
         lengths = np.asarray([len(row) for row in rows], dtype=np.float64)
-        documents, average, frequency = (
-            self._store.lexical_statistics(asked, None, tenant) if self._store else (0, 0.0, {})
-        )
-        if documents == 0:  # no statistics (or an empty index): the passages' own
-            documents, average = len(rows), float(lengths.mean()) or 1.0
-            frequency = {t: sum(t in set(row) for row in rows) for t in asked}
+        documents, average, frequency = self._statistics(asked, rows, tenant)
         k1, b, weight = self._bm25.k1, self._bm25.b, self._bm25.body_weight
         scores = np.zeros(len(rows), dtype=np.float64)
         for i, row in enumerate(rows):

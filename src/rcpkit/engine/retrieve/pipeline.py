@@ -19,7 +19,7 @@ from rcpkit.engine.engine import Engine
 from rcpkit.engine.query import GRAPH_UNITS, Query
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.rerank import HybridReranker
-from rcpkit.engine.retrieve import prf
+from rcpkit.engine.retrieve import prf, proximity
 from rcpkit.engine.retrieve.cursors import (
     Cursor,
     decode_cursor,
@@ -153,6 +153,17 @@ def _read(
             "feedback",
             0.5,
             lambda: prf.second_pass(engine, query, text, first, version, depth, ctx),
+            lambda found: _partial(engine, found.candidates, query.k),
+        )
+    if transformed is None and proximity.applies(engine, query):
+        fused = recalled
+        recalled = stages.run(
+            "proximity",
+            0.55,
+            lambda: replace(
+                fused,
+                candidates=proximity.boosted(engine, text, fused.candidates, version, tenant),
+            ),
             lambda found: _partial(engine, found.candidates, query.k),
         )
     candidates = recalled.candidates

@@ -45,7 +45,7 @@ from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.recall import Recalled, fused, search_arms
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.rm3 import expansion_terms
-from rcpkit.engine.store.analysis import analyze
+from rcpkit.engine.store.analysis import analyze, stored_terms
 from rcpkit.engine.store.base import ChunkRow
 
 __all__ = ["applies", "expansion_terms", "feedback_terms", "second_pass"]
@@ -100,7 +100,7 @@ def feedback_terms(
     keys, rows = _feedback_keys(engine, ranking, config.prf_documents)
     if len(keys) < _MIN_FEEDBACK:
         return None
-    passages = [analyze(f"{rows[key].title or ''}\n{rows[key].text}") for key in keys]
+    passages = [stored_terms(f"{rows[key].title or ''}\n{rows[key].text}") for key in keys]
     if np.mean([len(terms) for terms in passages]) < config.prf_min_feedback_terms:
         return None  # issue 33: titles and one-liners hold no vocabulary to learn
     own = analyze(text)

@@ -24,7 +24,7 @@ from rcpkit.engine.engine import Engine
 from rcpkit.engine.query import Query
 from rcpkit.engine.rerank import HybridReranker
 from rcpkit.engine.rerank._interfaces import Checkpoint
-from rcpkit.engine.retrieve import prf
+from rcpkit.engine.retrieve import prf, proximity
 from rcpkit.engine.retrieve.cursors import resolve_version
 from rcpkit.engine.retrieve.recall import Arms, combine
 from rcpkit.engine.retrieve.stages import Candidate
@@ -59,6 +59,11 @@ def rescore_indexed(
             expanded = engine.store.index.lexical_of(feedback[1], keys, version, tenant)
             ranking = _fused(query, dense, expanded) if expanded is not None else ranking
     scores = {candidate.key: candidate.score for candidate in ranking}
+    if proximity.applies(engine, query):
+        near = proximity.shares(engine, text, keys, version, tenant)
+        if near is not None:
+            weight = engine.config.proximity_weight
+            scores = {k: proximity.blend(v, near.get(k, 0.0), weight) for k, v in scores.items()}
     return [scores.get(key, 0.0) for key in keys]
 
 

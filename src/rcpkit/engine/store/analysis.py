@@ -20,6 +20,7 @@ __all__ = [
     "analyze_query",
     "fts_query",
     "identifier_parts",
+    "stored_terms",
     "surface_words",
 ]
 
@@ -81,6 +82,17 @@ def analyze_code_many(texts: Sequence[str]) -> list[list[str]]:
         kept = [word for word in words if word not in _STOPWORDS and 0 < len(word) <= _MAX_TERM]
         out.append(stem(kept))
     return out
+
+
+@lru_cache(maxsize=4096)
+def stored_terms(text: str, code: bool = False) -> tuple[str, ...]:
+    """The terms of a stored text (`analyze`, or identifier-aware for code), remembered.
+
+    For the passages a retrieve reads again (its feedback passages, the candidates
+    its proximity stage scores): popular chunks come back query after query. Keyed
+    by the text itself, so a row rewritten under an old key is never mistaken.
+    """
+    return tuple((analyze_code_many if code else analyze_many)([text])[0])
 
 
 def analyze_query(text: str) -> list[str]:
