@@ -395,12 +395,14 @@ def main() -> None:
     cache_first = {q: rrf({"s": lex_first[q], "d": dense_first[q]}, {}) for q in qids}
 
     def feedback_of(q: str, fb: int, fusion: str = "rrf", alpha: float = 0.5,
-                    doclevel: bool = False) -> list[int]:  # fmt: skip
+                    doclevel: bool = False, near: float = 0.0) -> list[int]:  # fmt: skip
         first = (
             cache_first[q]
             if fusion == "rrf"
             else score_fusion({"s": lex_first[q], "d": dense_first[q]}, fusion, alpha)
         )
+        if near:  # the feedback passages chosen with the proximity stage too
+            first = proximity(q, first, near, 8, 30, "bound")
         if doclevel and fusion != "rrf":
             # documents in the order of the document-level fusion, each by its best chunk
             docs = score_fusion(
@@ -517,6 +519,8 @@ def main() -> None:
         prox_depth: int = 100,
         prox_lex: float = 0.0,
         prox_norm: str = "best",
+        prox_first: bool = False,
+        prox_pairs: str = "next",
     ) -> dict[int, float]:
         # issue 33: RRF for the queries whose arms disagree (agreement below rrf_below)
         if arm_features[q][agree_feature] < rrf_below:
@@ -526,7 +530,8 @@ def main() -> None:
         if alpha_feature:  # a per-query α from how sure each arm's first list is
             value = arm_features[q][alpha_feature]
             alpha = min(0.98, max(0.3, alpha + alpha_slope * (value - alpha_center)))
-        feedback = feedback_of(q, fb, fusion if same_first else "rrf", alpha, doclevel)
+        feedback = feedback_of(q, fb, fusion if same_first else "rrf", alpha, doclevel,
+                               prox if prox_first else 0.0)  # fmt: skip
         if len(qterms[q]) < min_terms:
             lexprf, beta = False, 0.0
         if lex.avgdl < min_avgdl:  # issue 33: no feedback on a corpus of short documents
@@ -576,7 +581,7 @@ def main() -> None:
         else:
             dense = dense_first[q]
         if prox_lex:  # SDM's way: the pairs are part of the lexical arm's score
-            bonus = pair_scores(q, [k for k, _ in second], prox_window)
+            bonus = pair_scores(q, [k for k, _ in second], prox_window, prox_pairs)
             second = sorted(((k, v + prox_lex * bonus.get(k, 0.0)) for k, v in second),
                             key=lambda kv: (-kv[1], kv[0]))  # fmt: skip
         lists = {"s": second, "d": dense, **extra}
@@ -597,12 +602,13 @@ def main() -> None:
         else:
             chunks = score_fusion(lists, fusion, alpha, shares)
         if prox:
-            chunks = proximity(q, chunks, prox, prox_window, prox_depth, prox_norm)
+            chunks = proximity(q, chunks, prox, prox_window, prox_depth, prox_norm, prox_pairs)
         return aggregate(chunks, agg_gamma, agg_top, agg_floor) if agg_gamma else chunks
 
     def proximity(
-        q: str, chunks: dict[int, float], gamma: float, window: int, depth: int, norm: str
-    ) -> dict[int, float]:
+        q: str, chunks: dict[int, float], gamma: float, window: int, depth: int, norm: str,
+        which: str = "next",
+    ) -> dict[int, float]:  # fmt: skip
         """Term proximity (SDM's unordered-window part) over the fused top ``depth``.
 
         A pair of consecutive query terms scores in a chunk when both occur within
@@ -614,10 +620,10 @@ def main() -> None:
         ``gamma`` (the engine also divides by 1 + gamma: the same order).
         """
         ranked = sorted(chunks, key=lambda k: (-chunks[k], k))[:depth]
-        score = pair_scores(q, ranked, window)
+        score = pair_scores(q, ranked, window, which)
         best = max(score.values(), default=0.0)
         if norm == "bound":  # the most the query's pairs could score: list-independent
-            best = pair_bound(q)
+            best = pair_bound(q, which)
         if best <= 0:
             return chunks
         out = dict(chunks)
@@ -625,17 +631,22 @@ def main() -> None:
             out[key] = out[key] + gamma * value / best
         return out
 
-    def pair_weights(q: str) -> tuple[list[tuple[str, str]], dict[str, float]]:
-        """The query's neighbouring pairs and their terms' idf (the engine's functions)."""
-        pairs = pairs_of([t for t in qterms[q] if t in lex.vocabulary])
+    def pair_weights(q: str, which: str) -> tuple[list[tuple[str, str]], dict[str, float]]:
+        """The query's neighbouring pairs (``which`` "all": every pair, FDM's) and idf."""
+        terms = [t for t in qterms[q] if t in lex.vocabulary]
+        pairs = (
+            pairs_of(terms)
+            if which == "next"
+            else list(dict.fromkeys(p for p in itertools.combinations(terms, 2) if p[0] != p[1]))
+        )
         return pairs, {t: float(lex.idf[lex.vocabulary[t]]) for pair in pairs for t in pair}
 
-    def pair_bound(q: str) -> float:
-        pairs, idf = pair_weights(q)
+    def pair_bound(q: str, which: str) -> float:
+        pairs, idf = pair_weights(q, which)
         return bound_of_pairs(pairs, idf, lex.k1)
 
-    def pair_scores(q: str, ranked: list[int], window: int) -> dict[int, float]:
-        pairs, idf = pair_weights(q)
+    def pair_scores(q: str, ranked: list[int], window: int, which: str) -> dict[int, float]:
+        pairs, idf = pair_weights(q, which)
         if not pairs:
             return {}
         passages = [positions_of(doc_terms[key]) for key in ranked]

@@ -4,11 +4,12 @@ The collections (``rcpkit.evaluation.collections``) were measured with every
 default chosen by the worst dev ratio (BENCHMARKS.md, "Quality that holds
 everywhere"). The worst held-out ratio of the default `retrieve` to the in-run
 bm25s baseline is man-long's: man pages' DESCRIPTION sections, the NAME line's
-few words as the query (measured 1.055× on its held-out half). Its snapshot
+few words as the query (measured 1.055× on its held-out half; 1.073× since the
+proximity stage, 2026-12-05). Its snapshot
 as generated on this project's machine is ``data/man-long.tar.gz`` (668 pages;
 the man pages installed elsewhere differ), loaded as outside judges load a
 collection (``--layout meta-title``) into an engine spawned over stdio with the
-bundled MiniLM. The test fails below 1.025× on the held-out half (the
+bundled MiniLM. The test fails below 1.043× on the held-out half (the
 measurement minus 0.03, about the dev/held-out gap), if the default falls
 below the one-pass hybrid (RRF, no feedback) there, or recalls less in its top
 100 than BM25 does.
@@ -25,7 +26,7 @@ from pathlib import Path
 import pytest
 
 SNAPSHOT = Path(__file__).with_name("data") / "man-long.tar.gz"
-FLOOR = 1.025
+FLOOR = 1.043
 
 
 @pytest.mark.timeout(900)
