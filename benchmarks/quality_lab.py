@@ -521,6 +521,7 @@ def main() -> None:
         prox_norm: str = "best",
         prox_first: bool = False,
         prox_pairs: str = "next",
+        cover: float = 0.0,
     ) -> dict[int, float]:
         # issue 33: RRF for the queries whose arms disagree (agreement below rrf_below)
         if arm_features[q][agree_feature] < rrf_below:
@@ -603,6 +604,15 @@ def main() -> None:
             chunks = score_fusion(lists, fusion, alpha, shares)
         if prox:
             chunks = proximity(q, chunks, prox, prox_window, prox_depth, prox_norm, prox_pairs)
+        if cover:  # coordination: the share of the query's idf mass a candidate holds
+            known = {t for t in qterms[q] if t in lex.vocabulary}
+            mass = sum(float(lex.idf[lex.vocabulary[t]]) for t in known) or 1.0
+            head = sorted(chunks, key=lambda k: (-chunks[k], k))[:30]
+            chunks = dict(chunks)
+            for key in head:
+                held = known & set(doc_terms[key])
+                share = sum(float(lex.idf[lex.vocabulary[t]]) for t in held) / mass
+                chunks[key] += cover * share
         return aggregate(chunks, agg_gamma, agg_top, agg_floor) if agg_gamma else chunks
 
     def proximity(
