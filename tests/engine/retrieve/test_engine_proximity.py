@@ -86,3 +86,24 @@ async def test_the_text_rerank_adds_the_same_share(tmp_path: Path) -> None:
     shares = [1 / 1.9, 0.0]
     for before, after, share in zip(scores[0.0], scores[0.5], shares, strict=True):
         assert after == pytest.approx((before + 0.5 * share) / 1.5, abs=1e-6)
+
+
+async def test_reranking_own_hits_past_the_stages_depth_keeps_their_scores(
+    tmp_path: Path,
+) -> None:
+    """The stage scores the fused top 30; a rerank of 40 own hits gives the rest no share."""
+    notes = [
+        {"id": f"n{n:02d}", "text": f"heat transfer note{n} " + "wing " * (n % 7) + FILLER}
+        for n in range(40)
+    ]
+    engine = make_engine(tmp_path / "index")
+    async with indexed(engine, notes) as call:
+        hits = (await call.result("retrieve", {"query": "heat transfer wing", "k": 40}))["hits"]
+        assert len(hits) == 40
+        assert all("proximity" in hit["scores"] for hit in hits[:30])
+        assert not any("proximity" in hit["scores"] for hit in hits[30:])
+        asked = {"query": "heat transfer wing", "passages": [hit["text"] for hit in hits]}
+        scores = (await call.result("rerank", asked))["scores"]
+    engine.close()
+    for hit, score in zip(hits, scores, strict=True):
+        assert score == pytest.approx(hit["score"], abs=1e-5), hit["id"]

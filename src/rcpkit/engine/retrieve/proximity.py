@@ -40,7 +40,7 @@ from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.store.analysis import analyze_query, stored_terms
 from rcpkit.engine.store.base import ChunkRow
 
-__all__ = ["applies", "blend", "boosted", "shares"]
+__all__ = ["DEPTH", "applies", "blend", "boosted", "shares"]
 
 
 def applies(engine: Engine, query: Query) -> bool:

@@ -60,7 +60,9 @@ def rescore_indexed(
             ranking = _fused(query, dense, expanded) if expanded is not None else ranking
     scores = {candidate.key: candidate.score for candidate in ranking}
     if proximity.applies(engine, query):
-        near = proximity.shares(engine, text, keys, version, tenant)
+        # The stage's shares go to the best DEPTH by fused score, as in `retrieve`.
+        best = sorted(scores, key=lambda key: (-scores[key], key))[: proximity.DEPTH]
+        near = proximity.shares(engine, text, best, version, tenant)
         if near is not None:
             weight = engine.config.proximity_weight
             scores = {k: proximity.blend(v, near.get(k, 0.0), weight) for k, v in scores.items()}
