@@ -190,6 +190,8 @@ class Lexical:
         self.avgdl = float(length.mean())
         self.lengths = length
         norm = k1 * (1 - b + b * length / length.mean())
+        self.b = b
+        self.raw_tf = tf.tocsr()
         tf = tf.tocoo()
         sat = tf.data * (k1 + 1) / (tf.data + norm[tf.row])
         self.matrix = sparse.csc_matrix((sat, (tf.row, tf.col)), shape=tf.shape)
@@ -204,6 +206,31 @@ class Lexical:
             column = self.matrix.getcol(j)
             out[column.indices] += weight * self.idf[j] * column.data
         return out
+
+
+def expand(lex: Lexical, vectors: np.ndarray, weight: float, neighbours: float) -> None:
+    """Document expansion by dense neighbours (Tao et al. 2006, in BM25 form).
+
+    EXPAND="WEIGHT,M": each chunk's term counts gain WEIGHT x its length x the
+    similarity-weighted term distribution of its M nearest chunks (cosine of the
+    stored vectors), so a chunk is also found by its neighbours' words; lengths
+    and document frequencies stay the original ones. Re-saturates ``lex.matrix``.
+    """
+    m = int(neighbours)
+    similar = vectors @ vectors.T
+    np.fill_diagonal(similar, -np.inf)
+    nearest = np.argpartition(-similar, m, axis=1)[:, :m]
+    rows = np.repeat(np.arange(len(vectors)), m)
+    sims = np.maximum(similar[rows, nearest.ravel()], 0.0)
+    mix = sparse.csr_matrix((sims, (rows, nearest.ravel())), shape=similar.shape)
+    mix = sparse.diags(1.0 / np.maximum(np.asarray(mix.sum(axis=1)).ravel(), 1e-9)) @ mix
+    tf = lex.raw_tf
+    distribution = sparse.diags(1.0 / np.maximum(lex.lengths, 1.0)) @ tf
+    extra = sparse.diags(weight * lex.lengths) @ (mix @ distribution)
+    expanded = (tf + extra).tocoo()
+    norm = lex.k1 * (1 - lex.b + lex.b * lex.lengths / lex.avgdl)
+    sat = expanded.data * (lex.k1 + 1) / (expanded.data + norm[expanded.row])
+    lex.matrix = sparse.csc_matrix((sat, (expanded.row, expanded.col)), shape=expanded.shape)
 
 
 def top(scores: np.ndarray, k: int, positive: bool = True) -> list[tuple[int, float]]:
@@ -522,6 +549,8 @@ def main() -> None:
         prox_first: bool = False,
         prox_pairs: str = "next",
         cover: float = 0.0,
+        ordered: float = 0.0,
+        ordered_window: int = 2,
     ) -> dict[int, float]:
         # issue 33: RRF for the queries whose arms disagree (agreement below rrf_below)
         if arm_features[q][agree_feature] < rrf_below:
@@ -604,6 +633,21 @@ def main() -> None:
             chunks = score_fusion(lists, fusion, alpha, shares)
         if prox:
             chunks = proximity(q, chunks, prox, prox_window, prox_depth, prox_norm, prox_pairs)
+        if ordered:  # SDM's ordered part: b within ordered_window positions after a
+            pairs, idf = pair_weights(q, "next")
+            bound = bound_of_pairs(pairs, idf, lex.k1) if pairs else 0.0
+            head = sorted(chunks, key=lambda k: (-chunks[k], k))[:30]
+            chunks = dict(chunks)
+            for key in head if bound else []:
+                where = positions_of(doc_terms[key])
+                total = 0.0
+                for a, b in pairs:
+                    after = set(where.get(b, ()))
+                    c = sum(1 for i in where.get(a, ()) if any(i + d in after
+                            for d in range(1, ordered_window + 1)))  # fmt: skip
+                    if c:
+                        total += (idf[a] + idf[b]) / 2 * c * (lex.k1 + 1) / (c + lex.k1)
+                chunks[key] += ordered * total / bound
         if cover:  # coordination: the share of the query's idf mass a candidate holds
             known = {t for t in qterms[q] if t in lex.vocabulary}
             mass = sum(float(lex.idf[lex.vocabulary[t]]) for t in known) or 1.0
@@ -694,6 +738,8 @@ def main() -> None:
         prefix = " ".join(f"{k}={v}" for k, v in setting.items())
         if setting:
             lex = Lexical(data, **{k: float(v) for k, v in setting.items()})
+            if os.environ.get("EXPAND"):
+                expand(lex, data["vectors"], *(float(v) for v in os.environ["EXPAND"].split(",")))
             lex_first = {q: top(lex.scores(dict.fromkeys(qterms[q], 1.0)), 100) for q in qids}
             cache_first = {q: rrf({"s": lex_first[q], "d": dense_first[q]}, {}) for q in qids}
             arm_features = {q: features_of(q) for q in qids}  # of this lexical arm
