@@ -233,6 +233,11 @@ def expand(lex: Lexical, vectors: np.ndarray, weight: float, neighbours: float) 
     lex.matrix = sparse.csc_matrix((sat, (expanded.row, expanded.col)), shape=expanded.shape)
 
 
+def best_of(scores: dict[int, float], depth: int) -> list[int]:
+    """The ``depth`` best keys of a fused ranking, ties by key."""
+    return sorted(scores, key=lambda k: (-scores[k], k))[:depth]
+
+
 def top(scores: np.ndarray, k: int, positive: bool = True) -> list[tuple[int, float]]:
     idx = np.flatnonzero(scores > 0) if positive else np.arange(len(scores))
     if len(idx) > k:
@@ -636,7 +641,7 @@ def main() -> None:
         if ordered:  # SDM's ordered part: b within ordered_window positions after a
             pairs, idf = pair_weights(q, "next")
             bound = bound_of_pairs(pairs, idf, lex.k1) if pairs else 0.0
-            head = sorted(chunks, key=lambda k: (-chunks[k], k))[:30]
+            head = best_of(chunks, 30)
             chunks = dict(chunks)
             for key in head if bound else []:
                 where = positions_of(doc_terms[key])
@@ -651,7 +656,7 @@ def main() -> None:
         if cover:  # coordination: the share of the query's idf mass a candidate holds
             known = {t for t in qterms[q] if t in lex.vocabulary}
             mass = sum(float(lex.idf[lex.vocabulary[t]]) for t in known) or 1.0
-            head = sorted(chunks, key=lambda k: (-chunks[k], k))[:30]
+            head = best_of(chunks, 30)
             chunks = dict(chunks)
             for key in head:
                 held = known & set(doc_terms[key])
@@ -673,7 +678,7 @@ def main() -> None:
         ("bound", as ``rcpkit.engine.retrieve.proximity`` does), is added with weight
         ``gamma`` (the engine also divides by 1 + gamma: the same order).
         """
-        ranked = sorted(chunks, key=lambda k: (-chunks[k], k))[:depth]
+        ranked = best_of(chunks, depth)
         score = pair_scores(q, ranked, window, which)
         best = max(score.values(), default=0.0)
         if norm == "bound":  # the most the query's pairs could score: list-independent

@@ -17,19 +17,57 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
 
+from rcpkit.engine.index.bm25 import query_tokens, tokens
+from rcpkit.engine.store.analysis import analyze_query
+
 __all__ = [
     "DEPTH",
     "WINDOW",
     "Positions",
+    "blend",
     "idf_of",
     "pair_bound",
+    "pair_shares",
+    "pair_tokens",
     "pairs_of",
     "positions_of",
     "proximity_scores",
+    "query_pairs",
 ]
 
 DEPTH = 30  # the fused candidates a retrieve scores
 WINDOW = 8  # analysed positions; stopwords are already out, so about a dozen words
+
+
+def query_pairs(text: str) -> list[tuple[str, str]]:
+    """The neighbouring pairs of a query, analysed as the lexical arm analyses it."""
+    return pairs_of([token for term in analyze_query(text) for token in tokens(term)])
+
+
+def pair_tokens(pairs: Sequence[tuple[str, str]]) -> list[str]:
+    """The distinct tokens of ``pairs``: those whose statistics the shares need."""
+    return query_tokens([token for pair in pairs for token in pair])
+
+
+def pair_shares(
+    pairs: Sequence[tuple[str, str]],
+    passages: Sequence[Positions],
+    documents: int,
+    frequency: Mapping[str, int],
+    k1: float,
+) -> list[float]:
+    """Each passage's score as a share of `pair_bound`, in ``[0, 1)`` whatever the list.
+
+    ``documents`` and ``frequency``: BM25's ``N`` and ``n`` per token of `pair_tokens`.
+    """
+    idf = {token: idf_of(documents, frequency, token) for token in pair_tokens(pairs)}
+    bound = pair_bound(pairs, idf, k1)
+    return [score / bound for score in proximity_scores(pairs, passages, idf, k1)]
+
+
+def blend(score: float, share: float, weight: float) -> float:
+    """A fused score with its proximity share, kept in the fused scores' range."""
+    return (score + weight * share) / (1.0 + weight)
 
 
 def pairs_of(tokens: Sequence[str]) -> list[tuple[str, str]]:

@@ -37,7 +37,7 @@ import numpy as np
 
 from rcpkit.engine.index.bm25 import BM25, DEFAULT_BM25, query_tokens, tokens
 from rcpkit.engine.models import Embedder
-from rcpkit.engine.proximity import idf_of, pair_bound, pairs_of, positions_of, proximity_scores
+from rcpkit.engine.proximity import blend, pair_shares, pair_tokens, positions_of, query_pairs
 from rcpkit.engine.query import DEFAULT_ALPHA
 from rcpkit.engine.rerank._interfaces import Checkpoint, RerankMethod, Scores
 from rcpkit.engine.rm3 import expansion_terms
@@ -135,18 +135,14 @@ class HybridReranker:
         self, query: str, rows: list[list[str]], fused: np.ndarray, tenant: str | None
     ) -> np.ndarray:
         """The proximity stage of the default retrieve (``rcpkit.engine.proximity``)."""
-        pairs = pairs_of([token for term in analyze_query(query) for token in tokens(term)])
+        pairs = query_pairs(query)
         if not pairs:
             return fused
-        wanted = query_tokens([token for pair in pairs for token in pair])
-        documents, _, frequency = self._statistics(wanted, rows, tenant)
-        idf = {token: idf_of(documents, frequency, token) for token in wanted}
-        k1 = self._bm25.k1
-        bound = pair_bound(pairs, idf, k1)
+        documents, _, frequency = self._statistics(pair_tokens(pairs), rows, tenant)
         where = [positions_of(row) for row in rows]
-        near = np.asarray(proximity_scores(pairs, where, idf, k1), dtype=np.float64) / bound
+        near = pair_shares(pairs, where, documents, frequency, self._bm25.k1)
         weight = self._proximity_weight
-        return (fused + weight * near) / (1.0 + weight)
+        return np.asarray([blend(f, s, weight) for f, s in zip(fused, near, strict=True)])
 
     def _statistics(
         self, asked: list[str], rows: list[list[str]], tenant: str | None

@@ -25,22 +25,21 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.index.bm25 import query_tokens, tokens
+from rcpkit.engine.index.bm25 import tokens
 from rcpkit.engine.proximity import (
     DEPTH,
     Positions,
-    idf_of,
-    pair_bound,
-    pairs_of,
+    blend,
+    pair_shares,
+    pair_tokens,
     positions_of,
-    proximity_scores,
+    query_pairs,
 )
 from rcpkit.engine.query import Query
 from rcpkit.engine.retrieve.stages import Candidate
-from rcpkit.engine.store.analysis import analyze_query, stored_terms
-from rcpkit.engine.store.base import ChunkRow
+from rcpkit.engine.store.analysis import analyze_code_many, analyze_many
 
-__all__ = ["DEPTH", "applies", "blend", "boosted", "shares"]
+__all__ = ["DEPTH", "applies", "boosted", "shares"]
 
 
 def applies(engine: Engine, query: Query) -> bool:
@@ -71,39 +70,28 @@ def boosted(
     return sorted(out[:DEPTH], key=lambda c: (-c.score, c.key)) + out[DEPTH:]
 
 
-def blend(score: float, share: float, weight: float) -> float:
-    """A fused score with its proximity share, kept in the fused scores' range."""
-    return (score + weight * share) / (1.0 + weight)
-
-
 def shares(
     engine: Engine, text: str, keys: Sequence[int], version: int, tenant: str | None
 ) -> dict[int, float] | None:
     """Each row's proximity share for ``text`` in ``[0, 1)``; None: the query has no pair."""
-    asked = [token for term in analyze_query(text) for token in tokens(term)]
-    pairs = pairs_of(asked)
+    pairs = query_pairs(text)
     if not pairs:
         return None
-    wanted = query_tokens([token for pair in pairs for token in pair])
-    documents, _, frequency = engine.store.index.lexical_statistics(wanted, version, tenant)
-    idf = {token: idf_of(documents, frequency, token) for token in wanted}
-    k1 = engine.store.bm25.k1
-    bound = pair_bound(pairs, idf, k1)
+    statistics = engine.store.index.lexical_statistics(pair_tokens(pairs), version, tenant)
+    documents, _, frequency = statistics
     rows = engine.store.fetch(list(keys))
     held = [key for key in keys if key in rows]
-    passages = _analysed([rows[key] for key in held])
-    scores = proximity_scores(pairs, passages, idf, k1)
-    return {key: score / bound for key, score in zip(held, scores, strict=True)}
-
-
-def _analysed(rows: Sequence[ChunkRow]) -> list[Positions]:
-    return [_positions(row.text, row.modality == "code") for row in rows]
+    passages = [_positions(rows[key].text, rows[key].modality == "code") for key in held]
+    found = pair_shares(pairs, passages, documents, frequency, engine.store.bm25.k1)
+    return dict(zip(held, found, strict=True))
 
 
 @lru_cache(maxsize=4096)
 def _positions(text: str, code: bool) -> Positions:
     """A chunk's body tokens as the indexer made them (code split as identifiers), by token.
 
-    Keyed by the text itself (see `stored_terms`); read-only once cached.
+    Keyed by the text itself, so a row rewritten under an old key is never mistaken;
+    read-only once cached. Popular chunks come back query after query.
     """
-    return positions_of(tokens(" ".join(stored_terms(text, code))))
+    terms = (analyze_code_many if code else analyze_many)([text])[0]
+    return positions_of(tokens(" ".join(terms)))

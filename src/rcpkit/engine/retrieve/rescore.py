@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.engine import Engine
+from rcpkit.engine.proximity import blend
 from rcpkit.engine.query import Query
 from rcpkit.engine.rerank import HybridReranker
 from rcpkit.engine.rerank._interfaces import Checkpoint
@@ -65,7 +66,7 @@ def rescore_indexed(
         near = proximity.shares(engine, text, best, version, tenant)
         if near is not None:
             weight = engine.config.proximity_weight
-            scores = {k: proximity.blend(v, near.get(k, 0.0), weight) for k, v in scores.items()}
+            scores = {k: blend(v, near.get(k, 0.0), weight) for k, v in scores.items()}
     return [scores.get(key, 0.0) for key in keys]
 
 

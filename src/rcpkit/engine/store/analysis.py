@@ -88,9 +88,9 @@ def analyze_code_many(texts: Sequence[str]) -> list[list[str]]:
 def stored_terms(text: str, code: bool = False) -> tuple[str, ...]:
     """The terms of a stored text (`analyze`, or identifier-aware for code), remembered.
 
-    For the passages a retrieve reads again (its feedback passages, the candidates
-    its proximity stage scores): popular chunks come back query after query. Keyed
-    by the text itself, so a row rewritten under an old key is never mistaken.
+    For the passages a retrieve reads again (its feedback passages): popular chunks
+    come back query after query. Keyed by the text itself, so a row rewritten under
+    an old key is never mistaken.
     """
     return tuple((analyze_code_many if code else analyze_many)([text])[0])
 
