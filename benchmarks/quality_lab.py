@@ -38,6 +38,7 @@ from rcpkit.engine.ingest.indexer import _SPARSE_TERMS, content_hash_of, index_d
 from rcpkit.engine.open import open_engine
 from rcpkit.engine.proximity import pair_bound as bound_of_pairs
 from rcpkit.engine.proximity import pairs_of, positions_of, proximity_scores
+from rcpkit.engine.smoothing import DEPTH, NEIGHBOURS, smooth
 from rcpkit.engine.store.analysis import analyze
 from rcpkit.evaluation.baseline import bm25_baseline
 from rcpkit.evaluation.dataset import Dataset, load_dataset
@@ -556,6 +557,9 @@ def main() -> None:
         cover: float = 0.0,
         ordered: float = 0.0,
         ordered_window: int = 2,
+        reg: float = 0.0,
+        reg_m: int = NEIGHBOURS,
+        reg_depth: int = DEPTH,
     ) -> dict[int, float]:
         # issue 33: RRF for the queries whose arms disagree (agreement below rrf_below)
         if arm_features[q][agree_feature] < rrf_below:
@@ -662,7 +666,15 @@ def main() -> None:
                 held = known & set(doc_terms[key])
                 share = sum(float(lex.idf[lex.vocabulary[t]]) for t in held) / mass
                 chunks[key] += cover * share
+        if reg:  # score regularisation (Diaz 2005): each of the head towards its neighbours
+            chunks = regularised(chunks, reg, reg_m, reg_depth)
         return aggregate(chunks, agg_gamma, agg_top, agg_floor) if agg_gamma else chunks
+
+    def regularised(chunks: dict[int, float], mu: float, m: int, depth: int) -> dict[int, float]:
+        """The fused head's scores smoothed among themselves (``rcpkit.engine.smoothing``)."""
+        head = best_of(chunks, depth)
+        moved = smooth([chunks[k] for k in head], vectors[head], mu, m)
+        return {**chunks, **dict(zip(head, (float(v) for v in moved), strict=True))}
 
     def proximity(
         q: str, chunks: dict[int, float], gamma: float, window: int, depth: int, norm: str,

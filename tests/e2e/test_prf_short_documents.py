@@ -35,8 +35,8 @@ def _serve(index: Path, config: Path) -> list[str]:
 
 async def _rankings(tmp_path: Path, setting: str) -> tuple[list[tuple[str, float]], ...]:
     config = tmp_path / f"{setting or 'default'}.toml"
-    # The proximity stage (after the feedback pass) off: this compares the passes alone.
-    config.write_text(f"[engine]\nproximity_weight = 0\n{setting}\n")
+    # The stages after the feedback pass off: this compares the passes alone.
+    config.write_text(f"[engine]\nproximity_weight = 0\nsmoothing_weight = 0\n{setting}\n")
     index = tmp_path / f"idx-{len(setting)}"
     async with await Client.connect_stdio(_serve(index, config)) as client:
         await client.index_add([{"id": f"d{i}", "text": t} for i, t in enumerate(ONE_LINERS)])

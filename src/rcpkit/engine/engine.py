@@ -131,6 +131,7 @@ class Engine:
                         feedback_terms=config.prf_terms,
                         min_feedback_terms=config.prf_min_feedback_terms,
                         proximity_weight=config.proximity_weight,
+                        smoothing_weight=config.smoothing_weight,
                     )
                     self._rerankers[method] = hybrid
                 else:

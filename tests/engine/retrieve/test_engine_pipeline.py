@@ -261,14 +261,14 @@ async def test_progress_arrives_stage_by_stage_before_the_result(call: Calls) ->
             break
         frames.append(message["params"])
     stages = [frame["stage"] for frame in frames]
-    named = ("recall", "feedback", "proximity", "rerank", "mmr", "pack")
+    named = ("recall", "feedback", "proximity", "smoothing", "rerank", "mmr", "pack")
     assert [stage for stage in stages if stage in named] == list(named)
     progress = [frame["progress"] for frame in frames]
     assert progress == sorted(progress)
     assert progress[-1] == 1.0
     partials = [frame["partial"]["hits"] for frame in frames if "partial" in frame]
-    # recall, feedback (issue 16's second pass), proximity (issue 33), rerank
-    assert len(partials) == 4
+    # recall, feedback (issue 16's second pass), proximity and smoothing (issue 33), rerank
+    assert len(partials) == 5
     assert all(hit["id"].endswith("#0") for hits in partials for hit in hits)
     assert message["result"]["usage"]["reranked"] == 4
     assert set(message["result"]["usage"]["stages"]) >= {"recall", "rerank", "mmr", "pack"}

@@ -16,8 +16,10 @@ The default retrieve's feedback pass is repeated over the passages: RM3
 (``rcpkit.engine.rm3``) over the first fused ranking's top ``feedback``
 passages expands the query of a second BM25 over the same passages, fused again
 (skipped, as in the pipeline, when those passages average fewer analysed terms
-than ``min_feedback_terms``). A passage is one field (a rerank passage has no
-title): a hit counts the body weight, 1. Scores are ``[0, 1]``, ``scores[i]``
+than ``min_feedback_terms``), and so are its proximity stage and its neighbour
+smoothing (the best passages among themselves, by their embeddings). A
+passage is one field (a rerank passage has no title): a hit counts the body
+weight, 1. Scores are ``[0, 1]``, ``scores[i]``
 for ``passages[i]``, and only compare within one call (§4.6).
 
 Inside `retrieve` the candidates are rows of the index, and its rerank stage
@@ -41,6 +43,7 @@ from rcpkit.engine.proximity import blend, pair_shares, pair_tokens, positions_o
 from rcpkit.engine.query import DEFAULT_ALPHA
 from rcpkit.engine.rerank._interfaces import Checkpoint, RerankMethod, Scores
 from rcpkit.engine.rm3 import expansion_terms
+from rcpkit.engine.smoothing import smoothed_head
 from rcpkit.engine.store.analysis import analyze, analyze_code_many, analyze_many, analyze_query
 from rcpkit.protocol.fusion import FusionOptions, fuse
 
@@ -79,6 +82,7 @@ class HybridReranker:
         feedback_terms: int = 10,
         min_feedback_terms: float = 0.0,
         proximity_weight: float = 0.0,
+        smoothing_weight: float = 0.0,
     ) -> None:
         self._embedder = embedder
         self._store = store if isinstance(store, LexicalStatistics) else None
@@ -88,6 +92,7 @@ class HybridReranker:
         self._feedback_terms = feedback_terms
         self._min_feedback_terms = min_feedback_terms
         self._proximity_weight = proximity_weight
+        self._smoothing_weight = smoothing_weight
 
     @property
     def method(self) -> RerankMethod:
@@ -97,9 +102,10 @@ class HybridReranker:
     def identity(self) -> str:
         b = self._bm25
         near = f"; proximity {self._proximity_weight:g}" if self._proximity_weight else ""
+        alike = f"; smoothing {self._smoothing_weight:g}" if self._smoothing_weight else ""
         return (
             f"rcpkit-hybrid/1 ({self._embedder.identity}; BM25 k1 {b.k1:g} b {b.b:g}; "
-            f"convex alpha {self._alpha:g}{near})"
+            f"convex alpha {self._alpha:g}{near}{alike})"
         )
 
     def score(
@@ -117,7 +123,8 @@ class HybridReranker:
         if checkpoint is not None:
             checkpoint()
         query_vector = self._embedder.embed([query], "query")[0]
-        dense = self._embedder.embed(list(passages), "document") @ query_vector
+        vectors = self._embedder.embed(list(passages), "document")
+        dense = vectors @ query_vector
         fused = self._fused(dense, lexical)
         if self._feedback >= 2 and len(passages) >= 2:
             head = sorted(range(len(passages)), key=lambda i: (-fused[i], i))[: self._feedback]
@@ -129,6 +136,11 @@ class HybridReranker:
                 fused = self._fused(dense, lexical)
         if self._proximity_weight > 0:
             fused = self._near(query, rows, fused, tenant)
+        if self._smoothing_weight > 0:  # the smoothing stage (rcpkit.engine.smoothing)
+            scores = smoothed_head(
+                dict(enumerate(fused)), dict(enumerate(vectors)), self._smoothing_weight
+            )
+            fused = np.asarray([scores[i] for i in range(len(passages))])
         return fused.astype(np.float32)
 
     def _near(

@@ -1,4 +1,5 @@
-"""Reads: the retrieve pipeline (§3, §7.7): recall → feedback → rerank → recency → MMR → pack.
+"""Reads: the retrieve pipeline (§3, §7.7): recall → feedback → proximity → smoothing → rerank →
+recency → MMR → pack.
 
 Every stage reports progress (§9), honours cancellation and the deadline at
 its checkpoints, and runs against one pinned index version (§7.7.1), so a
@@ -19,7 +20,7 @@ from rcpkit.engine.engine import Engine
 from rcpkit.engine.query import GRAPH_UNITS, Query
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.rerank import HybridReranker
-from rcpkit.engine.retrieve import prf, proximity
+from rcpkit.engine.retrieve import prf, proximity, smoothing
 from rcpkit.engine.retrieve.cursors import (
     Cursor,
     decode_cursor,
@@ -163,6 +164,16 @@ def _read(
             lambda: replace(
                 fused,
                 candidates=proximity.boosted(engine, text, fused.candidates, version, tenant),
+            ),
+            lambda found: _partial(engine, found.candidates, query.k),
+        )
+    if transformed is None and smoothing.applies(engine, query):
+        near = recalled
+        recalled = stages.run(
+            "smoothing",
+            0.6,
+            lambda: replace(
+                near, candidates=smoothing.smoothed(engine, near.candidates, near.vectors)
             ),
             lambda found: _partial(engine, found.candidates, query.k),
         )

@@ -9,8 +9,9 @@ index, so they are scored here exactly as recall scored them: BM25 through
 the query index (title and body fields, the tenant's statistics at the version
 read; `QueryIndex.lexical_of`), the cosine of their stored vectors, fused by
 the request's fusion (the default's convex α), and the default's feedback pass
-over the same rows. Nothing is embedded but the query, which recall already
-did. A version the mirror no longer holds falls back to the text scorer.
+over the same rows, its proximity shares and its neighbour smoothing (among
+the rows given). Nothing is embedded but the query, which recall already did.
+A version the mirror no longer holds falls back to the text scorer.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ from rcpkit.engine.proximity import blend
 from rcpkit.engine.query import Query
 from rcpkit.engine.rerank import HybridReranker
 from rcpkit.engine.rerank._interfaces import Checkpoint
-from rcpkit.engine.retrieve import prf, proximity
+from rcpkit.engine.retrieve import prf, proximity, smoothing
 from rcpkit.engine.retrieve.cursors import resolve_version
 from rcpkit.engine.retrieve.recall import Arms, combine
 from rcpkit.engine.retrieve.stages import Candidate
+from rcpkit.engine.smoothing import smoothed_head
 from rcpkit.engine.store.analysis import analyze, analyze_query
 from rcpkit.engine.store.snapshot import snapshot
 
@@ -67,6 +69,9 @@ def rescore_indexed(
         if near is not None:
             weight = engine.config.proximity_weight
             scores = {k: blend(v, near.get(k, 0.0), weight) for k, v in scores.items()}
+    if smoothing.applies(engine, query):
+        # The best DEPTH by score, smoothed among themselves as `retrieve` smooths its own.
+        scores = smoothed_head(scores, vectors, engine.config.smoothing_weight)
     return [scores.get(key, 0.0) for key in keys]
 
 
