@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any, TypeVar
 
 import msgspec
@@ -36,7 +37,7 @@ from rcpkit.engine.retrieve.stages import Candidate, mmr, pack_to_budget, recenc
 from rcpkit.engine.store.base import ChunkRow
 from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.store.partial import partial_scope
-from rcpkit.engine.store.snapshot import snapshot
+from rcpkit.engine.store.snapshot import fetch_rows, one_read
 from rcpkit.engine.transform import Transformed, merge_rankings
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.content import Hit
@@ -105,8 +106,9 @@ def _retrieve(engine: Engine, query: Query, ctx: EngineRequest) -> m.RetrieveRes
     if query.unit in GRAPH_UNITS and engine.graphs is not None:
         return _through_graph(engine, query, text, ctx, started)
     # §7.7.1: the version check and every read in one snapshot, so another process's
-    # garbage collection cannot slip between them (a pinned read serves that version).
-    with snapshot(engine.store):
+    # garbage collection cannot slip between them (a pinned read serves that version);
+    # within it, the stages' overlapping rows are read once.
+    with one_read(engine.store):
         result = _read(engine, query, text, ctx, started)
     if query.session_id:
         engine.trajectories.record(ctx.tenant, query.session_id, [str(h.id) for h in result.hits])
@@ -194,7 +196,7 @@ def _read(
     rows: dict[int, ChunkRow] = {}
     unit = query.unit if query.unit in UNIT_KEYS else "chunk"
     if unit in ("document", "page") or quarantined or seen:
-        rows = engine.store.fetch([c.key for c in candidates])
+        rows = fetch_rows(engine.store, [c.key for c in candidates])
         candidates = [c for c in candidates if c.key in rows]
     if quarantined:
         candidates = _withhold(candidates, rows, quarantined, ctx)
@@ -207,9 +209,9 @@ def _read(
     if engine.config.collapse_duplicates and unit not in ("document", "page"):
         # MMR picks from the whole list, so it gets the whole list collapsed.
         collapse_depth = len(candidates) if query.mmr_lambda is not None else depth
-        collapsed = collapse_duplicates(
-            candidates, engine.store.fetch, collapse_depth, engine.config.duplicate_similarity
-        )
+        fetch = partial(fetch_rows, engine.store)
+        similarity = engine.config.duplicate_similarity
+        collapsed = collapse_duplicates(candidates, fetch, collapse_depth, similarity)
         candidates, rows = collapsed.candidates, {**rows, **collapsed.rows}
         if pool is not None and len(candidates) <= depth and recalled.count >= pool:
             # Copies left the lean pool short of the page: recall the whole pool.
@@ -225,7 +227,7 @@ def _read(
         )
     page = candidates[offset:depth]
     missing = [c.key for c in page if c.key not in rows]
-    rows.update(engine.store.fetch(missing) if missing else {})
+    rows.update(fetch_rows(engine.store, missing) if missing else {})
     page = [c for c in page if c.key in rows]  # a chunk collected since recall is dropped
     tokens = None
     ahead = depth  # where the next page starts: after the last candidate this one used
@@ -379,7 +381,7 @@ def _cursor(engine: Engine, query: Query, tenant: str | None) -> Cursor | None:
 
 def _partial(engine: Engine, candidates: list[Candidate], k: int) -> dict[str, object]:
     """§9 partial.hits: the current head, as ids and scores (bodies come with the result)."""
-    rows = engine.store.fetch([c.key for c in candidates[:k]])
+    rows = fetch_rows(engine.store, [c.key for c in candidates[:k]])
     return {
         "hits": [
             {"id": rows[c.key].chunk_id, "score": c.score} for c in candidates[:k] if c.key in rows
@@ -410,7 +412,7 @@ def _rerank(
         vector = recalled.query_vector
         raw = rescore_indexed(engine, query, text, head, vector, version, ctx.tenant)
     if raw is None:
-        rows = engine.store.fetch([c.key for c in head])
+        rows = fetch_rows(engine.store, [c.key for c in head])
         raw = reranker.score(text, [rows[c.key].text for c in head], ctx.check_cancelled)
     for candidate, score in zip(
         head, bounded_scores(engine, reranker.method, text, raw), strict=True

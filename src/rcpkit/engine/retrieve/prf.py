@@ -47,6 +47,7 @@ from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.rm3 import expansion_terms
 from rcpkit.engine.store.analysis import analyze, stored_terms
 from rcpkit.engine.store.base import ChunkRow
+from rcpkit.engine.store.snapshot import fetch_rows
 
 __all__ = ["applies", "expansion_terms", "feedback_terms", "second_pass"]
 
@@ -110,9 +111,23 @@ def feedback_terms(
 def _feedback_keys(
     engine: Engine, ranking: Sequence[Candidate], documents: int
 ) -> tuple[list[int], dict[int, ChunkRow]]:
-    """The best chunk of each of the first ``documents`` distinct documents."""
+    """The best chunk of each of the first ``documents`` distinct documents.
+
+    Read in two steps: the first ``documents`` + a half are enough when the
+    documents are one chunk each; the rest of the first ``4 · documents`` only
+    when some of those were the same document's.
+    """
     head = [c.key for c in ranking[: documents * 4]]
-    rows = engine.store.fetch(head)
+    first = documents + documents // 2
+    rows = fetch_rows(engine.store, head[:first])
+    keys = _distinct(head[:first], rows, documents)
+    if len(keys) < documents and len(head) > first:
+        rows.update(fetch_rows(engine.store, head[first:]))
+        keys = _distinct(head, rows, documents)
+    return keys, rows
+
+
+def _distinct(head: Sequence[int], rows: dict[int, ChunkRow], documents: int) -> list[int]:
     keys: list[int] = []
     seen: set[str] = set()
     for key in head:
@@ -123,4 +138,4 @@ def _feedback_keys(
         keys.append(key)
         if len(keys) >= documents:
             break
-    return keys, rows
+    return keys

@@ -38,6 +38,7 @@ from rcpkit.engine.proximity import (
 from rcpkit.engine.query import Query
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.store.analysis import analyze_code_many, analyze_many
+from rcpkit.engine.store.snapshot import fetch_rows
 
 __all__ = ["DEPTH", "applies", "boosted", "shares"]
 
@@ -79,7 +80,7 @@ def shares(
         return None
     statistics = engine.store.index.lexical_statistics(pair_tokens(pairs), version, tenant)
     documents, _, frequency = statistics
-    rows = engine.store.fetch(list(keys))
+    rows = fetch_rows(engine.store, list(keys))
     held = [key for key in keys if key in rows]
     passages = [_positions(rows[key].text, rows[key].modality == "code") for key in held]
     found = pair_shares(pairs, passages, documents, frequency, engine.store.bm25.k1)

@@ -155,16 +155,16 @@ def combine(arms: Arms, query: Query) -> list[Candidate]:
     if len(arms) == 1:
         ((arm, ranked),) = arms.items()
         return [Candidate(key, score, {arm: score}) for key, score in ranked]
-    per_arm = {arm: dict(ranked) for arm, ranked in arms.items()}
     fusion = query.effective_fusion
     options = FusionOptions(rrf_k=fusion.rrf_k, alpha=fusion.alpha, floors=SCORE_FLOORS)
     fused = fuse(fusion.method, arms, fusion.weights, options)
-    return [
-        Candidate(
-            item.key,
-            item.score,
-            {arm: per_arm[arm][item.key] for arm in arms if item.key in per_arm[arm]}
-            | {"fused": item.score},
-        )
-        for item in fused
-    ]
+    scores: dict[int, dict[str, float]] = {}  # each key's raw score per arm, in arm order
+    for arm, ranked in arms.items():
+        for key, score in ranked:
+            scores.setdefault(key, {})[arm] = score
+    out = []
+    for item in fused:
+        own = scores.get(item.key, {})
+        own["fused"] = item.score
+        out.append(Candidate(item.key, item.score, own))
+    return out
