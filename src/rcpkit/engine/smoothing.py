@@ -10,8 +10,11 @@ less. Over the best ``DEPTH`` candidates of a ranking, each gets
 
 over its ``NEIGHBOURS`` nearest fellow candidates ``n`` by the cosine ``c_n``
 of their stored vectors (negative cosines count 0; a candidate with no
-positive neighbour keeps ``s``). The new scores are convex combinations of
-scores in the head, so the head stays above every candidate past it.
+positive neighbour keeps ``s``), except that the best candidate is never
+lowered: the one with the strongest evidence of its own keeps its place, as a
+known-item query needs (its one answer has look-alikes that score less). The
+new scores lie between the head's lowest and highest, so the head stays above
+every candidate past it.
 
 Shared by the default retrieve's smoothing stage
 (``rcpkit.engine.retrieve.smoothing``), the rerank of indexed candidates
@@ -51,7 +54,10 @@ def smooth(
     cosines = np.clip(np.take_along_axis(similar, near, axis=1), 0.0, None).astype(np.float64)
     held = cosines.sum(axis=1)
     mean = (cosines * values[near]).sum(axis=1) / np.maximum(held, 1e-12)
-    return (1.0 - weight) * values + weight * np.where(held > 0, mean, values)
+    moved = (1.0 - weight) * values + weight * np.where(held > 0, mean, values)
+    best = int(np.argmax(values))  # the first of the best, as the head is ordered
+    moved[best] = max(moved[best], values[best])  # never lowered: it stays first
+    return moved
 
 
 def smoothed_head(

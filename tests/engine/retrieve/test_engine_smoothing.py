@@ -23,14 +23,23 @@ QUERY = "heat transfer in laminar flow"
 
 
 def test_a_score_moves_towards_its_nearest_neighbours_by_their_cosine() -> None:
-    vectors = np.asarray([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [-1.0, 0.0]])
-    scores = [0.9, 0.5, 0.7, 0.1]
+    vectors = np.asarray([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [-1.0, 0.0], [0.6, 0.8]])
+    scores = [0.6, 0.5, 0.7, 0.1, 0.95]
     moved = smooth(scores, vectors, weight=0.5, neighbours=2)
-    # row 0's two nearest: row 1 (cosine 0.8) and row 2 (0); row 3 only counts if positive
-    assert moved[0] == pytest.approx(0.5 * 0.9 + 0.5 * 0.5)
-    # row 3's nearest two have cosines 0 and -0.8: no positive neighbour, it keeps its score
+    # row 0's two nearest: row 1 (cosine 0.8) and row 4 (0.6)
+    assert moved[0] == pytest.approx(0.5 * 0.6 + 0.5 * (0.8 * 0.5 + 0.6 * 0.95) / 1.4)
+    # row 3's nearest two have cosines 0 and -0.6: no positive neighbour, it keeps its score
     assert moved[3] == pytest.approx(0.1)
     assert list(smooth(scores, vectors, weight=0.0)) == scores
+
+
+def test_the_best_candidate_is_never_lowered() -> None:
+    # the best (row 0) among weaker look-alikes keeps its score; the next one moves down
+    vectors = np.asarray([[1.0, 0.0], [0.99, 0.14], [0.98, 0.2]])
+    moved = smooth([0.9, 0.8, 0.2], vectors, weight=0.5)
+    assert moved[0] == 0.9
+    assert moved[1] < 0.8
+    assert list(np.argsort(-moved)) == [0, 1, 2]
 
 
 def test_the_head_is_smoothed_and_stays_above_the_candidates_past_it() -> None:
@@ -44,7 +53,8 @@ def test_the_head_is_smoothed_and_stays_above_the_candidates_past_it() -> None:
     ranked = sorted(scores, key=lambda key: (-scores[key], key))
     head, tail = ranked[:DEPTH], ranked[DEPTH:]
     assert all(after[key] == scores[key] for key in [*tail, keys[0]])
-    assert sum(after[key] != scores[key] for key in head) >= DEPTH - 1
+    # all of the head moved but the best and the key without a vector
+    assert sum(after[key] != scores[key] for key in head) >= DEPTH - 2
     assert min(after[key] for key in head) >= max(scores[key] for key in tail)
 
 
@@ -70,9 +80,11 @@ async def test_the_default_smooths_every_candidate_among_the_others(tmp_path: Pa
     for hit in on["hits"]:
         want = expected[ids.index(hit["id"])]
         assert hit["score"] == pytest.approx(want, abs=1e-6), hit["id"]
-        assert hit["scores"]["smoothing"] == pytest.approx(want - before[hit["id"]], abs=1e-6)
+        change = hit["scores"].get("smoothing", 0.0)  # none where the score stayed
+        assert change == pytest.approx(want - before[hit["id"]], abs=1e-6)
     scores = [hit["score"] for hit in on["hits"]]
     assert scores == sorted(scores, reverse=True)
+    assert on["hits"][0]["score"] >= off["hits"][0]["score"]  # the best is never lowered
 
 
 async def test_an_explicit_mode_or_fusion_gets_no_smoothing_stage(tmp_path: Path) -> None:

@@ -150,35 +150,32 @@ def _read(
         lambda: _recall(engine, asked, text, transformed, version, depth, ctx),
         lambda found: _partial(engine, found.candidates, query.k),
     )
-    if transformed is None and prf.applies(engine, query):
-        first = recalled
-        recalled = stages.run(
-            "feedback",
-            0.5,
-            lambda: prf.second_pass(engine, query, text, first, version, depth, ctx),
-            lambda found: _partial(engine, found.candidates, query.k),
-        )
-    if transformed is None and proximity.applies(engine, query):
-        fused = recalled
-        recalled = stages.run(
-            "proximity",
-            0.55,
-            lambda: replace(
-                fused,
-                candidates=proximity.boosted(engine, text, fused.candidates, version, tenant),
-            ),
-            lambda found: _partial(engine, found.candidates, query.k),
-        )
-    if transformed is None and smoothing.applies(engine, query):
-        near = recalled
-        recalled = stages.run(
-            "smoothing",
-            0.6,
-            lambda: replace(
-                near, candidates=smoothing.smoothed(engine, near.candidates, near.vectors)
-            ),
-            lambda found: _partial(engine, found.candidates, query.k),
-        )
+
+    def feedback(ranked: Recalled) -> Recalled:
+        return prf.second_pass(engine, query, text, ranked, version, depth, ctx)
+
+    def near(ranked: Recalled) -> Recalled:
+        boosted = proximity.boosted(engine, text, ranked.candidates, version, tenant)
+        return replace(ranked, candidates=boosted)
+
+    def alike(ranked: Recalled) -> Recalled:
+        smoothed = smoothing.smoothed(engine, ranked.candidates, ranked.vectors)
+        return replace(ranked, candidates=smoothed)
+
+    # The default's rescoring stages (issues 16, 33), in order, each on the ranking so far.
+    rescoring = (
+        ("feedback", 0.5, prf.applies, feedback),
+        ("proximity", 0.55, proximity.applies, near),
+        ("smoothing", 0.6, smoothing.applies, alike),
+    )
+    for name, progress, applies, work in rescoring:
+        if transformed is None and applies(engine, query):
+            recalled = stages.run(
+                name,
+                progress,
+                partial(work, recalled),
+                lambda found: _partial(engine, found.candidates, query.k),
+            )
     candidates = recalled.candidates
     if query.min_score is not None:
         candidates = [c for c in candidates if c.score >= query.min_score]

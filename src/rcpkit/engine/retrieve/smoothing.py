@@ -4,13 +4,14 @@ Issue 33: after fusion, feedback and proximity, the best ``DEPTH`` candidates
 are smoothed among themselves (``rcpkit.engine.smoothing``): each score becomes
 ``(1 - w) · s + w ·`` the cosine-weighted mean score of its ``NEIGHBOURS``
 nearest candidates, by the vectors recall already read, ``w`` = ``[engine]
-smoothing_weight``. Nothing is searched or embedded again.
+smoothing_weight``; the first is never lowered, so it stays first. Nothing is
+searched or embedded again.
 
 Measured in ``benchmarks/quality_lab.py`` over the seven collections of
 docs/quality.md (dev halves, nDCG@10 ÷ BM25, chosen by the worst; BENCHMARKS.md):
 ``w`` 0.3, 8 neighbours, the best 75 lift the topical collections (Cranfield
-1.291 → 1.318, its keyword queries 1.247 → 1.274) and hold the worst (man-long
-1.109); on the known-item docstrings it costs 0.004 (0.019 held out).
+1.291 → 1.325, its keyword queries 1.247 → 1.274) and hold the worst (man-long
+1.109 → 1.111); every dev half rises.
 """
 
 from __future__ import annotations
