@@ -101,7 +101,12 @@ def feedback_terms(
     keys, rows = _feedback_keys(engine, ranking, config.prf_documents)
     if len(keys) < _MIN_FEEDBACK:
         return None
-    passages = [stored_terms(f"{rows[key].title or ''}\n{rows[key].text}") for key in keys]
+    # Title and body analysed apart (the same terms as together): the proximity stage
+    # reads the same bodies' terms from the same cache.
+    passages = [
+        stored_terms(rows[key].title or "", False) + stored_terms(rows[key].text, False)
+        for key in keys
+    ]
     if np.mean([len(terms) for terms in passages]) < config.prf_min_feedback_terms:
         return None  # issue 33: titles and one-liners hold no vocabulary to learn
     own = analyze(text)

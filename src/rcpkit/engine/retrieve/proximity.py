@@ -37,7 +37,7 @@ from rcpkit.engine.proximity import (
 )
 from rcpkit.engine.query import Query
 from rcpkit.engine.retrieve.stages import Candidate
-from rcpkit.engine.store.analysis import analyze_code_many, analyze_many
+from rcpkit.engine.store.analysis import stored_terms
 from rcpkit.engine.store.snapshot import fetch_rows
 
 __all__ = ["DEPTH", "applies", "boosted", "shares"]
@@ -92,7 +92,7 @@ def _positions(text: str, code: bool) -> Positions:
     """A chunk's body tokens as the indexer made them (code split as identifiers), by token.
 
     Keyed by the text itself, so a row rewritten under an old key is never mistaken;
-    read-only once cached. Popular chunks come back query after query.
+    read-only once cached. Popular chunks come back query after query, and the
+    feedback pass has often just analysed the same body (``stored_terms``).
     """
-    terms = (analyze_code_many if code else analyze_many)([text])[0]
-    return positions_of(tokens(" ".join(terms)))
+    return positions_of(tokens(" ".join(stored_terms(text, code))))

@@ -88,9 +88,10 @@ def analyze_code_many(texts: Sequence[str]) -> list[list[str]]:
 def stored_terms(text: str, code: bool = False) -> tuple[str, ...]:
     """The terms of a stored text (`analyze`, or identifier-aware for code), remembered.
 
-    For the passages a retrieve reads again (its feedback passages): popular chunks
-    come back query after query. Keyed by the text itself, so a row rewritten under
-    an old key is never mistaken.
+    For the passages a retrieve reads again (its feedback passages, the bodies its
+    proximity stage reads): popular chunks come back query after query. Keyed by
+    the text itself, so a row rewritten under an old key is never mistaken; call it
+    with ``code`` positional, so the callers share one entry per text.
     """
     return tuple((analyze_code_many if code else analyze_many)([text])[0])
 
