@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from functools import lru_cache
 
 __all__ = ["MIN_DOCUMENTS", "expansion_terms"]
 
@@ -29,19 +28,10 @@ def expansion_terms(
     model: dict[str, float] = {}
     passages_with: Counter[str] = Counter()
     for rank, terms in enumerate(passages):
-        for term, share in _distribution(tuple(terms)).items():
-            model[term] = model.get(term, 0.0) + share / (rank + 1)
+        for term, times in Counter(terms).items():
+            model[term] = model.get(term, 0.0) + times / len(terms) / (rank + 1)
             passages_with[term] += 1
     least = min(MIN_DOCUMENTS, len(passages))
     own = set(query)
     kept = [t for t in model if passages_with[t] >= least and t not in own]
     return sorted(kept, key=lambda term: (-model[term], term))[:count]
-
-
-@lru_cache(maxsize=4096)
-def _distribution(terms: tuple[str, ...]) -> dict[str, float]:
-    """P(t|D): each term's share of a passage's terms. Read-only once cached.
-
-    The feedback passages of popular queries come back query after query.
-    """
-    return {term: times / len(terms) for term, times in Counter(terms).items()}

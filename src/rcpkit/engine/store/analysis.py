@@ -85,13 +85,13 @@ def analyze_code_many(texts: Sequence[str]) -> list[list[str]]:
 
 
 @lru_cache(maxsize=4096)
-def stored_terms(text: str, code: bool = False) -> tuple[str, ...]:
+def stored_terms(text: str, code: bool) -> tuple[str, ...]:
     """The terms of a stored text (`analyze`, or identifier-aware for code), remembered.
 
     For the passages a retrieve reads again (its feedback passages, the bodies its
     proximity stage reads): popular chunks come back query after query. Keyed by
-    the text itself, so a row rewritten under an old key is never mistaken; call it
-    with ``code`` positional, so the callers share one entry per text.
+    the text itself, so a row rewritten under an old key is never mistaken; ``code``
+    has no default, so every caller keys a text alike and they share its entry.
     """
     return tuple((analyze_code_many if code else analyze_many)([text])[0])
 
