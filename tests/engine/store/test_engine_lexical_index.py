@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from rcpkit.engine.filters import OPERATORS, Filter, matches, parse_filter
+from rcpkit.engine.index import _postings
 from rcpkit.engine.index.bm25 import BM25, DEFAULT_BM25, FTS5_BM25, tokens
 from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
 from rcpkit.engine.store.sqlite import SQLiteStore
@@ -120,12 +121,25 @@ def store(tmp_path: Path) -> SQLiteStore:
     return opened
 
 
+@pytest.fixture(params=["pruned", "one pass"])
+def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways of the top k: pruning (MaxScore) and every term scored in one pass.
+
+    The index takes the second when a query's terms hold few postings, as all of
+    this small store's do; each way is forced here so both are held to FTS5.
+    """
+    monkeypatch.setattr(_postings, "_DIRECT_POSTINGS", 0 if request.param == "pruned" else 10**9)
+    return str(request.param)
+
+
+@pytest.mark.usefixtures("way")
 def test_the_pruned_top_k_equals_fts5_bm25_at_every_depth(store: SQLiteStore) -> None:
     for query in queries(random.Random(5), 80):
         for limit in (1, 3, 10, 50):
             assert_same(fts5_ranking(store, query, limit), store.index.lexical(query, limit))
 
 
+@pytest.mark.usefixtures("way")
 def test_long_queries_of_head_terms_keep_the_exact_top_k(store: SQLiteStore) -> None:
     # Feedback expansions (prf.py): 8-20 terms drawn by frequency, so most are head
     # terms looked up weak-term by weak-term with the cut tightened after each.
@@ -136,6 +150,7 @@ def test_long_queries_of_head_terms_keep_the_exact_top_k(store: SQLiteStore) -> 
             assert_same(fts5_ranking(store, query, limit), store.index.lexical(query, limit))
 
 
+@pytest.mark.usefixtures("way")
 def test_statistics_are_those_of_the_tenant_at_the_version_read(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "index.sqlite3")
     rng = random.Random(4)
@@ -156,6 +171,7 @@ def test_statistics_are_those_of_the_tenant_at_the_version_read(tmp_path: Path) 
     store.close()
 
 
+@pytest.mark.usefixtures("way")
 def test_a_filter_narrows_the_ranked_rows_not_the_statistics(store: SQLiteStore) -> None:
     tree = parse_filter({"field": "year", "op": "in", "value": [2001, 2004]},
                         {"year": "int"}, OPERATORS)  # fmt: skip
@@ -173,6 +189,7 @@ OTHER_PARAMETERS = [
 
 
 @pytest.mark.parametrize("bm25", OTHER_PARAMETERS, ids=lambda p: p.describe())
+@pytest.mark.usefixtures("way")
 def test_other_parameters_rank_by_the_formula_per_tenant_version_and_filter(
     tmp_path: Path, bm25: BM25
 ) -> None:
