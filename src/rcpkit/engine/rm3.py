@@ -28,10 +28,12 @@ def expansion_terms(
     model: dict[str, float] = {}
     passages_with: Counter[str] = Counter()
     for rank, terms in enumerate(passages):
-        for term, times in Counter(terms).items():
-            model[term] = model.get(term, 0.0) + times / len(terms) / (rank + 1)
-            passages_with[term] += 1
+        counts = Counter(terms)
+        passages_with.update(counts.keys())
+        size, prior = len(terms), rank + 1
+        for term, times in counts.items():
+            model[term] = model.get(term, 0.0) + times / size / prior
     least = min(MIN_DOCUMENTS, len(passages))
     own = set(query)
-    kept = [t for t in model if passages_with[t] >= least and t not in own]
+    kept = [t for t, n in passages_with.items() if n >= least and t not in own]
     return sorted(kept, key=lambda term: (-model[term], term))[:count]

@@ -86,7 +86,7 @@ def second_pass(
     arms, _ = search_arms(engine, query, text, expanded, terms, version, depth, ctx, again)
     for arm, ranked in first.arms.items():
         arms.setdefault(arm, ranked)  # the arms not searched again keep their first lists
-    return fused(engine, query, arms, first.query_vector)
+    return fused(engine, query, arms, first.query_vector, first.vectors)
 
 
 def feedback_terms(

@@ -84,12 +84,15 @@ def search_arms(
     arms: Arms = {}
     # Hybrid: the lexical arm runs on a pool thread while this one embeds and searches
     # the dense arm (numpy and the embedders release the GIL), then both are fused.
+    # Alone (the feedback pass's lexical arm again), it runs here: a hand-off to a
+    # thread with nothing to overlap only adds its wake-up to the request.
+    overlap = query_vector is None or "dense" in only
     lexical = (
         # With this request's context: its deadline and partial-read scope (store/).
         _ARMS.submit(
             copy_context().run, _lexical, engine, text, terms, candidate_k, tree, version, ctx
         )
-        if mode == "hybrid" and "sparse" in only
+        if mode == "hybrid" and "sparse" in only and overlap
         else None
     )
     if query_vector is None:
@@ -124,12 +127,15 @@ def fused(
     query: Query,
     arms: Arms,
     query_vector: npt.NDArray[np.float32],
+    known: dict[int, npt.NDArray[np.float32]] | None = None,
 ) -> Recalled:
-    """The arms fused by ``query.fusion``, with the candidates' vectors."""
+    """The arms fused by ``query.fusion``, with the candidates' vectors (``known``: read already)."""
     candidates = combine(arms, query)
     count = len({key for ranked in arms.values() for key, _ in ranked})
     floor = SCORE_FLOORS["dense"] if query.effective_mode == "dense" else 0.0
-    vectors = engine.dense.vectors_of([c.key for c in candidates])
+    known = known or {}
+    vectors = {c.key: known[c.key] for c in candidates if c.key in known}
+    vectors.update(engine.dense.vectors_of([c.key for c in candidates if c.key not in vectors]))
     return Recalled(candidates, count, floor, query_vector, vectors, arms)
 
 
