@@ -58,13 +58,6 @@ _MARGIN = 1 + 1e-9  # upper bounds are widened so float rounding never prunes a 
 _DIRECT_POSTINGS = 1024  # per query term: fewer postings in all, no pruning (top_k)
 
 
-def _tokens(text: str) -> list[str]:
-    """FTS5 ``unicode61`` tokens of analysed text (``bm25.tokens``, fast when ASCII)."""
-    if text.isascii() and text.replace(" ", "").isalnum() and text.islower():
-        return text.split()  # already lower-case words between single spaces
-    return tokens(text)
-
-
 Row = tuple[list[str], list[str]]  # a row's title tokens, body tokens
 
 
@@ -73,8 +66,8 @@ def analysed_rows(rows: Sequence[tuple[str, str]]) -> tuple[list[Row], npt.NDArr
     out: list[Row] = []
     lengths = np.empty(len(rows), dtype=np.float64)
     for i, (title, body) in enumerate(rows):
-        in_title = _tokens(title) if title else []
-        in_body = _tokens(body) if body else []
+        in_title = tokens(title) if title else []
+        in_body = tokens(body) if body else []
         lengths[i] = len(in_title) + len(in_body)
         out.append((in_title, in_body))
     return out, lengths

@@ -145,6 +145,8 @@ _TOKEN = re.compile(r"[^\W_]+")
 
 def tokens(text: str) -> list[str]:
     """The tokens FTS5's ``unicode61 remove_diacritics 0`` makes of analysed text."""
+    if text.isascii() and text.replace(" ", "").isalnum() and text.islower():
+        return text.split()  # already lower-case words between spaces: the common case
     return _TOKEN.findall(text.lower())
 
 
