@@ -42,6 +42,7 @@ import numpy as np
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.query import Query
 from rcpkit.engine.request import EngineRequest
+from rcpkit.engine.retrieve.bodies import remember_bodies
 from rcpkit.engine.retrieve.recall import Recalled, fused, search_arms
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.rm3 import expansion_terms
@@ -102,7 +103,8 @@ def feedback_terms(
     if len(keys) < _MIN_FEEDBACK:
         return None
     # Title and body analysed apart (the same terms as together): the proximity stage
-    # reads the same bodies' terms from the same cache.
+    # reads the same bodies' terms from the same cache, the index's where it has them.
+    remember_bodies(engine.store, {key: rows[key] for key in keys}, prose=True)
     passages = [
         stored_terms(rows[key].title or "", False) + stored_terms(rows[key].text, False)
         for key in keys

@@ -36,6 +36,7 @@ from rcpkit.engine.proximity import (
     query_pairs,
 )
 from rcpkit.engine.query import Query
+from rcpkit.engine.retrieve.bodies import remember_bodies
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.store.analysis import stored_terms
 from rcpkit.engine.store.snapshot import fetch_rows
@@ -81,6 +82,7 @@ def shares(
     statistics = engine.store.index.lexical_statistics(pair_tokens(pairs), version, tenant)
     documents, _, frequency = statistics
     rows = fetch_rows(engine.store, list(keys))
+    remember_bodies(engine.store, rows)
     held = [key for key in keys if key in rows]
     passages = [_positions(rows[key].text, rows[key].modality == "code") for key in held]
     found = pair_shares(pairs, passages, documents, frequency, engine.store.bm25.k1)

@@ -129,7 +129,7 @@ def fused(
     query_vector: npt.NDArray[np.float32],
     known: dict[int, npt.NDArray[np.float32]] | None = None,
 ) -> Recalled:
-    """The arms fused by ``query.fusion``, with the candidates' vectors (``known``: read already)."""
+    """The arms fused by ``query.fusion``, with the candidates' vectors (``known``: read before)."""
     candidates = combine(arms, query)
     count = len({key for ranked in arms.values() for key, _ in ranked})
     floor = SCORE_FLOORS["dense"] if query.effective_mode == "dense" else 0.0

@@ -7,7 +7,9 @@ so the index and the query always go through exactly this code.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -20,6 +22,8 @@ __all__ = [
     "analyze_query",
     "fts_query",
     "identifier_parts",
+    "remember_terms",
+    "remembers",
     "stored_terms",
     "surface_words",
 ]
@@ -84,7 +88,32 @@ def analyze_code_many(texts: Sequence[str]) -> list[list[str]]:
     return out
 
 
-@lru_cache(maxsize=4096)
+class _Remembered:
+    """Analysed stored texts by (text, code), the least recently used dropped past ``size``."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._held: OrderedDict[tuple[str, bool], tuple[str, ...]] = OrderedDict()
+        self._lock = threading.Lock()  # retrieves run on several threads at once
+
+    def get(self, key: tuple[str, bool]) -> tuple[str, ...] | None:
+        with self._lock:
+            found = self._held.get(key)
+            if found is not None:
+                self._held.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, bool], terms: tuple[str, ...]) -> None:
+        with self._lock:
+            self._held[key] = terms
+            self._held.move_to_end(key)
+            while len(self._held) > self._size:
+                self._held.popitem(last=False)
+
+
+_STORED = _Remembered(4096)
+
+
 def stored_terms(text: str, code: bool) -> tuple[str, ...]:
     """The terms of a stored text (`analyze`, or identifier-aware for code), remembered.
 
@@ -93,7 +122,21 @@ def stored_terms(text: str, code: bool) -> tuple[str, ...]:
     the text itself, so a row rewritten under an old key is never mistaken; ``code``
     has no default, so every caller keys a text alike and they share its entry.
     """
-    return tuple((analyze_code_many if code else analyze_many)([text])[0])
+    terms = _STORED.get((text, code))
+    if terms is None:
+        terms = tuple((analyze_code_many if code else analyze_many)([text])[0])
+        _STORED.put((text, code), terms)
+    return terms
+
+
+def remember_terms(text: str, code: bool, terms: Sequence[str]) -> None:
+    """Give :func:`stored_terms` a text's terms known already (as the index holds them)."""
+    _STORED.put((text, code), tuple(terms))
+
+
+def remembers(text: str, code: bool) -> bool:
+    """Whether :func:`stored_terms` holds ``text``'s terms (and so analyses nothing)."""
+    return _STORED.get((text, code)) is not None
 
 
 def analyze_query(text: str) -> list[str]:

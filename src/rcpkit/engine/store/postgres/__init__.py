@@ -715,6 +715,10 @@ class PostgresStore:
             ).fetchall()
         return {int(row[0]): chunk_row(row) for row in rows}
 
+    def body_terms(self, keys: Sequence[int]) -> dict[int, str]:
+        """None kept: the postings table holds each term's counts, not the terms' order."""
+        return {}
+
     @unavailable()
     def export_documents(
         self, doc_ids: Sequence[str], tenant: str | None = None

@@ -568,6 +568,17 @@ class ShardedStore:
                 rows[global_key(key, position)] = replace(row, key=global_key(key, position))
         return rows
 
+    def body_terms(self, keys: Sequence[int]) -> dict[int, str]:
+        works = [
+            (position, partial(self.shards[position].body_terms, own))
+            for position, own in by_shard(keys).items()
+        ]
+        found: dict[int, str] = {}
+        none: dict[int, str] = {}
+        for (position, _), terms in zip(works, self.read_shards(works, none), strict=True):
+            found.update((global_key(key, position), body) for key, body in terms.items())
+        return found
+
     def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys, list[str]]:
         parts = [store.vectors() for store in self.shards]
         keys = np.concatenate(

@@ -561,6 +561,17 @@ class SQLiteStore:
             found.update((int(row[0]), chunk_row(row)) for row in rows)
         return found
 
+    def body_terms(self, keys: Sequence[int]) -> dict[int, str]:
+        """The FTS table's body column (what the indexer analysed), by key."""
+        found: dict[int, str] = {}
+        for group in _groups(list(keys)):
+            marks = ",".join("?" * len(group))
+            rows = self._reader.execute(
+                f"SELECT id, c1 FROM chunks_fts_content WHERE id IN ({marks})", group
+            )
+            found.update((int(key), str(body or "")) for key, body in rows)
+        return found
+
     def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys, list[str]]:
         """Every stored vector, the versions bounding its visibility (0: live), its tenant."""
         rows = self._reader.execute(
