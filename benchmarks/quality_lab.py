@@ -300,7 +300,9 @@ def rrf(lists: dict[str, list[tuple[int, float]]], weights: dict[str, float],
 
 
 def score_fusion(lists: dict[str, list[tuple[int, float]]], how: str, alpha: float,
-                 shares: dict[str, float] | None = None) -> dict[int, float]:  # fmt: skip
+                 shares: dict[str, float] | None = None,
+                 alpha_of: Callable[[int], float] | None = None) -> dict[int, float]:  # fmt: skip
+    """``alpha_of``: a per-chunk α (document-length-aware fusion) instead of ``alpha``."""
     out: dict[int, float] = {}
     for arm, ranked in lists.items():
         if not ranked:
@@ -318,6 +320,9 @@ def score_fusion(lists: dict[str, list[tuple[int, float]]], how: str, alpha: flo
             norm = {k: (v - lo) / span for k, v in ranked}
         share = alpha if arm == "d" else (1 - alpha) * (shares or {}).get(arm, 1.0)
         for k, v in norm.items():
+            if alpha_of is not None:
+                a = alpha_of(k)
+                share = a if arm == "d" else (1 - a) * (shares or {}).get(arm, 1.0)
             out[k] = out.get(k, 0.0) + share * v
     return out
 
@@ -602,6 +607,7 @@ def main() -> None:
         reg: float = 0.0,
         reg_m: int = NEIGHBOURS,
         reg_depth: int = DEPTH,
+        len_slope: float = 0.0,
     ) -> dict[int, float]:
         # issue 33: RRF for the queries whose arms disagree (agreement below rrf_below)
         if arm_features[q][agree_feature] < rrf_below:
@@ -681,7 +687,14 @@ def main() -> None:
         if fusion == "rrf":
             chunks = rrf(lists, weights_, rrf_k)
         else:
-            chunks = score_fusion(lists, fusion, alpha, shares)
+            # Document-length-aware fusion: a chunk shorter than the average leans on
+            # the dense arm more (len_slope > 0), a longer one on BM25.
+            alpha_of = (
+                (lambda key: min(0.98, max(0.3, alpha - len_slope * math.log(
+                    max(lex.lengths[key], 1.0) / lex.avgdl))))
+                if len_slope else None
+            )  # fmt: skip
+            chunks = score_fusion(lists, fusion, alpha, shares, alpha_of)
         if prox:
             chunks = proximity(q, chunks, prox, prox_window, prox_depth, prox_norm, prox_pairs)
         if ordered:  # SDM's ordered part: b within ordered_window positions after a
