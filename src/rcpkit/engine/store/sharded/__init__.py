@@ -569,13 +569,13 @@ class ShardedStore:
         return rows
 
     def body_terms(self, keys: Sequence[int]) -> dict[int, str]:
-        works = [
-            (position, partial(self.shards[position].body_terms, own))
-            for position, own in by_shard(keys).items()
-        ]
+        # One shard after another: a PostgreSQL shard answers from memory (it keeps
+        # no order of terms), so a fan-out to the pool would only add its hand-offs.
         found: dict[int, str] = {}
         none: dict[int, str] = {}
-        for (position, _), terms in zip(works, self.read_shards(works, none), strict=True):
+        for position, own in by_shard(keys).items():
+            work = partial(self.shards[position].body_terms, own)
+            terms = self.read_shard(position, work, none)
             found.update((global_key(key, position), body) for key, body in terms.items())
         return found
 
