@@ -475,7 +475,8 @@ def main() -> None:
     cache_first = {q: rrf({"s": lex_first[q], "d": dense_first[q]}, {}) for q in qids}
 
     def feedback_of(q: str, fb: int, fusion: str = "rrf", alpha: float = 0.5,
-                    doclevel: bool = False, near: float = 0.0) -> list[int]:  # fmt: skip
+                    doclevel: bool = False, near: float = 0.0,
+                    alike: float = 0.0, diverse: float = 0.0) -> list[int]:  # fmt: skip
         first = (
             cache_first[q]
             if fusion == "rrf"
@@ -483,6 +484,27 @@ def main() -> None:
         )
         if near:  # the feedback passages chosen with the proximity stage too
             first = proximity(q, first, near, 8, 30, "bound")
+        if alike:  # ... or with the first ranking smoothed (reg_first)
+            first = regularised(first, alike, NEIGHBOURS, DEPTH)
+        if diverse:  # fb_mmr: the feedback passages chosen by MMR among the first 30 documents
+            pool: list[int] = []
+            seen: set[str] = set()
+            for key in sorted(first, key=lambda k: (-first[k], k)):
+                if doc_of[key] not in seen:
+                    seen.add(doc_of[key])
+                    pool.append(key)
+                if len(pool) >= 30:
+                    break
+            top_score = first[pool[0]] if pool else 1.0
+            chosen: list[int] = []
+            while pool and len(chosen) < fb:
+                def gain(key: int) -> float:
+                    near = max((float(vectors[key] @ vectors[c]) for c in chosen), default=0.0)
+                    return diverse * first[key] / (top_score or 1.0) - (1 - diverse) * near
+                best = max(pool, key=lambda k: (gain(k), -k))
+                chosen.append(best)
+                pool.remove(best)
+            return chosen
         if doclevel and fusion != "rrf":
             # documents in the order of the document-level fusion, each by its best chunk
             docs = score_fusion(
@@ -608,6 +630,8 @@ def main() -> None:
         reg_m: int = NEIGHBOURS,
         reg_depth: int = DEPTH,
         len_slope: float = 0.0,
+        reg_first: float = 0.0,
+        fb_mmr: float = 0.0,
     ) -> dict[int, float]:
         # issue 33: RRF for the queries whose arms disagree (agreement below rrf_below)
         if arm_features[q][agree_feature] < rrf_below:
@@ -618,7 +642,7 @@ def main() -> None:
             value = arm_features[q][alpha_feature]
             alpha = min(0.98, max(0.3, alpha + alpha_slope * (value - alpha_center)))
         feedback = feedback_of(q, fb, fusion if same_first else "rrf", alpha, doclevel,
-                               prox if prox_first else 0.0)  # fmt: skip
+                               prox if prox_first else 0.0, reg_first, fb_mmr)  # fmt: skip
         if len(qterms[q]) < min_terms:
             lexprf, beta = False, 0.0
         if lex.avgdl < min_avgdl:  # issue 33: no feedback on a corpus of short documents
