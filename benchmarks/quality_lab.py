@@ -498,9 +498,11 @@ def main() -> None:
             top_score = first[pool[0]] if pool else 1.0
             chosen: list[int] = []
             while pool and len(chosen) < fb:
+
                 def gain(key: int) -> float:
                     near = max((float(vectors[key] @ vectors[c]) for c in chosen), default=0.0)
                     return diverse * first[key] / (top_score or 1.0) - (1 - diverse) * near
+
                 best = max(pool, key=lambda k: (gain(k), -k))
                 chosen.append(best)
                 pool.remove(best)
