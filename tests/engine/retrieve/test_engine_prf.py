@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine_support import Calls, make_engine, serving
+from engine_support import Calls, indexed, make_engine, serving
 
 from rcpkit.engine.retrieve.prf import expansion_terms
 
@@ -55,3 +55,19 @@ async def test_an_explicit_mode_or_fusion_gets_exactly_that_pipeline(tmp_path: P
     for number, params in enumerate(({"mode": "sparse"}, {"fusion": {"method": "rrf"}})):
         found = await _sparse_scores(tmp_path / str(number), params)
         assert "feedback" not in found["stages"]
+
+
+async def test_a_query_past_the_lexical_term_limit_is_cut_and_says_so_once(
+    tmp_path: Path,
+) -> None:
+    # Both lexical passes, the feedback pass's too, cut it; usage.notes says so once.
+    engine = make_engine(tmp_path / "index")
+    query = " ".join(f"solar{n} panel{n}" for n in range(40)) + " photovoltaic inverters"
+    sentence = "solar panels and photovoltaic inverters on roof {} need cabling and cleaning. "
+    long = [{"id": f"s{n}", "text": sentence.format(n) * 4} for n in range(6)]  # fed back
+    async with indexed(engine, long) as call:
+        result = await call.result("retrieve", {"query": query, "k": 3})
+    engine.close()
+    assert "feedback" in result["usage"]["stages"]
+    notes = result["usage"]["notes"]
+    assert sum("query cut to its first 64 terms" in note for note in notes) == 1

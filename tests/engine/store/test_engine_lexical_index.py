@@ -151,6 +151,26 @@ def test_long_queries_of_head_terms_keep_the_exact_top_k(store: SQLiteStore) -> 
 
 
 @pytest.mark.usefixtures("way")
+def test_an_expanded_query_pruned_from_the_first_lists_floor_keeps_the_exact_top_k(
+    store: SQLiteStore,
+) -> None:
+    # The feedback pass: a query's terms plus more score every row at least as the
+    # query did, so its k-th score is a floor the top k may prune from (recall.py).
+    rng = random.Random(13)
+    floors = 0
+    for _ in range(60):
+        own = rng.choices(WORDS, k=rng.randint(1, 4))
+        expanded = own + rng.choices(WORDS, WEIGHTS, k=rng.randint(4, 16))
+        for limit in (1, 10, 50):
+            first = store.index.lexical(own, limit)
+            floor = first[-1][1] * (1 - 1e-9) if len(first) == limit else 0.0
+            floors += floor > 0
+            found = store.index.lexical(expanded, limit, floor=floor)
+            assert_same(fts5_ranking(store, expanded, limit), found)
+    assert floors > 100
+
+
+@pytest.mark.usefixtures("way")
 def test_statistics_are_those_of_the_tenant_at_the_version_read(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "index.sqlite3")
     rng = random.Random(4)

@@ -148,6 +148,8 @@ class Index(Protocol):
         filter: Filter | None = None,
         version: int | None = None,
         tenant: str | None = None,
+        *,
+        floor: float = 0.0,
     ) -> Ranked: ...
 
     def lexical_of(
@@ -239,6 +241,7 @@ class QueryIndex:
         version: int | None = None,
         tenant: str | None = None,
         statistics: Statistics | None = None,
+        floor: float = 0.0,
     ) -> Ranked:
         """BM25 over title and body at ``version`` (None: latest); higher is better.
 
@@ -247,6 +250,8 @@ class QueryIndex:
         ``tenant`` sees at ``version`` (§7.7.1, §15.6), or ``statistics`` when
         given (a shard of a larger collection); ranked by the pruning top-k of
         ``_postings``. ``filter`` (§8) narrows the rows ranked, never the statistics.
+        ``floor``: a lower bound the caller knows on the ``limit``-th best score (0:
+        none), which the top k prunes with; the SQL fallback ranks without it.
         """
         tokens = query_tokens(terms)
         if not tokens or limit <= 0:
@@ -261,7 +266,7 @@ class QueryIndex:
         view = _with(snapshot.view(tenant, reading.version), statistics)
         if filter is not None:
             view = replace(view, allowed=snapshot.columns.mask(filter, snapshot.size))
-        return top_k(snapshot.postings, tokens, limit, view)
+        return top_k(snapshot.postings, tokens, limit, view, floor)
 
     def lexical_of(
         self,

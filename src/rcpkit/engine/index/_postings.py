@@ -31,8 +31,11 @@ per query in one process). Pruning has a price per term (the threshold's
 lookups, a lookup per weak term): when the terms hold fewer than
 ``_DIRECT_POSTINGS`` postings each on average, every term is scored in one pass
 instead (a feedback pass's 20 terms over Cranfield's 2,101 chunks: 0.86 →
-0.42 ms; at 100k synthetic chunks no change). Either way the result is the
-exact top k, ties broken by the smaller key.
+0.42 ms; at 100k synthetic chunks no change). A caller that knows a lower
+bound on the k-th best score gives it as ``floor`` and the seed rows are not
+scored at all (the feedback pass: its expanded query scores every row at least
+as the first query did). Either way the result is the exact top k, ties broken
+by the smaller key.
 """
 
 from __future__ import annotations
@@ -242,9 +245,14 @@ class _Term:
 
 
 def top_k(
-    postings: Postings, tokens: Sequence[str], k: int, view: LexicalView
+    postings: Postings, tokens: Sequence[str], k: int, view: LexicalView, floor: float = 0.0
 ) -> list[tuple[int, float]]:
-    """The exact BM25 top ``k`` (key, score) of ``view``; higher is better."""
+    """The exact BM25 top ``k`` (key, score) of ``view``; higher is better.
+
+    ``floor`` > 0: a lower bound on the k-th best score the caller knows (the
+    feedback pass's expanded query scores every row at least as the query it
+    expands did), taken as the pruning threshold instead of scoring seed rows.
+    """
     size = len(view.keys)
     if k <= 0 or view.documents == 0 or size == 0:
         return []
@@ -258,7 +266,8 @@ def top_k(
     # Pruning pays for a threshold and a lookup per weak term: with few postings in
     # all, scoring every term in one pass is cheaper (threshold 0: none is weak).
     few = sum(term.count for term in terms) <= _DIRECT_POSTINGS * len(terms)
-    threshold = 0.0 if few else _threshold(terms, k, mask, view, scale)
+    known = floor if floor > 0 else None  # the caller's bound needs no seed rows
+    threshold = 0.0 if few else known or _threshold(terms, k, mask, view, scale)
     weak = _weak_terms(terms, threshold)
     strong = [term for term in terms if all(term is not other for other in weak)]
     candidates, partial = _score_strong(strong, mask, view, scale, size)
@@ -267,8 +276,8 @@ def top_k(
         # Every row's full score is at least its partial one, so the k-th best partial
         # is a lower bound on the k-th best full score; a row that cannot reach it
         # even with every remaining weak term at its bound is out.
-        floor = max(threshold, _kth(partial, k))
-        keep = partial + sum(other.bound for other in weak[done:]) >= floor
+        cut = max(threshold, _kth(partial, k))
+        keep = partial + sum(other.bound for other in weak[done:]) >= cut
         candidates, partial = candidates[keep], partial[keep]
         partial += _lookup(term, candidates, view, scale)
     return _best(view.keys[candidates], partial, k)

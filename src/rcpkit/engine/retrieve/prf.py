@@ -84,7 +84,10 @@ def second_pass(
         moved = first.query_vector + config.prf_dense_weight * np.mean(vectors, axis=0)
         expanded = (moved / max(float(np.linalg.norm(moved)), 1e-12)).astype(np.float32)
         again = ("dense", "sparse")
-    arms, _ = search_arms(engine, query, text, expanded, terms, version, depth, ctx, again)
+    first_lexical = first.arms.get("sparse")
+    arms, _ = search_arms(
+        engine, query, text, expanded, terms, version, depth, ctx, again, first_lexical
+    )
     for arm, ranked in first.arms.items():
         arms.setdefault(arm, ranked)  # the arms not searched again keep their first lists
     return fused(engine, query, arms, first.query_vector, first.vectors)

@@ -5,12 +5,14 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import Filter
+from rcpkit.engine.index.bm25 import query_tokens
 from rcpkit.engine.query import Query
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.stages import Candidate
@@ -69,11 +71,13 @@ def search_arms(
     depth: int,
     ctx: EngineRequest,
     only: tuple[str, ...] = ("dense", "sparse", "splade"),
+    expands: list[tuple[int, float]] | None = None,
 ) -> tuple[Arms, npt.NDArray[np.float32]]:
     """The ranked list of each arm of ``query.mode`` in ``only``, for ``text`` at ``version``.
 
     ``query_vector`` None: ``text`` is embedded here, while the lexical arm runs.
-    ``terms``: the lexical arm's analysed terms (None: those of ``text``).
+    ``terms``: the lexical arm's analysed terms (None: those of ``text``);
+    ``expands``: the lexical list of the query they expand (see `_lexical`).
     """
     mode = query.effective_mode
     tree = query.filter  # §8: parsed and checked once, by the server runtime
@@ -87,11 +91,10 @@ def search_arms(
     # Alone (the feedback pass's lexical arm again), it runs here: a hand-off to a
     # thread with nothing to overlap only adds its wake-up to the request.
     overlap = query_vector is None or "dense" in only
+    search = partial(_lexical, engine, text, terms, candidate_k, tree, version, ctx, expands)
     lexical = (
         # With this request's context: its deadline and partial-read scope (store/).
-        _ARMS.submit(
-            copy_context().run, _lexical, engine, text, terms, candidate_k, tree, version, ctx
-        )
+        _ARMS.submit(copy_context().run, search)
         if mode == "hybrid" and "sparse" in only and overlap
         else None
     )
@@ -101,11 +104,7 @@ def search_arms(
     if mode in ("dense", "hybrid") and "dense" in only:
         arms["dense"] = engine.dense.search(query_vector, candidate_k, tree, version, tenant)
     if mode in ("sparse", "hybrid") and "sparse" in only:
-        arms["sparse"] = (
-            lexical.result()
-            if lexical is not None
-            else _lexical(engine, text, terms, candidate_k, tree, version, ctx)
-        )
+        arms["sparse"] = lexical.result() if lexical is not None else search()
     encoder = engine.sparse_encoder(ctx.check_cancelled) if "splade" in only else None
     if mode in ("sparse", "hybrid") and encoder is not None:
         # §3.1: learned-sparse recall joins the sparse arm
@@ -147,13 +146,32 @@ def _lexical(
     tree: Filter | None,
     version: int | None,
     ctx: EngineRequest,
+    expands: list[tuple[int, float]] | None = None,
 ) -> list[tuple[int, float]]:
-    # Identifiers split as code is indexed; prose words as before.
-    terms = analyze_query(text) if terms is None else terms
-    if len(terms) > MAX_QUERY_TERMS:
-        ctx.notes.append(f"query cut to its first {MAX_QUERY_TERMS} terms for lexical recall")
-        terms = terms[:MAX_QUERY_TERMS]
-    return engine.store.index.lexical(terms, k, tree, version, ctx.tenant)
+    """The lexical arm: ``terms``, or the query's own (``text``'s) when None.
+
+    ``expands``: the query's own lexical list when ``terms`` expand it (the
+    feedback pass). BM25 sums over distinct terms, each part ≥ 0, so if every
+    term of the query is among ``terms``, each row scores at least what it did
+    and the list's k-th score bounds the new k-th from below: the top k prunes
+    with it instead of scoring seed rows first.
+    """
+    own = _cut(analyze_query(text), ctx)  # identifiers split as code is indexed
+    terms = own if terms is None else _cut(terms, ctx)
+    floor = 0.0
+    widens = terms is not own and set(query_tokens(own)) <= set(query_tokens(terms))
+    if expands is not None and len(expands) >= k and widens:
+        floor = expands[k - 1][1] * (1 - 1e-9)  # summed in another order: a margin
+    return engine.store.index.lexical(terms, k, tree, version, ctx.tenant, floor=floor)
+
+
+def _cut(terms: list[str], ctx: EngineRequest) -> list[str]:
+    if len(terms) <= MAX_QUERY_TERMS:
+        return terms
+    note = f"query cut to its first {MAX_QUERY_TERMS} terms for lexical recall"
+    if note not in ctx.notes:
+        ctx.notes.append(note)
+    return terms[:MAX_QUERY_TERMS]
 
 
 def combine(arms: Arms, query: Query) -> list[Candidate]:

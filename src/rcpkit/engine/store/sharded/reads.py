@@ -115,6 +115,8 @@ class ShardedIndex:
         filter: Filter | None = None,
         version: int | None = None,
         tenant: str | None = None,
+        *,
+        floor: float = 0.0,
     ) -> Ranked:
         tokens = query_tokens(terms)
         if not tokens or limit <= 0:
@@ -122,8 +124,13 @@ class ShardedIndex:
         versions = self._layout.at(version)
         statistics = self.statistics(tokens, versions, tenant)
         ranked: Ranked = []
+        # A bound on the union's limit-th best bounds every shard's part of it: a row
+        # of the union's top ``limit`` scores at least ``floor`` in its own shard too.
         works = [
-            (position, partial(index.lexical, tokens, limit, filter, at, tenant, statistics))
+            (
+                position,
+                partial(index.lexical, tokens, limit, filter, at, tenant, statistics, floor=floor),
+            )
             for position, (index, at) in enumerate(zip(self._layout.indexes, versions, strict=True))
         ]
         for (position, _), found in zip(
