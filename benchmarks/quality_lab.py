@@ -487,14 +487,7 @@ def main() -> None:
         if alike:  # ... or with the first ranking smoothed (reg_first)
             first = regularised(first, alike, NEIGHBOURS, DEPTH)
         if diverse:  # fb_mmr: the feedback passages chosen by MMR among the first 30 documents
-            pool: list[int] = []
-            seen: set[str] = set()
-            for key in sorted(first, key=lambda k: (-first[k], k)):
-                if doc_of[key] not in seen:
-                    seen.add(doc_of[key])
-                    pool.append(key)
-                if len(pool) >= 30:
-                    break
+            pool = distinct_documents(first, 30)
             top_score = first[pool[0]] if pool else 1.0
             chosen: list[int] = []
             while pool and len(chosen) < fb:
@@ -503,9 +496,9 @@ def main() -> None:
                     near = max((float(vectors[key] @ vectors[c]) for c in chosen), default=0.0)
                     return diverse * first[key] / (top_score or 1.0) - (1 - diverse) * near
 
-                best = max(pool, key=lambda k: (gain(k), -k))
-                chosen.append(best)
-                pool.remove(best)
+                pick = max(pool, key=lambda k: (gain(k), -k))
+                chosen.append(pick)
+                pool.remove(pick)
             return chosen
         if doclevel and fusion != "rrf":
             # documents in the order of the document-level fusion, each by its best chunk
@@ -517,13 +510,17 @@ def main() -> None:
                 best.setdefault(doc_of[key], key)
             order = sorted(docs, key=lambda k: (-docs[k], k))
             return [best[doc_of[k]] for k in order[:fb]]
+        return distinct_documents(first, fb)
+
+    def distinct_documents(ranking: dict[int, float], count: int) -> list[int]:
+        """The best chunk of each of the first ``count`` documents of ``ranking``."""
         out: list[int] = []
         seen_docs: set[str] = set()
-        for key in sorted(first, key=lambda k: (-first[k], k)):
+        for key in sorted(ranking, key=lambda k: (-ranking[k], k)):
             if doc_of[key] not in seen_docs:
                 seen_docs.add(doc_of[key])
                 out.append(key)
-            if len(out) >= fb:
+            if len(out) >= count:
                 break
         return out
 
