@@ -69,6 +69,23 @@ async def test_a_code_chunk_is_found_by_its_identifier_or_its_words(engine: Engi
     assert by_lang["hits"] and all(hit["meta"]["lang"] == "python" for hit in by_lang["hits"])
 
 
+async def test_prose_that_names_a_snake_case_identifier_is_found_by_it(engine: Engine) -> None:
+    # A prose row holds "parse_filter" as prose analyses it, "parse_filt" (the index's
+    # tokens "parse", "filt"), none of the code analyzer's "parsefilt", "pars",
+    # "filter": the query must carry that form too.
+    documents = [
+        {"id": "howto", "text": "Call parse_filter once for every option of the tool."},
+        {"id": "words", "text": "Parse a filter for every option of the tool."},
+        {"id": "other", "text": "An unrelated note about the weather in spring."},
+    ]
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        await call.result("index/add", {"documents": documents})
+        result = await call.result("retrieve", {"query": "parse_filter", "k": 5, "mode": "sparse"})
+    found = {hit["chunk"]["docId"] for hit in result["hits"]}
+    assert found == {"howto", "words"}  # the identifier's prose form, and its words
+
+
 async def test_retrieve_advertises_code_and_modality_as_a_filter_field(engine: Engine) -> None:
     async with running(build_engine_app(engine), initialize=False) as peer:
         reply = await peer.request("init", "initialize", {"protocolVersion": 1})

@@ -7,7 +7,9 @@ from typing import Any
 
 from engine_support import Calls, indexed, make_engine, serving
 
-from rcpkit.engine.retrieve.prf import expansion_terms
+from rcpkit.engine.retrieve.prf import expansion_terms, feedback_terms
+from rcpkit.engine.retrieve.stages import Candidate
+from rcpkit.engine.store.analysis import analyze_query
 
 NOTES = [
     {"id": "a", "text": "solar panels and photovoltaic inverters on the roof"},
@@ -71,3 +73,22 @@ async def test_a_query_past_the_lexical_term_limit_is_cut_and_says_so_once(
     assert "feedback" in result["usage"]["stages"]
     notes = result["usage"]["notes"]
     assert sum("query cut to its first 64 terms" in note for note in notes) == 1
+
+
+async def test_the_feedback_query_is_analysed_as_the_first_pass_and_code_as_indexed(
+    tmp_path: Path,
+) -> None:
+    # The expanded query keeps the first lexical pass's terms (identifiers split), and
+    # what it learns from code passages are terms the index holds for code.
+    engine = make_engine(tmp_path / "index", prf_min_feedback_terms=0.0)
+    source = "def parse_filter_{}(text):\n    return split_tokens(text)\n"
+    code = [{"id": f"lib{n}.py", "text": source.format(n), "modality": "code"} for n in range(4)]
+    async with indexed(engine, code):
+        rows = engine.store.fetch(range(1, 50))
+        ranking = [Candidate(key, 1.0, {}) for key in sorted(rows)]
+        found = feedback_terms(engine, "parse_filter tokens", ranking)
+    engine.close()
+    assert found is not None
+    own = analyze_query("parse_filter tokens")
+    assert found[1][: len(own)] == own
+    assert {"splittoken", "split"} <= set(found[1])  # not prose's "split_token"

@@ -19,15 +19,23 @@ CRANFIELD = Path("/work/shared/datasets/cranfield/corpus.jsonl")
 
 
 def test_snake_and_camel_case_identifiers_give_their_whole_form_and_their_parts() -> None:
-    assert analyze_query("parse_filter") == ["parsefilt", "pars", "filter"]
+    assert analyze_code_many(["parse_filter"]) == [["parsefilt", "pars", "filter"]]
     assert analyze_query("parseFilter") == ["parsefilt", "pars", "filter"]
+    # A query's snake_case word is also kept whole, as a prose row holds it.
+    assert analyze_query("parse_filter") == ["parse_filt", "parsefilt", "pars", "filter"]
     assert identifier_parts("HTTPServer2") == ["HTTP", "Server", "2"]
 
 
 def test_a_query_naming_an_identifier_or_its_words_meets_the_code_terms() -> None:
     (code,) = analyze_code_many(["def parse_filter(text):\n    return text"])
     for query in ("parse_filter", "parse filter", "parseFilter"):
-        assert set(analyze_query(query)) <= set(code)
+        assert set(analyze_query(query)) - set(analyze(query)) <= set(code)
+        assert {"pars", "filter"} <= set(analyze_query(query))
+
+
+def test_a_query_naming_an_identifier_meets_it_in_prose_too() -> None:
+    prose = analyze("Call parse_filter on the text first.")
+    assert "parse_filt" in set(analyze_query("parse_filter")) & set(prose)
 
 
 def test_prose_words_that_look_camel_cased_are_left_alone() -> None:

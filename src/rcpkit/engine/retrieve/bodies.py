@@ -17,27 +17,23 @@ from collections.abc import Mapping
 from rcpkit.engine.store.analysis import remember_terms, remembers
 from rcpkit.engine.store.base import ChunkRow, Store
 
-__all__ = ["remember_bodies"]
+__all__ = ["is_code", "remember_bodies"]
 
 
-def remember_bodies(store: Store, rows: Mapping[int, ChunkRow], prose: bool = False) -> None:
+def remember_bodies(store: Store, rows: Mapping[int, ChunkRow]) -> None:
     """Have ``stored_terms`` hold each row's body terms, read from ``store`` where it keeps them.
 
     The index analysed a code row as code (identifier-aware) and any other as
-    prose; ``prose`` asks for every body's prose analysis (the feedback pass's),
-    which the index holds for the prose rows only.
+    prose, and so do both stages.
     """
-    wanted = [
-        key
-        for key, row in rows.items()
-        if not (prose and _code(row)) and not remembers(row.text, _code(row))
-    ]
+    wanted = [key for key, row in rows.items() if not remembers(row.text, is_code(row))]
     if not wanted:
         return
     for key, body in store.body_terms(wanted).items():
         row = rows[key]
-        remember_terms(row.text, _code(row), body.split())
+        remember_terms(row.text, is_code(row), body.split())
 
 
-def _code(row: ChunkRow) -> bool:
+def is_code(row: ChunkRow) -> bool:
+    """Whether the index analysed ``row``'s body as code (identifier-aware)."""
     return row.modality == "code"

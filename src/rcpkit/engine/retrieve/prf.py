@@ -42,11 +42,11 @@ import numpy as np
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.query import Query
 from rcpkit.engine.request import EngineRequest
-from rcpkit.engine.retrieve.bodies import remember_bodies
+from rcpkit.engine.retrieve.bodies import is_code, remember_bodies
 from rcpkit.engine.retrieve.recall import Recalled, fused, search_arms
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.rm3 import expansion_terms
-from rcpkit.engine.store.analysis import analyze, stored_terms
+from rcpkit.engine.store.analysis import analyze_query, stored_terms
 from rcpkit.engine.store.base import ChunkRow
 from rcpkit.engine.store.snapshot import fetch_rows
 
@@ -105,16 +105,20 @@ def feedback_terms(
     keys, rows = _feedback_keys(engine, ranking, config.prf_documents)
     if len(keys) < _MIN_FEEDBACK:
         return None
-    # Title and body analysed apart (the same terms as together): the proximity stage
-    # reads the same bodies' terms from the same cache, the index's where it has them.
-    remember_bodies(engine.store, {key: rows[key] for key in keys}, prose=True)
+    # Title and body analysed apart (the same terms as together), each as the index
+    # analysed it (a code body identifier-aware), and the query as the first lexical
+    # pass analyses it: the expanded query then holds the first one's terms, and its
+    # new terms are terms the index holds. The proximity stage reads the same bodies'
+    # terms from the same cache, the index's where it has them.
+    remember_bodies(engine.store, {key: rows[key] for key in keys})
     passages = [
-        stored_terms(rows[key].title or "", False) + stored_terms(rows[key].text, False)
+        stored_terms(rows[key].title or "", False)
+        + stored_terms(rows[key].text, is_code(rows[key]))
         for key in keys
     ]
     if np.mean([len(terms) for terms in passages]) < config.prf_min_feedback_terms:
         return None  # issue 33: titles and one-liners hold no vocabulary to learn
-    own = analyze(text)
+    own = analyze_query(text)
     return keys, list(dict.fromkeys(own + expansion_terms(own, passages, config.prf_terms)))
 
 

@@ -36,7 +36,7 @@ from rcpkit.engine.proximity import (
     query_pairs,
 )
 from rcpkit.engine.query import Query
-from rcpkit.engine.retrieve.bodies import remember_bodies
+from rcpkit.engine.retrieve.bodies import is_code, remember_bodies
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.store.analysis import stored_terms
 from rcpkit.engine.store.snapshot import fetch_rows
@@ -84,7 +84,7 @@ def shares(
     rows = fetch_rows(engine.store, list(keys))
     remember_bodies(engine.store, rows)
     held = [key for key in keys if key in rows]
-    passages = [_positions(rows[key].text, rows[key].modality == "code") for key in held]
+    passages = [_positions(rows[key].text, is_code(rows[key])) for key in held]
     found = pair_shares(pairs, passages, documents, frequency, engine.store.bm25.k1)
     return dict(zip(held, found, strict=True))
 

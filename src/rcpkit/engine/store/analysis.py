@@ -65,13 +65,15 @@ def analyze_many(texts: Sequence[str]) -> list[list[str]]:
     return out
 
 
-def analyze_code_many(texts: Sequence[str]) -> list[list[str]]:
+def analyze_code_many(texts: Sequence[str], query: bool = False) -> list[list[str]]:
     """Identifier-aware terms for source code (and for queries, which may name code).
 
     An identifier yields its whole form (underscores dropped: ``parse_filter`` ->
     ``parsefilter``) and then its parts (``parse``, ``filter``), all stemmed, so
     ``parse_filter``, ``parseFilter`` and "parse filter" all meet it. A word that is
-    not an identifier gives exactly what `analyze_many` gives.
+    not an identifier gives exactly what `analyze_many` gives. ``query``: a
+    snake_case word also comes first as prose analyses it (``parse_filt``), the
+    form a prose row holds.
     """
     stem = _stemmer().stemWords
     out = []
@@ -81,6 +83,8 @@ def analyze_code_many(texts: Sequence[str]) -> list[list[str]]:
             if _IDENTIFIER.search(word) is None:
                 words.append(word.casefold())
                 continue
+            if query and "_" in word:
+                words.append(word.casefold())  # as a prose-analysed index holds it
             words.append(word.replace("_", "").casefold())
             words.extend(part.casefold() for part in identifier_parts(word))
         kept = [word for word in words if word not in _STOPWORDS and 0 < len(word) <= _MAX_TERM]
@@ -140,8 +144,13 @@ def remembers(text: str, code: bool) -> bool:
 
 
 def analyze_query(text: str) -> list[str]:
-    """A query's terms: `analyze` for prose words, identifiers split as in code."""
-    return analyze_code_many([text])[0]
+    """A query's terms: `analyze` for prose words, identifiers split as in code.
+
+    A snake_case identifier is also kept whole as `analyze` keeps it: a prose row
+    that names ``parse_filter`` holds ``parse_filt`` (the index's tokens ``parse``,
+    ``filt``), none of the code forms ``parsefilt``, ``pars``, ``filter``.
+    """
+    return analyze_code_many([text], query=True)[0]
 
 
 def identifier_parts(word: str) -> list[str]:
