@@ -474,14 +474,43 @@ def main() -> None:
             {"s": lex_first[q], "d": dense_first[q]}, {}, k))  # fmt: skip
     cache_first = {q: rrf({"s": lex_first[q], "d": dense_first[q]}, {}) for q in qids}
 
+    def filled(
+        q: str,
+        lexical: list[tuple[int, float]],
+        dense: list[tuple[int, float]],
+        terms: list[str],
+        which: str,
+        cosines: np.ndarray | None = None,
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """``fill``: the candidates one arm missed get their exact score in it.
+
+        "dense": cosines for the lexical arm's rows; "lexical": BM25 for the dense
+        arm's; "both". Scores stay below each list's best, so the normalisation's
+        interval is unchanged; only the missing zeros become real scores.
+        """
+        have_d = {k for k, _ in dense}
+        have_s = {k for k, _ in lexical}
+        if which in ("dense", "both"):
+            c = cos[qids.index(q)] if cosines is None else cosines
+            dense = dense + [(k, float(c[k])) for k, _ in lexical if k not in have_d]
+        if which in ("lexical", "both"):
+            bm = lex.scores(dict.fromkeys(terms, 1.0))
+            lexical = lexical + [(k, float(bm[k])) for k, _ in dense if k not in have_s]
+        return lexical, dense
+
     def feedback_of(q: str, fb: int, fusion: str = "rrf", alpha: float = 0.5,
                     doclevel: bool = False, near: float = 0.0,
-                    alike: float = 0.0, diverse: float = 0.0) -> list[int]:  # fmt: skip
-        first = (
-            cache_first[q]
-            if fusion == "rrf"
-            else score_fusion({"s": lex_first[q], "d": dense_first[q]}, fusion, alpha)
-        )
+                    alike: float = 0.0, diverse: float = 0.0,
+                    fill: str = "") -> list[int]:  # fmt: skip
+        if fill and fusion != "rrf":
+            lexical, dense = filled(q, lex_first[q], dense_first[q], qterms[q], fill)
+            first = score_fusion({"s": lexical, "d": dense}, fusion, alpha)
+        else:
+            first = (
+                cache_first[q]
+                if fusion == "rrf"
+                else score_fusion({"s": lex_first[q], "d": dense_first[q]}, fusion, alpha)
+            )
         if near:  # the feedback passages chosen with the proximity stage too
             first = proximity(q, first, near, 8, 30, "bound")
         if alike:  # ... or with the first ranking smoothed (reg_first)
@@ -631,6 +660,8 @@ def main() -> None:
         len_slope: float = 0.0,
         reg_first: float = 0.0,
         fb_mmr: float = 0.0,
+        fill: str = "",
+        fill_first: bool = False,
     ) -> dict[int, float]:
         # issue 33: RRF for the queries whose arms disagree (agreement below rrf_below)
         if arm_features[q][agree_feature] < rrf_below:
@@ -641,7 +672,8 @@ def main() -> None:
             value = arm_features[q][alpha_feature]
             alpha = min(0.98, max(0.3, alpha + alpha_slope * (value - alpha_center)))
         feedback = feedback_of(q, fb, fusion if same_first else "rrf", alpha, doclevel,
-                               prox if prox_first else 0.0, reg_first, fb_mmr)  # fmt: skip
+                               prox if prox_first else 0.0, reg_first, fb_mmr,
+                               fill if fill_first else "")  # fmt: skip
         if len(qterms[q]) < min_terms:
             lexprf, beta = False, 0.0
         if lex.avgdl < min_avgdl:  # issue 33: no feedback on a corpus of short documents
@@ -663,6 +695,7 @@ def main() -> None:
             lexprf, beta = False, 0.0
         i = qids.index(q)
         extra: dict[str, list[tuple[int, float]]] = {}
+        second_terms = qterms[q]
         if lexprf and style == "separate":
             weights = rm3_weights(qterms[q], feedback, lex, doc_terms, terms, lam)
             expansion = [t for t in weights if t not in set(qterms[q])]
@@ -670,6 +703,7 @@ def main() -> None:
             extra["x"] = top(lex.scores(dict.fromkeys(expansion, 1.0)), 100)
         elif lexprf and style == "flat":
             weights = rm3_weights(qterms[q], feedback, lex, doc_terms, terms, lam, prior, use_idf)
+            second_terms = list(weights)
             second = top(lex.scores(dict.fromkeys(weights, 1.0)), 100)
         elif lexprf and style == "repeat":
             weights = rm3_weights(qterms[q], feedback, lex, doc_terms, terms, lam)
@@ -690,6 +724,9 @@ def main() -> None:
             dense = top(vectors @ v, 100, positive=False)
         else:
             dense = dense_first[q]
+        if fill:  # each arm's exact score for the other arm's candidates too
+            second, dense = filled(q, second, dense, second_terms, fill,
+                                   None if beta <= 0 else vectors @ v)  # fmt: skip
         if prox_lex:  # SDM's way: the pairs are part of the lexical arm's score
             bonus = pair_scores(q, [k for k, _ in second], prox_window, prox_pairs)
             second = sorted(((k, v + prox_lex * bonus.get(k, 0.0)) for k, v in second),
