@@ -268,3 +268,24 @@ def test_an_index_from_before_the_settings_keeps_ranking_with_fts5s_constants(
     assert SQLiteStore(path).bm25 == FTS5_BM25  # recorded now
     fresh = SQLiteStore(tmp_path / "new.sqlite3")
     assert fresh.bm25 == DEFAULT_BM25
+
+
+def test_tokens_are_the_tokens_fts5_makes_of_the_same_text() -> None:
+    # The index counts terms with `tokens` and FTS5 matches with its own tokenizer: they
+    # must split analysed text alike (case-folded words, digits, "_" inside a snake_case
+    # term), on the fast path (plain lower-case ASCII words) and off it.
+    import sqlite3
+
+    rng = random.Random(7)
+    alphabet = "abcxyz019 _-.\n\tABCé日ß"
+    texts = ["boundary layer 12 flow", "parse_filt token", "", "  ", "Ünïcode wörds"]
+    texts += ["".join(rng.choices(alphabet, k=rng.randrange(0, 14))) for _ in range(300)]
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='unicode61 remove_diacritics 0')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    db.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", enumerate(texts, 1))
+    made: dict[int, list[str]] = {}
+    for rowid, term in db.execute("SELECT doc, term FROM v ORDER BY doc, offset"):
+        made.setdefault(rowid, []).append(term)
+    for rowid, text in enumerate(texts, 1):
+        assert tokens(text) == made.get(rowid, []), repr(text)

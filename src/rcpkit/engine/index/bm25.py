@@ -141,12 +141,13 @@ def resolve_bm25(
 # unicode61's token characters are the letters, numbers and private-use characters;
 # Python's \w adds the underscore (Pc), which unicode61 treats as a separator.
 _TOKEN = re.compile(r"[^\W_]+")
+_PLAIN = re.compile(r"[a-z0-9 ]*")  # lower-case ASCII words between spaces: split() is exact
 
 
 def tokens(text: str) -> list[str]:
     """The tokens FTS5's ``unicode61 remove_diacritics 0`` makes of analysed text."""
-    if text.isascii() and text.replace(" ", "").isalnum() and text.islower():
-        return text.split()  # already lower-case words between spaces: the common case
+    if _PLAIN.fullmatch(text) is not None:
+        return text.split()  # the common case; the check is ~1 µs for 500 characters
     return _TOKEN.findall(text.lower())
 
 
