@@ -112,7 +112,7 @@ def feedback_terms(
     # terms from the same cache, the index's where it has them.
     remember_bodies(engine.store, {key: rows[key] for key in keys})
     passages = [
-        stored_terms(rows[key].title or "", False)
+        stored_terms(rows[key].title or "", is_code(rows[key]))
         + stored_terms(rows[key].text, is_code(rows[key]))
         for key in keys
     ]
