@@ -368,7 +368,7 @@ feedback_scores: list[float] = []
 def rm3_weights(query_terms: list[str], feedback: list[int], lex: Lexical,
                 doc_terms: list[list[str]],
                 terms: int, lam: float, prior: str = "rank",
-                use_idf: bool = True) -> dict[str, float]:  # fmt: skip
+                use_idf: bool = True, max_df: float = 1.0) -> dict[str, float]:  # fmt: skip
     model: dict[str, float] = {}
     seen: Counter[str] = Counter()
     for rank, key in enumerate(feedback):
@@ -384,8 +384,8 @@ def rm3_weights(query_terms: list[str], feedback: list[int], lex: Lexical,
     least = min(2, len(feedback))
     for term in list(model):
         j = lex.vocabulary.get(term)
-        if seen[term] < least or j is None:
-            del model[term]
+        if seen[term] < least or j is None or lex.df[j] > max_df * lex.n:
+            del model[term]  # max_df: no head term (it ranks little and costs a long list)
             continue
         if use_idf:
             model[term] *= math.log1p((lex.n - lex.df[j] + 0.5) / (lex.df[j] + 0.5))
@@ -662,6 +662,7 @@ def main() -> None:
         fb_mmr: float = 0.0,
         fill: str = "",
         fill_first: bool = False,
+        fb_max_df: float = 1.0,
     ) -> dict[int, float]:
         # issue 33: RRF for the queries whose arms disagree (agreement below rrf_below)
         if arm_features[q][agree_feature] < rrf_below:
@@ -702,7 +703,8 @@ def main() -> None:
             second = lex_first[q]
             extra["x"] = top(lex.scores(dict.fromkeys(expansion, 1.0)), 100)
         elif lexprf and style == "flat":
-            weights = rm3_weights(qterms[q], feedback, lex, doc_terms, terms, lam, prior, use_idf)
+            weights = rm3_weights(qterms[q], feedback, lex, doc_terms, terms, lam, prior, use_idf,
+                                  fb_max_df)  # fmt: skip
             second_terms = list(weights)
             second = top(lex.scores(dict.fromkeys(weights, 1.0)), 100)
         elif lexprf and style == "repeat":
