@@ -44,7 +44,7 @@ from rcpkit.engine.query import DEFAULT_ALPHA
 from rcpkit.engine.rerank._interfaces import Checkpoint, RerankMethod, Scores
 from rcpkit.engine.rm3 import expansion_terms
 from rcpkit.engine.smoothing import smoothed_head
-from rcpkit.engine.store.analysis import analyze, analyze_code_many, analyze_many, analyze_query
+from rcpkit.engine.store.analysis import analyze_code_many, analyze_query
 from rcpkit.protocol.fusion import FusionOptions, fuse
 
 __all__ = ["HybridReranker", "LexicalStatistics"]
@@ -118,8 +118,10 @@ class HybridReranker:
     ) -> Scores:
         if not passages:
             return np.zeros(0, dtype=np.float32)
-        rows = [tokens(" ".join(terms)) for terms in analyze_code_many(list(passages))]
-        lexical = self._lexical(query_tokens(analyze_query(query)), rows, tenant)
+        analysed = analyze_code_many(list(passages))  # identifiers split, prose as prose
+        rows = [tokens(" ".join(terms)) for terms in analysed]
+        own = analyze_query(query)
+        lexical = self._lexical(query_tokens(own), rows, tenant)
         if checkpoint is not None:
             checkpoint()
         query_vector = self._embedder.embed([query], "query")[0]
@@ -128,9 +130,8 @@ class HybridReranker:
         fused = self._fused(dense, lexical)
         if self._feedback >= 2 and len(passages) >= 2:
             head = sorted(range(len(passages)), key=lambda i: (-fused[i], i))[: self._feedback]
-            terms = analyze_many([passages[i] for i in head])
+            terms = [analysed[i] for i in head]  # as the rows were analysed (prf's way)
             if np.mean([len(t) for t in terms]) >= self._min_feedback_terms:
-                own = analyze(query)
                 expanded = own + expansion_terms(own, terms, self._feedback_terms)
                 lexical = self._lexical(query_tokens(list(dict.fromkeys(expanded))), rows, tenant)
                 fused = self._fused(dense, lexical)
