@@ -77,7 +77,8 @@ def chunking() -> dict[str, int]:
 def lab_folder(dataset: Dataset, layout: str) -> Path:
     sizes = chunking()
     suffix = f"-c{sizes['max_chunk_tokens']}-{sizes['chunk_overlap_tokens']}" if sizes else ""
-    return CACHE / f"{dataset.name}-{layout}{suffix}"
+    # LAB_VARIANT: a cache of its own for an index built by a changed engine
+    return CACHE / f"{dataset.name}-{layout}{suffix}{os.environ.get('LAB_VARIANT', '')}"
 
 
 def build(dataset: Dataset, layout: str) -> dict[str, Any]:
