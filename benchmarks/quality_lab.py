@@ -277,6 +277,26 @@ def expand(lex: Lexical, vectors: np.ndarray, weight: float, neighbours: float) 
     lex.matrix = sparse.csc_matrix((sat, (expanded.row, expanded.col)), shape=expanded.shape)
 
 
+def smooth_apart(scores: list[float], block: np.ndarray, weight: float, neighbours: int,
+                 groups: list[str]) -> np.ndarray:  # fmt: skip
+    """`smooth`, a row's own document's other chunks no neighbours of it (the lab's reg_apart)."""
+    values = np.asarray(scores, dtype=np.float64)
+    if weight <= 0 or len(values) < 2:
+        return values
+    similar = block @ block.T
+    same = np.asarray(groups)[:, None] == np.asarray(groups)[None, :]
+    similar[same] = -np.inf  # the diagonal too
+    near = np.argsort(-similar, axis=1, kind="stable")[:, : min(neighbours, len(values) - 1)]
+    picked = np.take_along_axis(similar, near, axis=1)
+    cosines = np.clip(np.where(np.isfinite(picked), picked, 0.0), 0.0, None)
+    held = cosines.sum(axis=1)
+    mean = (cosines * values[near]).sum(axis=1) / np.maximum(held, 1e-12)
+    moved = (1.0 - weight) * values + weight * np.where(held > 0, mean, values)
+    best = int(np.argmax(values))
+    moved[best] = max(moved[best], values[best])
+    return moved
+
+
 def best_of(scores: dict[int, float], depth: int) -> list[int]:
     """The ``depth`` best keys of a fused ranking, ties by key."""
     return sorted(scores, key=lambda k: (-scores[k], k))[:depth]
@@ -664,6 +684,7 @@ def main() -> None:
         fill: str = "",
         fill_first: bool = False,
         fb_max_df: float = 1.0,
+        reg_apart: bool = False,
     ) -> dict[int, float]:
         # issue 33: RRF for the queries whose arms disagree (agreement below rrf_below)
         if arm_features[q][agree_feature] < rrf_below:
@@ -785,12 +806,20 @@ def main() -> None:
                 share = sum(float(lex.idf[lex.vocabulary[t]]) for t in held) / mass
                 chunks[key] += cover * share
         if reg:  # score regularisation (Diaz 2005): each of the head towards its neighbours
-            chunks = regularised(chunks, reg, reg_m, reg_depth)
+            chunks = regularised(chunks, reg, reg_m, reg_depth, reg_apart)
         return aggregate(chunks, agg_gamma, agg_top, agg_floor) if agg_gamma else chunks
 
-    def regularised(chunks: dict[int, float], mu: float, m: int, depth: int) -> dict[int, float]:
-        """The fused head's scores smoothed among themselves (``rcpkit.engine.smoothing``)."""
+    def regularised(chunks: dict[int, float], mu: float, m: int, depth: int,
+                    apart: bool = False) -> dict[int, float]:  # fmt: skip
+        """The fused head's scores smoothed among themselves (``rcpkit.engine.smoothing``).
+
+        ``apart``: a chunk's neighbours are other documents' chunks only.
+        """
         head = best_of(chunks, depth)
+        if apart:
+            moved = smooth_apart([chunks[k] for k in head], vectors[head], mu, m,
+                                 [doc_of[k] for k in head])  # fmt: skip
+            return {**chunks, **dict(zip(head, (float(v) for v in moved), strict=True))}
         moved = smooth([chunks[k] for k in head], vectors[head], mu, m)
         return {**chunks, **dict(zip(head, (float(v) for v in moved), strict=True))}
 
