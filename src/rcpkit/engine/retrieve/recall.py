@@ -156,7 +156,7 @@ def _lexical(
     and the list's k-th score bounds the new k-th from below: the top k prunes
     with it instead of scoring seed rows first.
     """
-    own = _cut(analyze_query(text), ctx)  # identifiers split as code is indexed
+    own = _cut(analyze_query(text), ctx)  # identifiers as code and as prose index them
     terms = own if terms is None else _cut(terms, ctx)
     floor = 0.0
     widens = terms is not own and set(query_tokens(own)) <= set(query_tokens(terms))
