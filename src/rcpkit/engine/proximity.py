@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from itertools import pairwise
 
 from rcpkit.engine.index.bm25 import query_tokens, tokens
-from rcpkit.engine.store.analysis import analyze_query
+from rcpkit.engine.store.analysis import analyze_code_many
 
 __all__ = [
     "DEPTH",
@@ -40,8 +40,14 @@ WINDOW = 8  # analysed positions; stopwords are already out, so about a dozen wo
 
 
 def query_pairs(text: str) -> list[tuple[str, str]]:
-    """The neighbouring pairs of a query, analysed as the lexical arm analyses it."""
-    return pairs_of([token for term in analyze_query(text) for token in tokens(term)])
+    """The neighbouring pairs of a query, its identifiers split as in code.
+
+    Not `analyze_query`'s terms: the prose form it adds for a snake_case word
+    (``parse_filt``) would pair with the code forms (``parsefilt``), a pair no row
+    holds together, and only lower every row's share.
+    """
+    terms = analyze_code_many([text])[0]
+    return pairs_of([token for term in terms for token in tokens(term)])
 
 
 def pair_tokens(pairs: Sequence[tuple[str, str]]) -> list[str]:

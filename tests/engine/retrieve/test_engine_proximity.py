@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 from engine_support import indexed, make_engine
 
-from rcpkit.engine.proximity import pair_bound, pairs_of, positions_of, proximity_scores
+from rcpkit.engine.proximity import (
+    pair_bound,
+    pairs_of,
+    positions_of,
+    proximity_scores,
+    query_pairs,
+)
 
 FILLER = "across the boundary layer of a swept wing surface panel near the trailing edge"
 DOCUMENTS = [
@@ -34,6 +40,16 @@ def test_a_pair_counts_within_the_window_and_not_past_it() -> None:
     twice = positions_of(["a", "b", "a"])
     assert proximity_scores([("a", "b")], [twice], idf, k1=1.0) == [pytest.approx(1.5 * 4 / 3)]
     assert pair_bound([("a", "b")], idf, k1=1.0) == 3.0  # every count saturated
+
+
+def test_an_identifiers_pairs_are_those_a_code_row_can_hold() -> None:
+    # The prose form the lexical arm adds ("parse_filt": tokens parse, filt) is not
+    # paired with the code forms: no row holds both, and the bound would only grow.
+    assert query_pairs("parse_filter tokens") == [
+        ("parsefilt", "pars"),
+        ("pars", "filter"),
+        ("filter", "token"),
+    ]
 
 
 async def _hits(folder: Path, **settings: Any) -> dict[str, dict[str, Any]]:

@@ -54,3 +54,47 @@ async def test_the_rerank_method_over_this_engines_own_hits_ranks_them_as_retrie
             mixed = await call.result("rerank", {"query": text, "passages": foreign})
             assert len(mixed["scores"]) == len(foreign)
     engine.close()
+
+
+CODE = [
+    {
+        "id": f"lib{n}.py",
+        "text": f"def parse_filter(text, limit={n}):\n    return split_tokens(text)[:limit]\n"
+        + "    # boundary layer heat transfer\n" * (n % 3),
+        "title": f"token filter {n}" if n % 2 else f"module {n}",  # a field text lacks
+        "modality": "code",
+    }
+    for n in range(8)
+]
+
+
+async def _own_hits_reranked(
+    tmp_path: Path, documents: list[dict[str, object]], text: str
+) -> tuple[list[dict[str, object]], list[float]]:
+    engine = make_engine(tmp_path / "index")
+    async with indexed(engine, documents) as call:
+        hits = (await call.result("retrieve", {"query": text, "k": 16}))["hits"]
+        asked = {"query": text, "passages": [hit["text"] for hit in hits]}
+        scores = (await call.result("rerank", asked))["scores"]
+    engine.close()
+    return hits, scores
+
+
+async def test_reranking_own_code_hits_gives_their_retrieve_scores(tmp_path: Path) -> None:
+    # A code row holds its identifiers split ("parsefilt", "pars", "filter"), not prose's
+    # "parse_filt" (tokens "parse", "filt"): it is looked up by that analysis too.
+    hits, scores = await _own_hits_reranked(tmp_path, CODE, "parse_filter token filter")
+    assert len(hits) == len(CODE)
+    for hit, score in zip(hits, scores, strict=True):
+        assert abs(score - hit["score"]) < 1e-5, hit["id"]
+
+
+async def test_reranking_own_hits_for_a_query_past_the_term_limit_gives_their_scores(
+    tmp_path: Path,
+) -> None:
+    # Recall cuts a query to its first 64 terms; the rerank of its hits cuts it alike.
+    text = " ".join(f"filler{n}" for n in range(64)) + " shock wave boundary layer"
+    hits, scores = await _own_hits_reranked(tmp_path, DOCUMENTS, text)
+    assert hits
+    for hit, score in zip(hits, scores, strict=True):
+        assert abs(score - hit["score"]) < 1e-5, hit["id"]

@@ -118,7 +118,7 @@ class HybridReranker:
     ) -> Scores:
         if not passages:
             return np.zeros(0, dtype=np.float32)
-        analysed = analyze_code_many(list(passages))  # identifiers split, prose as prose
+        analysed = analyze_code_many(list(passages))  # every passage's identifiers split
         rows = [tokens(" ".join(terms)) for terms in analysed]
         own = analyze_query(query)
         lexical = self._lexical(query_tokens(own), rows, tenant)

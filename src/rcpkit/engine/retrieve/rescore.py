@@ -22,16 +22,17 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.engine import Engine
+from rcpkit.engine.index import Index, Keys
 from rcpkit.engine.proximity import blend
 from rcpkit.engine.query import Query
 from rcpkit.engine.rerank import HybridReranker
 from rcpkit.engine.rerank._interfaces import Checkpoint
 from rcpkit.engine.retrieve import prf, proximity, smoothing
 from rcpkit.engine.retrieve.cursors import resolve_version
-from rcpkit.engine.retrieve.recall import Arms, combine
+from rcpkit.engine.retrieve.recall import MAX_QUERY_TERMS, Arms, combine
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.smoothing import smoothed_head
-from rcpkit.engine.store.analysis import analyze, analyze_query
+from rcpkit.engine.store.analysis import analyze, analyze_code_many, analyze_query
 from rcpkit.engine.store.snapshot import snapshot
 
 __all__ = ["rerank_passages", "rescore_indexed"]
@@ -51,7 +52,8 @@ def rescore_indexed(
     """One score per candidate of ``head``, higher better; None: not all are rows here."""
     keys = [candidate.key for candidate in head]
     vectors = engine.dense.vectors_of(keys)
-    lexical = engine.store.index.lexical_of(analyze_query(text), keys, version, tenant)
+    own = analyze_query(text)[:MAX_QUERY_TERMS]  # cut as recall cuts it
+    lexical = engine.store.index.lexical_of(own, keys, version, tenant)
     if lexical is None or len(vectors) < len(set(keys)):
         return None
     dense = {key: float(vectors[key] @ query_vector) for key in keys}
@@ -59,7 +61,8 @@ def rescore_indexed(
     if prf.applies(engine, query):
         feedback = prf.feedback_terms(engine, text, ranking)
         if feedback is not None:
-            expanded = engine.store.index.lexical_of(feedback[1], keys, version, tenant)
+            terms = feedback[1][:MAX_QUERY_TERMS]
+            expanded = engine.store.index.lexical_of(terms, keys, version, tenant)
             ranking = _fused(query, dense, expanded) if expanded is not None else ranking
     scores = {candidate.key: candidate.score for candidate in ranking}
     if proximity.applies(engine, query):
@@ -107,7 +110,7 @@ def _keys_of(
     engine: Engine, passages: Sequence[str], version: int, tenant: str | None
 ) -> list[int] | None:
     index = engine.store.index
-    held = [index.rows_holding(analyze(passage), version, tenant) for passage in passages]
+    held = [_rows_holding(index, passage, version, tenant) for passage in passages]
     if any(len(keys) == 0 or len(keys) > _LOOKUP_ROWS for keys in held):
         return None
     rows = engine.store.fetch(sorted({int(key) for keys in held for key in keys}))
@@ -120,6 +123,18 @@ def _keys_of(
             return None
         found.append(same[0])
     return found
+
+
+def _rows_holding(index: Index, passage: str, version: int, tenant: str | None) -> Keys:
+    """The rows holding ``passage``'s rarest word, analysed as a prose row, else as code.
+
+    A code row holds its identifiers split (``parsefilt``, ``pars``, ``filter``);
+    prose analysis keeps ``parse_filter`` whole, a word no code row holds.
+    """
+    held = index.rows_holding(analyze(passage), version, tenant)
+    if len(held) == 0:
+        held = index.rows_holding(analyze_code_many([passage])[0], version, tenant)
+    return held
 
 
 def _fused(query: Query, dense: dict[int, float], lexical: dict[int, float]) -> list[Candidate]:
