@@ -360,7 +360,11 @@ def _figures(refusals: _Refusals, probes: _Probes) -> list[Figure]:
             probes.rescored,
             "hits",
             higher_is_better=False,
-            note="the same documents, text and trust; only BM25 scores move, so corpus "
-            "statistics are not per tenant (a side channel, not a hit)",
+            note=(
+                "the same documents, text and trust; BM25 scores moved, so corpus statistics "
+                "cross tenants (a side channel, not a hit)"
+                if probes.rescored
+                else "BM25's corpus statistics are per tenant: no score of the owner's moved"
+            ),
         ),
     ]
