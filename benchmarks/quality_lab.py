@@ -39,7 +39,7 @@ from rcpkit.engine.open import open_engine
 from rcpkit.engine.proximity import pair_bound as bound_of_pairs
 from rcpkit.engine.proximity import pairs_of, positions_of, proximity_scores
 from rcpkit.engine.smoothing import DEPTH, NEIGHBOURS, smooth
-from rcpkit.engine.store.analysis import analyze
+from rcpkit.engine.store.analysis import analyze, analyze_code_many, analyze_query
 from rcpkit.evaluation.baseline import bm25_baseline
 from rcpkit.evaluation.dataset import Dataset, load_dataset
 from rcpkit.evaluation.split import split_of
@@ -457,7 +457,10 @@ def main() -> None:
             print(f"warning: {q}: numpy BM25 {keys[:5]} ≠ FTS5 {[k for k, _ in fts[:5]]}")
     vectors, qvec = data["vectors"], data["query_vectors"]
     cos = qvec @ vectors.T
-    qterms = {q: tokens(" ".join(analyze(dataset.queries[q]))) for q in qids}
+    # As the engine reads a query: its lexical arm and RM3 by `analyze_query` (a
+    # snake_case word also in prose's form), its proximity pairs by the code analysis.
+    qterms = {q: tokens(" ".join(analyze_query(dataset.queries[q]))) for q in qids}
+    pterms = {q: tokens(" ".join(analyze_code_many([dataset.queries[q]])[0])) for q in qids}
     lex_first = {q: top(lex.scores(dict.fromkeys(qterms[q], 1.0)), 100) for q in qids}
     dense_first = {q: top(cos[i], 100, positive=False) for i, q in enumerate(qids)}
     base = bm25_baseline(dataset, 100)
@@ -851,7 +854,7 @@ def main() -> None:
 
     def pair_weights(q: str, which: str) -> tuple[list[tuple[str, str]], dict[str, float]]:
         """The query's neighbouring pairs (``which`` "all": every pair, FDM's) and idf."""
-        terms = [t for t in qterms[q] if t in lex.vocabulary]
+        terms = [t for t in pterms[q] if t in lex.vocabulary]
         pairs = (
             pairs_of(terms)
             if which == "next"
