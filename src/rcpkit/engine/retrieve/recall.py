@@ -25,6 +25,7 @@ __all__ = [
     "Arms",
     "Recalled",
     "combine",
+    "cut_terms",
     "fused",
     "recall",
     "search_arms",
@@ -156,8 +157,8 @@ def _lexical(
     and the list's k-th score bounds the new k-th from below: the top k prunes
     with it instead of scoring seed rows first.
     """
-    own = _cut(analyze_query(text), ctx)  # identifiers as code and as prose index them
-    terms = own if terms is None else _cut(terms, ctx)
+    own = cut_terms(analyze_query(text), ctx)  # identifiers as code and as prose index them
+    terms = own if terms is None else cut_terms(terms, ctx)
     floor = 0.0
     widens = terms is not own and set(query_tokens(own)) <= set(query_tokens(terms))
     if expands is not None and len(expands) >= k and widens:
@@ -165,11 +166,12 @@ def _lexical(
     return engine.store.index.lexical(terms, k, tree, version, ctx.tenant, floor=floor)
 
 
-def _cut(terms: list[str], ctx: EngineRequest) -> list[str]:
+def cut_terms(terms: list[str], ctx: EngineRequest | None = None) -> list[str]:
+    """``terms`` as the lexical arm reads them: the first ``MAX_QUERY_TERMS`` (noted once)."""
     if len(terms) <= MAX_QUERY_TERMS:
         return terms
     note = f"query cut to its first {MAX_QUERY_TERMS} terms for lexical recall"
-    if note not in ctx.notes:
+    if ctx is not None and note not in ctx.notes:
         ctx.notes.append(note)
     return terms[:MAX_QUERY_TERMS]
 

@@ -29,7 +29,7 @@ from rcpkit.engine.rerank import HybridReranker
 from rcpkit.engine.rerank._interfaces import Checkpoint
 from rcpkit.engine.retrieve import prf, proximity, smoothing
 from rcpkit.engine.retrieve.cursors import resolve_version
-from rcpkit.engine.retrieve.recall import MAX_QUERY_TERMS, Arms, combine
+from rcpkit.engine.retrieve.recall import Arms, combine, cut_terms
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.smoothing import smoothed_head
 from rcpkit.engine.store.analysis import analyze, analyze_code_many, analyze_query
@@ -52,7 +52,7 @@ def rescore_indexed(
     """One score per candidate of ``head``, higher better; None: not all are rows here."""
     keys = [candidate.key for candidate in head]
     vectors = engine.dense.vectors_of(keys)
-    own = analyze_query(text)[:MAX_QUERY_TERMS]  # cut as recall cuts it
+    own = cut_terms(analyze_query(text))  # as recall reads them
     lexical = engine.store.index.lexical_of(own, keys, version, tenant)
     if lexical is None or len(vectors) < len(set(keys)):
         return None
@@ -61,7 +61,7 @@ def rescore_indexed(
     if prf.applies(engine, query):
         feedback = prf.feedback_terms(engine, text, ranking)
         if feedback is not None:
-            terms = feedback[1][:MAX_QUERY_TERMS]
+            terms = cut_terms(feedback[1])
             expanded = engine.store.index.lexical_of(terms, keys, version, tenant)
             ranking = _fused(query, dense, expanded) if expanded is not None else ranking
     scores = {candidate.key: candidate.score for candidate in ranking}
