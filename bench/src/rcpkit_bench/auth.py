@@ -1,7 +1,8 @@
 """Campaign R4, auth and tenants: ``rcpkit serve --http`` with two tenant-scoped tokens.
 
 Against the real CLI server (the persistent engine, tenant-aware, with the
-deterministic hashing embedder and the regex graph, in a temporary folder):
+deterministic hashing embedder and the regex graph, in a temporary folder,
+two worker processes, so a tenant's calls land on either):
 
 1. refusals: every RCP method (and an unknown one, a GET, an OPTIONS, a
    path outside the base) under every credential attack — none, a wrong
@@ -98,7 +99,8 @@ _ATTACKS: dict[str, list[tuple[str, str]]] = {
 def _server(folder: str) -> Iterator[_Child]:
     command = [sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0"]
     command += ["--engine", "index", "--index", folder, "--create", "--embedder", "hashing:256"]
-    command += ["--graph", "regex"]
+    # Two worker processes (issue 52): tenants must hold whichever worker answers.
+    command += ["--graph", "regex", "--workers", "2"]
     tokens = " ".join(f"{token}@{tenant}" for tenant, token in _TOKENS.items())
     child = _Child.spawn(command, env={**os.environ, "RCPKIT_HTTP_TOKENS": tokens})
     try:
@@ -110,8 +112,12 @@ def _server(folder: str) -> Iterator[_Child]:
 class _Tenant:
     def __init__(self, url: str, tenant: str) -> None:
         self.url = url
+        # A connection per call: the kernel spreads them over the workers, so a tenant's
+        # writes and its reads (and the other tenant's attempts) meet on either.
         self.http = httpx.Client(
-            timeout=60.0, headers={"authorization": f"Bearer {_TOKENS[tenant]}"}
+            timeout=60.0,
+            headers={"authorization": f"Bearer {_TOKENS[tenant]}"},
+            limits=httpx.Limits(max_keepalive_connections=0),
         )
         self._id = 0
 

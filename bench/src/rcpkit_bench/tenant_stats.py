@@ -1,7 +1,7 @@
 """``rcpkit bench tenants``: what one tenant's writes tell another (issues 34 and 35).
 
-One ``rcpkit serve --http`` (an embedded index, PostgreSQL with ``--store``, or
-a registry of two PostgreSQL shards with ``--store shards``) with two
+One ``rcpkit serve --http --workers 2`` (an embedded index, PostgreSQL with
+``--store``, or a registry of two PostgreSQL shards with ``--store shards``) with two
 tenant-scoped tokens, ``alpha`` and ``beta``. Beta indexes its corpus and takes
 its readings: for each query, the hits with their BM25 (``mode:
 sparse``) and hybrid scores and ``confidence``, its ``indexVersion``, a pin of
@@ -121,6 +121,9 @@ class _Caller:
             self._audit.fail("crashes", f"{method}: {type(failure).__name__}: {failure}")
             self._drop()
             return {}
+        # A connection per call: the kernel spreads them over the workers, so beta's
+        # readings before and after alpha's writes come from either worker.
+        self._drop()
         refusal = answer.get("error")
         if isinstance(refusal, dict) and refusal.get("code") == -32603:
             self._audit.fail("internal_errors", f"{method}: {refusal}")
@@ -263,7 +266,9 @@ def run_campaign(folder: Path, plan: Plan, store: str | None = None) -> TenantAu
     audit = TenantAudit()
     command = [sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0"]
     command += ["--engine", "index", "--index", str(folder / "index"), "--embedder", EMBEDDER]
-    command.append("--create")
+    # Two worker processes (issue 52): beta's readings come from either, as they would
+    # on any multi-core machine, and must still not move.
+    command += ["--create", "--workers", "2"]
     if store is not None:
         command += ["--store", store]
     env = {**os.environ, "RCPKIT_HTTP_TOKENS": f"{ALPHA}@alpha,{BETA}@beta"}

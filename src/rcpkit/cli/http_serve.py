@@ -83,7 +83,9 @@ def serve_command(
     return 0
 
 
-def serve_workers_command(args: argparse.Namespace, workers: int) -> int:
+def serve_workers_command(
+    args: argparse.Namespace, workers: int, *, tenant_aware: bool = False
+) -> int:
     """``--workers N``: bind once, then run N copies of this command.
 
     The parent opens no index: it checks the options, binds, and supervises
@@ -92,11 +94,12 @@ def serve_workers_command(args: argparse.Namespace, workers: int) -> int:
     (``bind_sockets``: ``SO_REUSEPORT``). With ``--stateful`` each worker has a
     loopback socket of its own and the parent routes (``router.WorkerRouter``),
     so every request of a session reaches the worker that holds it.
+    ``tenant_aware``: the workers' engine honours ``ctx.tenant`` (as for ``serve_command``).
     """
     from rcpkit.transport.http.serve import bind_socket, bind_sockets, url_of
     from rcpkit.transport.http.workers import Supervisor
 
-    config, listen = config_from_args(args)
+    config, listen = config_from_args(args, tenant_aware=tenant_aware)
     # Stateless: a socket per worker on the one address (SO_REUSEPORT), so the kernel
     # balances connections; stateful: the parent's router holds the public one.
     public_sockets = bind_sockets(listen, 1 if config.stateful else workers)

@@ -84,7 +84,10 @@ def run(args: argparse.Namespace) -> int:
         if workers > 1:
             from rcpkit.cli.http_serve import serve_workers_command
 
-            return serve_workers_command(args, workers)
+            # Each worker checks its tokens against its engine; the parent checks them first,
+            # and must judge them as a worker will (issue 52: it refused tenant tokens).
+            tenant_aware = args.engine in TENANT_AWARE_ENGINES
+            return serve_workers_command(args, workers, tenant_aware=tenant_aware)
     try:
         observer, metrics_at = observer_from_args(args)
     except (ValueError, RuntimeError, OSError) as error:

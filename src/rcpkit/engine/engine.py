@@ -98,8 +98,12 @@ class Engine:
         self.dense = store.open_dense(dimension, config.dense_policy)
         self.started = time.time()
         # §15.6: confidence is calibrated on the caller's tenant's corpus alone.
+        # The figures are agreed in the store, so every process shows the same
+        # confidence (issue 52); a standby, which writes nothing, keeps its own.
         self.calibrations = TenantCalibrations(
-            self.dense.live_count, lambda tenant: self.dense.sample(_CALIBRATION_SAMPLE, tenant)
+            self.dense.live_count,
+            lambda tenant: self.dense.sample(_CALIBRATION_SAMPLE, tenant),
+            None if backend.read_only else store,
         )
         self.cursor_secret = cursor_secret
         self.capabilities_pagination = True

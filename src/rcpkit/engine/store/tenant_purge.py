@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rcpkit.engine.store.calibration import setting_prefix
 from rcpkit.engine.store.tenant_versions import Dialect, forget
 
 __all__ = ["POSTGRES_TABLES", "SQLITE_TABLES", "purge"]
@@ -63,6 +64,13 @@ def purge(
             connection,
             "DELETE FROM idempotency WHERE substr(key, 1, ?) = ?",
             (len(prefix), prefix),
+        )
+    )
+    # The tenant's agreed confidence figures (store.calibration), one per size class.
+    named = setting_prefix(tenant)
+    counts["settings"] = _deleted(
+        dialect.run(
+            connection, "DELETE FROM settings WHERE substr(name, 1, ?) = ?", (len(named), named)
         )
     )
     forget(dialect, connection, tenant)
