@@ -89,11 +89,12 @@ def test_tenants_delete_removes_every_row_file_and_cache_on_sqlite(tmp_path: Pat
     assert (folder / "graph" / f"{graph_name('acme')}.sqlite3").is_file()
     _check_deletion(folder, ["--embedder", "hashing:64"])
     with closing(sqlite3.connect(folder / "index.sqlite3")) as connection:
-        for table in ("documents", "chunks", "vocabulary", "tenant_versions", "tenant_floors"):
+        for table in ("documents", "chunks", "vocabulary", "tenant_versions"):
             (left,) = connection.execute(
                 f"SELECT count(*) FROM {table} WHERE tenant = 'acme'"
             ).fetchone()
             assert left == 0, table
+        _check_floor_only(connection, "?")
         (keys,) = connection.execute(
             "SELECT count(*) FROM idempotency WHERE key LIKE 'acme%'"
         ).fetchone()
@@ -117,12 +118,13 @@ def test_tenants_delete_removes_every_row_and_the_graph_schema_on_postgres(
     with psycopg.connect(postgres_url) as connection:
         for table in (
             "documents", "chunks", "postings", "term_stats", "corpus_stats", "vocabulary",
-            "feedback", "tenant_versions", "tenant_floors",
+            "feedback", "tenant_versions",
         ):  # fmt: skip
             (left,) = connection.execute(
                 f"SELECT count(*) FROM {table} WHERE tenant = 'acme'"
             ).fetchone()
             assert left == 0, table
+        _check_floor_only(connection, "%s")
         schemas = {row[0] for row in connection.execute("SELECT nspname FROM pg_namespace")}
         assert f"graph_{graph_name('acme')}" not in schemas
         assert f"graph_{graph_name('globex')}" in schemas
@@ -130,6 +132,15 @@ def test_tenants_delete_removes_every_row_and_the_graph_schema_on_postgres(
             "SELECT count(*) FROM idempotency WHERE key LIKE 'acme%'"
         ).fetchone()
         assert keys == 0
+
+
+def _check_floor_only(connection: Any, mark: str) -> None:
+    """What is left of the tenant: one floor, the number after its last (issue 52), so a
+    tenant of that name created again never serves one of its old numbers."""
+    rows = connection.execute(
+        f"SELECT seq, version FROM tenant_floors WHERE tenant = {mark}", ("acme",)
+    ).fetchall()
+    assert [row[0] for row in rows] == [3]  # its write was 1, its deletion 2
 
 
 @pytest.mark.parametrize("name", ["", "   "])

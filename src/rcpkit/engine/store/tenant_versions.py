@@ -11,6 +11,12 @@ own. Rows of one tenant are only ever retired by that tenant's commits, so
 reading a tenant's version n at the global version of its n-th commit is
 exactly that snapshot, whatever other tenants wrote since.
 
+A purge of the tenant (``rcpkit tenants delete``) drops its history but keeps
+one row, its floor, at the number after the last one it was shown: the purge
+is its empty version, every number shown before it is refused, and a tenant of
+that name created again goes on from there, so no number ever names two
+different contents (issue 52: a re-created tenant served its old pin "1").
+
 Both backends keep the two tables (``SCHEMA`` in SQLite, migration 0004 in
 PostgreSQL) and call :func:`record` in their commit and :func:`collect_floors`
 in their garbage collection, inside the same write transaction. The SQL here is
@@ -71,12 +77,7 @@ class TenantFloor:
 
 def record(dialect: Dialect, connection: Any, tenant: str, version: int) -> int:
     """Record a commit of ``tenant`` at global ``version``; returns the tenant's number."""
-    (latest,) = dialect.run(
-        connection,
-        "SELECT coalesce(max(seq), 0) FROM tenant_versions WHERE tenant = ?",
-        (tenant,),
-    ).fetchone()
-    seq = int(latest) + 1
+    seq = latest_seq(dialect, connection, tenant) + 1
     dialect.run(
         connection,
         "INSERT INTO tenant_versions (tenant, seq, version) VALUES (?, ?, ?)",
@@ -86,11 +87,13 @@ def record(dialect: Dialect, connection: Any, tenant: str, version: int) -> int:
 
 
 def latest_seq(dialect: Dialect, connection: Any, tenant: str) -> int:
-    """The tenant's last version number inside a write transaction (0: never written)."""
+    """The tenant's last version number inside a write transaction (0: never written);
+    after a purge, its floor (the purge's number) until it writes again."""
     (latest,) = dialect.run(
         connection,
-        "SELECT coalesce(max(seq), 0) FROM tenant_versions WHERE tenant = ?",
-        (tenant,),
+        "SELECT max(seq) FROM (SELECT coalesce(max(seq), 0) AS seq FROM tenant_versions"
+        " WHERE tenant = ? UNION ALL SELECT seq FROM tenant_floors WHERE tenant = ?) AS known",
+        (tenant, tenant),
     ).fetchone()
     return int(latest)
 
@@ -156,10 +159,27 @@ def collect_floors(dialect: Dialect, connection: Any, retain: int) -> list[Tenan
     return moved
 
 
-def forget(dialect: Dialect, connection: Any, tenant: str) -> None:
-    """Drop a tenant's version history (``rcpkit tenants delete``)."""
+def forget(dialect: Dialect, connection: Any, tenant: str, *, keep_numbers: bool = True) -> None:
+    """Drop a tenant's version history (``rcpkit tenants delete``).
+
+    ``keep_numbers``: keep its floor at the number after its last one, mapped to the
+    global version of that last commit (its deletion: an empty corpus), so its old
+    numbers are refused and its new ones go on from there. A shard of a sharded
+    store keeps none: the collection's catalog carries the numbers on.
+    """
+    latest = dialect.run(
+        connection,
+        "SELECT seq, version FROM tenant_versions WHERE tenant = ? ORDER BY seq DESC LIMIT 1",
+        (tenant,),
+    ).fetchone()
     for table in ("tenant_versions", "tenant_floors"):
         dialect.run(connection, f"DELETE FROM {table} WHERE tenant = ?", (tenant,))
+    if keep_numbers and latest is not None:
+        dialect.run(
+            connection,
+            "INSERT INTO tenant_floors (tenant, seq, version) VALUES (?, ?, ?)",
+            (tenant, int(latest[0]) + 1, int(latest[1])),
+        )
 
 
 class Tenancy(Protocol):
@@ -186,11 +206,11 @@ class TenantVersions:
         return self._rows(self._dialect.sql(text), params)
 
     def latest(self, tenant: str | None) -> int:
-        """The tenant's last version number (0: it never wrote)."""
+        """The tenant's last version number (0: it never wrote; after a purge, the purge's)."""
         found = self._query(
             "SELECT coalesce(max(seq), 0) FROM tenant_versions WHERE tenant = ?", (tenant or "",)
         )
-        return int(found[0][0]) if found else 0
+        return max(int(found[0][0]) if found else 0, self.floor(tenant))
 
     def seq_at(self, tenant: str | None, version: int) -> int:
         """The tenant's number at global ``version``: its commits recorded at or below it
@@ -230,4 +250,7 @@ class TenantVersions:
             "SELECT version FROM tenant_versions WHERE tenant = ? AND seq = ?",
             (tenant or "", seq),
         )
-        return int(found[0][0]) if found else None
+        if found:
+            return int(found[0][0])
+        # A purged tenant's floor has no commit of its own: it reads the deletion's version.
+        return self.floor_version(tenant) if seq == self.floor(tenant) else None

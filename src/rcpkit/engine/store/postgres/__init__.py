@@ -558,10 +558,15 @@ class PostgresStore:
         return keys
 
     @unavailable()
-    def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
+    def purge_tenant(
+        self, tenant: str, schemas: Sequence[str] = (), *, keep_numbers: bool = True
+    ) -> dict[str, int]:
         """Delete every row of ``tenant`` and drop ``schemas`` (``tenant_purge``)."""
         with self._transaction() as (connection, _, _):
-            return purge(_DIALECT, connection, tenant, postgres=True, schemas=schemas)
+            return purge(
+                _DIALECT, connection, tenant, postgres=True, schemas=schemas,
+                keep_numbers=keep_numbers,
+            )  # fmt: skip
 
     @unavailable()
     def forget_idempotency(self, retention_seconds: float) -> int:

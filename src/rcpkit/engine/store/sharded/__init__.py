@@ -540,12 +540,15 @@ class ShardedStore:
     def forget_idempotency(self, retention_seconds: float) -> int:
         return self.catalog.forget_idempotency(retention_seconds)
 
-    def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
+    def purge_tenant(
+        self, tenant: str, schemas: Sequence[str] = (), *, keep_numbers: bool = True
+    ) -> dict[str, int]:
+        # The catalog always carries the numbers on (``tenancy``); the shards keep none.
         offset = self.tenancy.number(tenant or None, self.version)  # its numbers go on from here
         counts: dict[str, int] = {}
         for position, store in enumerate(self.shards):
             # The graphs' schemas live in the catalog, with the engine state.
-            found = store.purge_tenant(tenant, schemas if position == 0 else ())
+            found = store.purge_tenant(tenant, schemas if position == 0 else (), keep_numbers=False)
             for table, rows in found.items():
                 counts[table] = counts.get(table, 0) + rows
         self.tenancy.forget(tenant, offset)
