@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from rcpkit.federation.calibration import SessionCalibration
-from rcpkit.protocol.content import Hit
+from rcpkit.protocol.content import Citation, Hit
 from rcpkit.protocol.fusion import FUSION, RRF_K, FusionOptions, Ranked
 from rcpkit.protocol.messages import Usage
 
@@ -34,6 +34,7 @@ __all__ = [
     "EngineHits",
     "Fused",
     "FusionConfig",
+    "attribution",
     "fuse_hits",
 ]
 
@@ -244,15 +245,31 @@ def _fused_hit(
     if len(sources) > 1:
         meta["engines"] = [source[0] for source in sources]
     weight = sum(weights.get(source[0], 1.0) for source in sources)
+    citation = richest.citation or attribution(engine, richest)
     if calibrated:
         # §7.7.2: the gateway's calibrated value is the confidence the caller can
         # threshold on (an engine's own claim only as far as calibration kept it).
         confidence = min(1.0, max(0.0, score / weight if weight > 0 else 0.0))
         fused_hit = msgspec.structs.replace(
-            richest, score=score, meta=meta, confidence=round(confidence, 6)
+            richest, score=score, meta=meta, confidence=round(confidence, 6), citation=citation
         )
         return score, weight, fused_hit
-    return score, weight, msgspec.structs.replace(richest, score=score, meta=meta)
+    return (
+        score,
+        weight,
+        msgspec.structs.replace(richest, score=score, meta=meta, citation=citation),
+    )
+
+
+def attribution(engine: str, hit: Hit) -> Citation:
+    """The citation of a hit its engine did not cite: the engine and its id for the hit.
+
+    §6 ``citations``: every fused hit carries one, so a federation can advertise it
+    whatever its engines do (issue 52: one uncited engine made a gateway L0). It
+    claims only what the federation knows, where the hit came from; no ``uri``, so
+    it never merges hits under ``dedup: "uri"``.
+    """
+    return Citation(source=f"{engine}:{hit.id}")
 
 
 def _richness(hit: Hit) -> tuple[int, int]:

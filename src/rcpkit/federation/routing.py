@@ -32,7 +32,9 @@ from rcpkit.federation.engines import EnginePool, EngineState
 from rcpkit.federation.hops import Hop
 from rcpkit.protocol.capabilities import Capabilities
 from rcpkit.protocol.errors import ErrorCode, RCPError
+from rcpkit.protocol.messages import RerankParams
 from rcpkit.protocol.methods import METHODS
+from rcpkit.protocol.validation import parse_params
 
 __all__ = ["ENGINE_META_KEY", "Routed", "capable", "route_call", "write_target"]
 
@@ -138,14 +140,18 @@ def _candidates(
 
 
 def _check_answer(method: str, wire: dict[str, Any], result: Any) -> None:
-    """§7.6: ``scores[i]`` is ``passages[i]``'s; any other rerank answer is no answer."""
+    """§7.6: ``scores[i]`` is ``passages[i]``'s; any other rerank answer is no answer.
+
+    The passages are read as the engine reads them (``RerankParams.items``: ``passages``,
+    or the reference SDK's ``documents``), so the two never count different lists
+    (issue 52: a ``documents`` rerank was failed over for want of ``passages``).
+    """
     if method != "rerank":
         return
-    passages = wire.get("passages")
+    passages = parse_params(RerankParams, wire).items
     scores = result.get("scores") if isinstance(result, dict) else None
     if (
         not isinstance(scores, list)
-        or not isinstance(passages, list)
         or len(scores) != len(passages)
         or not all(isinstance(s, int | float) and not isinstance(s, bool) for s in scores)
     ):

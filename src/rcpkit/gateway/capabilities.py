@@ -32,10 +32,10 @@ def _any(values: Iterable[bool | None]) -> bool | None:
 
 
 def cites(engines: Sequence[Mapping[str, Any]]) -> bool:
-    """``citations`` (§6: hits carry ``citation``) holds for fused hits only when every
-    engine that retrieves advertises it: one engine without it puts uncited hits in."""
-    retrieving = [engine for engine in engines if "retrieve" in engine]
-    return bool(retrieving) and all("citations" in engine for engine in retrieving)
+    """``citations`` (§6: hits carry ``citation``) holds for fused hits whenever an engine
+    retrieves: a hit its engine did not cite is cited by the engine and its id
+    (``fusion.attribution``)."""
+    return any("retrieve" in engine for engine in engines)
 
 
 def retrieve_capability(engines: Sequence[Mapping[str, Any]]) -> caps.RetrieveCapability | None:
