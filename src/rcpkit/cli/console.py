@@ -28,8 +28,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rcpkit.console.local import LocalConsole
+    from rcpkit.transport.http.config import is_loopback
 
     console = LocalConsole(args.url, metrics=args.metrics, host=args.host, port=args.port)
+    if not is_loopback(args.host):
+        print(
+            f"rcpkit: WARNING: --host {args.host} serves the console to every network "
+            "this address reaches (its pages are public; each call still needs the "
+            "server's own token)",
+            file=sys.stderr,
+            flush=True,
+        )
     origin = console.url.removesuffix("/ui")
     print(f"rcpkit: console for {console.site.api} on {console.url}", file=sys.stderr, flush=True)
     print(

@@ -9,6 +9,7 @@ for ``rcpkit serve``), as any browser client of another origin needs.
 
 from __future__ import annotations
 
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
@@ -18,13 +19,48 @@ from rcpkit.console.assets import CONSOLE_PATH, ConsoleSite
 __all__ = ["LocalConsole", "check_endpoint"]
 
 
+# scheme://host[:port][/path]: a DNS name or IPv4 address, or an IPv6 one in brackets.
+_HOST = re.compile(
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    r"|\[[0-9A-Fa-f:.]+\]"
+)
+_NETLOC = re.compile(rf"(?P<host>{_HOST.pattern})(?::(?P<port>[0-9]{{1,5}}))?")
+# RFC 3986 path characters, without ';' and ',' (they separate CSP directives and sources)
+# and without quotes (a CSP source keyword is quoted).
+_PATH = re.compile(r"(?:/[A-Za-z0-9._~!$&()*+=:@%-]*)*")
+
+
 def check_endpoint(url: str) -> str:
-    """``url`` as an RCP base the console can call: http(s), a host, no query."""
+    """``url`` as an RCP base the console can call: ``scheme://host[:port][/path]``.
+
+    The console copies the URL into its ``config.json`` and its origin into its
+    Content-Security-Policy (issue 52: ``http://127.0.0.1:1;frame-src *`` added a
+    directive), so anything but http(s), a valid host, a port and a plain path
+    is refused. Credentials (``user:password@``) are refused, not stripped: the
+    console would publish them to every visitor; the console's Token field is
+    where a server's token goes.
+    """
+    example = "such as http://127.0.0.1:8080/rcp"
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"expected an RCP endpoint such as http://127.0.0.1:8080/rcp, not {url!r}")
+        raise ValueError(f"expected an RCP endpoint {example}, not {url!r}")
+    if "@" in parts.netloc:
+        raise ValueError(
+            "the URL carries credentials (user:password@), which the console would publish "
+            "to every visitor: leave them out and enter the server's token in the console's "
+            "Token field"
+        )
     if parts.query or parts.fragment:
         raise ValueError(f"an RCP endpoint has no query or fragment: {url!r}")
+    found = _NETLOC.fullmatch(parts.netloc)
+    port = found.group("port") if found else None
+    if found is None or (port is not None and not 0 < int(port) < 65536):
+        raise ValueError(f"not a host[:port] in {url!r}: expected an RCP endpoint {example}")
+    if not _PATH.fullmatch(parts.path):
+        raise ValueError(
+            f"the path of {url!r} may hold letters, digits and -._~!$&()*+=:@%/ only "
+            "(no ';', ',', quotes or spaces)"
+        )
     return url.rstrip("/")
 
 
@@ -34,7 +70,8 @@ class LocalConsole:
     def __init__(
         self, api: str, *, metrics: str | None = None, host: str = "127.0.0.1", port: int = 0
     ) -> None:
-        self.site = ConsoleSite(check_endpoint(api), metrics)
+        checked = None if metrics is None else check_endpoint(metrics)
+        self.site = ConsoleSite(check_endpoint(api), checked)
         self._server = ThreadingHTTPServer((host, port), _handler(self.site))
         self._server.daemon_threads = True
 
