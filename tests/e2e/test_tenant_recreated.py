@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from process_support import read_until, stop
 
@@ -63,12 +64,21 @@ def _add(server: Server, prefix: str, texts: list[str]) -> str:
     return str(server.result("index/add", {"documents": documents})["indexVersion"])
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest) -> list[str]:
+    """The options naming the store: the embedded file, or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return []
+    url: str = request.getfixturevalue("postgres_url")
+    return ["--store", url]
+
+
 def test_a_pin_and_a_cursor_from_before_a_tenant_deletion_are_refused_after_it_is_re_created(
-    tmp_path: Path,
+    tmp_path: Path, store: list[str]
 ) -> None:
     folder = tmp_path / "idx"
     query = {"query": "rocket launch schedule", "k": 1}
-    first = Server(folder, "--create")
+    first = Server(folder, "--create", *store)
     try:
         old = _add(first, "old", ["rocket launch schedule for May", "rocket fuel order"])
         before = first.result("retrieve", {**query, "indexVersion": old})
@@ -78,12 +88,13 @@ def test_a_pin_and_a_cursor_from_before_a_tenant_deletion_are_refused_after_it_i
         first.close()
     environment = {**os.environ}
     environment.pop("RCPKIT_EMBEDDER", None)
+    command = [sys.executable, "-m", "rcpkit", "tenants", "delete", "acme"]
     deleted = subprocess.run(
-        [sys.executable, "-m", "rcpkit", "tenants", "delete", "acme", "--index", str(folder)],
+        [*command, "--index", str(folder), *store],
         capture_output=True, text=True, timeout=300, env=environment, check=False,
     )  # fmt: skip
     assert deleted.returncode == 0, deleted.stderr
-    again = Server(folder)
+    again = Server(folder, *store)
     try:
         empty = again.result("retrieve", query)
         assert empty["hits"] == [] and empty["indexVersion"] not in (old, "0")
