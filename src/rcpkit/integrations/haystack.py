@@ -151,7 +151,18 @@ class RCPDocumentStore:
         return len(self.filter_documents(filters))
 
     def delete_by_filter(self, filters: dict[str, Any]) -> int:
-        ids = [document.id for document in self.filter_documents(filters)]
+        """Delete the documents ``filters`` selects; an empty or ``None`` filter is refused.
+
+        Haystack's InMemoryDocumentStore refuses a filter without an ``operator``
+        (FilterError) rather than read it as "every document": so does this store.
+        """
+        tree = to_rcp_filter(filters)
+        if tree is None:
+            raise FilterError(
+                "delete_by_filter needs a filter with an `operator`; "
+                "to delete every document call delete_all_documents()"
+            )
+        ids = [document.id for document in self._documents(tree)]
         self.delete_documents(ids)
         return len(ids)
 
