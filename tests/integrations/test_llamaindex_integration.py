@@ -171,3 +171,47 @@ def test_a_server_without_retrieve_or_index_is_refused_by_name(tmp_path: Path) -
             )
         with pytest.raises(CapabilityMissing, match="`retrieve`"):
             store.delete("source-0")
+
+
+def _listed(connection: Connection) -> int:
+    return len(RCPRetriever(connection, similarity_top_k=50).retrieve("note ranks retrieval"))
+
+
+def test_delete_none_deletes_nothing_as_the_simple_vector_store(tmp_path: Path) -> None:
+    # Issue 52.2: delete(None) deleted every document without a ref_doc_id, which is
+    # everything not written through LlamaIndex. SimpleVectorStore deletes nothing.
+    from integrations_support import populate
+    from llama_index.core.vector_stores import SimpleVectorStore
+
+    reference = SimpleVectorStore()
+    VectorStoreIndex.from_documents(
+        _documents(), storage_context=StorageContext.from_defaults(vector_store=reference)
+    )
+    with Connection.stdio(serve_args(tmp_path / "index")) as connection:
+        populate(connection)  # twelve documents written by another client
+        store = RCPVectorStore(connection)
+        VectorStoreIndex.from_documents(
+            _documents(), storage_context=StorageContext.from_defaults(vector_store=store)
+        )
+        before = _listed(connection)
+        for target in (reference, store):
+            target.delete(None)  # type: ignore[arg-type]
+            asyncio.run(target.adelete(None))  # type: ignore[arg-type]
+        assert len(reference.data.embedding_dict) == 4
+        assert _listed(connection) == before == 16
+
+
+def test_delete_nodes_without_ids_is_refused_not_read_as_every_node(tmp_path: Path) -> None:
+    # SimpleVectorStore.delete_nodes() empties itself; an RCP index also holds what other
+    # clients wrote, so "every node" is refused here and nothing is lost.
+    from integrations_support import populate
+
+    with Connection.stdio(serve_args(tmp_path / "index")) as connection:
+        populate(connection)
+        store = RCPVectorStore(connection)
+        with pytest.raises(ValueError, match="node_ids"):
+            store.delete_nodes()
+        with pytest.raises(ValueError, match="node_ids"):
+            asyncio.run(store.adelete_nodes(None))
+        store.delete_nodes([])
+        assert _listed(connection) == 12

@@ -128,7 +128,11 @@ class RCPVectorStore(BasePydanticVectorStore):
 
         RCP filters by advertised fields only, so the nodes are found by listing
         the index (a paged dense retrieve) and matching their ``ref_doc_id``.
+        ``None`` names no document and deletes nothing, as in SimpleVectorStore:
+        it must not match every document written without one (by other clients).
         """
+        if not isinstance(ref_doc_id, str):
+            return
         ids = sorted(
             {
                 hit.chunk.doc_id if hit.chunk is not None else str(hit.id)
@@ -144,8 +148,15 @@ class RCPVectorStore(BasePydanticVectorStore):
         filters: MetadataFilters | None = None,
         **delete_kwargs: Any,
     ) -> None:
+        """§7.11 ``index/delete`` of ``node_ids``; without them, nothing is deleted.
+
+        SimpleVectorStore reads no ids as "every node"; an RCP index also holds
+        what other clients wrote, so here that is a ValueError, never a wipe.
+        """
         if filters is not None:
             raise ValueError("RCP `index/delete` takes ids; give `node_ids`, not `filters`")
+        if node_ids is None:
+            raise ValueError("give the `node_ids` to delete; this store never deletes them all")
         if node_ids:
             ids = list(node_ids)
             self._connection.call(lambda client: client.index_delete(ids))
