@@ -215,3 +215,25 @@ def test_delete_nodes_without_ids_is_refused_not_read_as_every_node(tmp_path: Pa
             asyncio.run(store.adelete_nodes(None))
         store.delete_nodes([])
         assert _listed(connection) == 12
+
+
+def test_the_retriever_and_store_take_the_shorthand_the_docs_promise(tmp_path: Path) -> None:
+    # Issue 52.12: docs/integrations.md promises `url=`/`token=`, `command=` or
+    # `registry=`/`engine=` on every integration; these took a Connection only.
+    import json
+
+    command = serve_args(tmp_path / "index")
+    registry = tmp_path / "rcp.json"
+    entry = {"id": "notes", "transport": "stdio", "command": command}
+    registry.write_text(json.dumps({"engines": [entry]}))
+    store = RCPVectorStore(command=command)
+    VectorStoreIndex.from_documents(
+        _documents(), storage_context=StorageContext.from_defaults(vector_store=store)
+    )
+    store.client.close()
+    retriever = RCPRetriever(registry=str(registry), engine="notes", similarity_top_k=1)
+    (hit,) = retriever.retrieve("bm25 ranks")
+    assert hit.node.metadata["tag"] == "bm25"
+    retriever.connection.close()
+    with pytest.raises(ValueError, match="either `connection`"):
+        RCPVectorStore(retriever.connection, url="http://127.0.0.1:9/rcp")

@@ -49,12 +49,14 @@ class RCPDocumentStore:
         self,
         *,
         url: str | None = None,
-        token: Secret | None = None,
+        token: Secret | str | None = None,
         command: list[str] | None = None,
         registry: str | None = None,
         engine: str | None = None,
         timeout: float | None = 60.0,
     ) -> None:
+        if isinstance(token, str):  # usable, but to_dict refuses to write it out
+            token = Secret.from_token(token)
         self.url = url
         self.token = token
         self.command = command
@@ -182,7 +184,7 @@ class RCPRetriever:
 
     def __init__(
         self,
-        document_store: RCPDocumentStore,
+        document_store: RCPDocumentStore | None = None,
         *,
         top_k: int = 10,
         filters: dict[str, Any] | None = None,
@@ -190,7 +192,26 @@ class RCPRetriever:
         fusion: dict[str, Any] | None = None,
         rerank: dict[str, Any] | bool | None = None,
         token_budget: int | None = None,
+        url: str | None = None,
+        token: Secret | str | None = None,
+        command: list[str] | None = None,
+        registry: str | None = None,
+        engine: str | None = None,
+        timeout: float | None = 60.0,
     ) -> None:
+        """Over ``document_store``, or a store opened from ``url``/``command``/``registry``."""
+        shorthand = (url, token, command, registry, engine)
+        if document_store is None:
+            document_store = RCPDocumentStore(
+                url=url,
+                token=token,
+                command=command,
+                registry=registry,
+                engine=engine,
+                timeout=timeout,
+            )
+        elif any(value is not None for value in shorthand):
+            raise ValueError("give either `document_store` or `url`/`command`/`registry`")
         if not isinstance(document_store, RCPDocumentStore):
             raise ValueError("document_store must be an RCPDocumentStore")
         self.document_store = document_store

@@ -1,6 +1,7 @@
 """LlamaIndex: a retriever and a vector store over any RCP server (``rcpkit[llamaindex]``).
 
 >>> retriever = RCPRetriever(Connection.http("http://127.0.0.1:8080/rcp"), similarity_top_k=5)
+>>> retriever = RCPRetriever(url="http://127.0.0.1:8080/rcp", token="…")   # the same, shorthand
 >>> nodes = retriever.retrieve("reciprocal rank fusion")          # list[NodeWithScore]
 >>> store = RCPVectorStore(Connection.stdio(["rcpkit", "serve", "--index", "./index"]))
 >>> index = VectorStoreIndex.from_documents(
@@ -41,7 +42,7 @@ from llama_index.core.vector_stores.types import (
 )
 from pydantic import PrivateAttr
 
-from rcpkit.integrations._connect import Connection
+from rcpkit.integrations._connect import Connection, connection_from
 from rcpkit.integrations._retrieval import (
     Passthrough,
     every_hit,
@@ -66,15 +67,29 @@ class RCPRetriever(BaseRetriever):
 
     def __init__(
         self,
-        connection: Connection,
+        connection: Connection | None = None,
         *,
         similarity_top_k: int = 4,
         filters: MetadataFilters | None = None,
         options: Passthrough | None = None,
+        command: Sequence[str] | None = None,
+        url: str | None = None,
+        token: str | None = None,
+        registry: str | None = None,
+        engine: str | None = None,
+        timeout: float | None = 60.0,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.connection = connection
+        self.connection = connection_from(
+            connection,
+            command=command,
+            url=url,
+            token=token,
+            registry=registry,
+            engine=engine,
+            timeout=timeout,
+        )
         self.similarity_top_k = similarity_top_k
         self.filters = filters
         self.options = options or Passthrough()
@@ -103,9 +118,29 @@ class RCPVectorStore(BasePydanticVectorStore):
 
     _connection: Connection = PrivateAttr()
 
-    def __init__(self, connection: Connection, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        connection: Connection | None = None,
+        *,
+        command: Sequence[str] | None = None,
+        url: str | None = None,
+        token: str | None = None,
+        registry: str | None = None,
+        engine: str | None = None,
+        timeout: float | None = 60.0,
+        **kwargs: Any,
+    ) -> None:
+        """Over ``connection``, or one opened from ``command``, ``url`` or ``registry``."""
         super().__init__(**kwargs)
-        self._connection = connection
+        self._connection = connection_from(
+            connection,
+            command=command,
+            url=url,
+            token=token,
+            registry=registry,
+            engine=engine,
+            timeout=timeout,
+        )
 
     @classmethod
     def class_name(cls) -> str:
