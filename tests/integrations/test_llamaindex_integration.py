@@ -237,3 +237,19 @@ def test_the_retriever_and_store_take_the_shorthand_the_docs_promise(tmp_path: P
     retriever.connection.close()
     with pytest.raises(ValueError, match="either `connection`"):
         RCPVectorStore(retriever.connection, url="http://127.0.0.1:9/rcp")
+
+
+def test_filters_that_are_not_metadata_filters_are_refused_naming_the_shape() -> None:
+    # A dict or a string failed with "'dict' object has no attribute 'filters'"; an
+    # empty group nested in a NOT with an IndexError. Both are refused before any I/O.
+    unopened = Connection.http("http://127.0.0.1:9/rcp")
+    for wrong in ({"lang": "en"}, "lang=en"):
+        with pytest.raises(ValueError, match=r"MetadataFilters\(filters=\[MetadataFilter"):
+            RCPRetriever(unopened, filters=wrong)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=type(wrong).__name__):
+            RCPVectorStore(unopened).query(VectorStoreQuery(query_str="x", filters=wrong))  # type: ignore[arg-type]
+    for condition in (FilterCondition.NOT, FilterCondition.AND):
+        hollow = MetadataFilters(filters=[MetadataFilters(filters=[])], condition=condition)
+        with pytest.raises(ValueError, match="empty MetadataFilters"):
+            RCPRetriever(unopened, filters=hollow)
+    assert unopened._opened is None  # nothing was sent

@@ -81,6 +81,7 @@ class RCPRetriever(BaseRetriever):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
+        to_rcp_filter(filters)  # a filter that cannot be sent is refused here, not per call
         self.connection = connection_from(
             connection,
             command=command,
@@ -314,19 +315,33 @@ _OPERATORS: dict[FilterOperator, str] = {
 
 def to_rcp_filter(filters: MetadataFilters | None) -> dict[str, Any] | None:
     """LlamaIndex ``MetadataFilters`` as a §8 tree (an operator §8 lacks is a ValueError)."""
-    if filters is None or not filters.filters:
+    if filters is None:
         return None
-    nodes = [
-        to_rcp_filter(item) if isinstance(item, MetadataFilters) else _clause(item)
+    if not isinstance(filters, MetadataFilters):
+        raise ValueError(
+            "`filters` must be a llama_index MetadataFilters, such as "
+            'MetadataFilters(filters=[MetadataFilter(key="lang", value="en")]), '
+            f"not a {type(filters).__name__} ({filters!r})"
+        )
+    if not filters.filters:
+        return None
+    present = [
+        _group(item) if isinstance(item, MetadataFilters) else _clause(item)
         for item in filters.filters
     ]
-    present = [node for node in nodes if node is not None]
     condition = filters.condition or FilterCondition.AND
     if condition == FilterCondition.NOT:
         return {"not": {"and": present} if len(present) > 1 else present[0]}
     if len(present) == 1:
         return present[0]
     return {condition.value: present}
+
+
+def _group(filters: MetadataFilters) -> dict[str, Any]:
+    tree = to_rcp_filter(filters)
+    if tree is None:  # §8 has no empty `and`/`or`/`not`
+        raise ValueError("an empty MetadataFilters inside another says nothing: leave it out")
+    return tree
 
 
 def _clause(item: MetadataFilter) -> dict[str, Any]:
