@@ -164,3 +164,20 @@ def test_a_logical_filter_without_conditions_deletes_nothing(
         with pytest.raises(FilterError, match="at least one condition"):
             document_store.delete_by_filter({"operator": operator, "conditions": []})
     assert document_store.count_documents() == 1
+
+
+def test_a_document_another_client_indexed_chunked_lists_and_round_trips_whole(
+    document_store: RCPDocumentStore,
+) -> None:
+    # It listed as one of its chunks (1,119 of 22,289 characters), so writing the listed
+    # Document back (OVERWRITE, as a meta update does) cut the document to that chunk.
+    text = " ".join(f"Sentence {number} is about topic {number % 7}." for number in range(600))
+    document_store.connection.client.index_add(
+        [{"id": "long", "text": text, "meta": {"lang": "en"}}]  # chunked by the server
+    )
+    (listed,) = document_store.filter_documents()
+    assert (listed.id, listed.content, listed.meta["lang"]) == ("long", text, "en")
+    listed.meta["year"] = 2026
+    document_store.write_documents([listed], policy=DuplicatePolicy.OVERWRITE)
+    (again,) = document_store.filter_documents()
+    assert (again.content, again.meta["year"]) == (text, 2026)
