@@ -211,7 +211,8 @@ def connection_from(
 ) -> Connection:
     """The connection an integration was given, or one built from its shorthand fields."""
     if connection is not None:
-        if command or url is not None or registry is not None:
+        # A token or engine beside a connection would be ignored: the connection has its own.
+        if command or any(value is not None for value in (url, token, registry, engine)):
             raise ValueError("give either `connection` or `command`/`url`/`registry`, not both")
         return connection
     source = Source(
