@@ -140,6 +140,8 @@ def test_the_retriever_takes_the_shorthand_the_docs_promise(tmp_path: Path) -> N
     retriever.document_store.connection.close()
     with pytest.raises(ValueError, match="either `document_store`"):
         RCPRetriever(document_store=retriever.document_store, command=command)
+    with pytest.raises(ValueError, match="give `document_store`, or one of `command`"):
+        RCPRetriever(top_k=2)
 
 
 def test_a_plain_string_token_reaches_the_server_and_is_never_serialized(tmp_path: Path) -> None:

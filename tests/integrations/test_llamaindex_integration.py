@@ -239,6 +239,8 @@ def test_the_retriever_and_store_take_the_shorthand_the_docs_promise(tmp_path: P
         RCPVectorStore(retriever.connection, url="http://127.0.0.1:9/rcp")
     with pytest.raises(ValueError, match="either `connection`"):  # not silently ignored
         RCPRetriever(retriever.connection, token="s3cret")
+    with pytest.raises(ValueError, match="give `connection`, or one of `command`"):
+        RCPVectorStore()
 
 
 def test_filters_that_are_not_metadata_filters_are_refused_naming_the_shape() -> None:

@@ -215,6 +215,8 @@ def connection_from(
         if command or any(value is not None for value in (url, token, registry, engine)):
             raise ValueError("give either `connection` or `command`/`url`/`registry`, not both")
         return connection
+    if not command and url is None and registry is None:
+        raise ValueError("give `connection`, or one of `command`, `url` or `registry`")
     source = Source(
         command=tuple(command or ()), url=url, token=token, registry=registry, engine=engine
     )

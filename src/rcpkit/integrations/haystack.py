@@ -207,6 +207,8 @@ class RCPRetriever:
     ) -> None:
         """Over ``document_store``, or a store opened from ``url``/``command``/``registry``."""
         shorthand = (url, token, command, registry, engine)
+        if document_store is None and not command and url is None and registry is None:
+            raise ValueError("give `document_store`, or one of `command`, `url` or `registry`")
         if document_store is None:
             document_store = RCPDocumentStore(
                 url=url,
