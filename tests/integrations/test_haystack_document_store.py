@@ -128,3 +128,56 @@ def test_the_store_round_trips_through_to_dict(tmp_path: Path) -> None:
     store = RCPDocumentStore(command=["rcpkit", "serve", "--index", str(tmp_path)])
     again = RCPDocumentStore.from_dict(store.to_dict())
     assert again.connection.source == store.connection.source
+
+
+# Issue 52.1: `delete_by_filter({})` deleted every document the token could see. The
+# reference store, Haystack's InMemoryDocumentStore, refuses a filter with no `operator`
+# (FilterError; `None` is a TypeError there): an empty filter never means "everything".
+# `delete_all_documents` is the call that does.
+@pytest.mark.parametrize("filters", [{}, None], ids=["empty", "none"])
+def test_delete_by_filter_without_a_filter_deletes_nothing_as_the_in_memory_store(
+    document_store: RCPDocumentStore, filters: dict[str, object] | None
+) -> None:
+    from haystack.document_stores.in_memory import InMemoryDocumentStore
+    from haystack.errors import FilterError
+
+    reference = InMemoryDocumentStore()
+    documents = [Document(content=f"note {number}", meta={"lang": "en"}) for number in range(3)]
+    for store in (reference, document_store):
+        store.write_documents(documents)
+    with pytest.raises((FilterError, TypeError)):
+        reference.delete_by_filter(filters)  # type: ignore[arg-type]
+    with pytest.raises(FilterError, match="delete_all_documents"):
+        document_store.delete_by_filter(filters)  # type: ignore[arg-type]
+    assert document_store.count_documents() == reference.count_documents() == 3
+
+
+def test_a_logical_filter_without_conditions_deletes_nothing(
+    document_store: RCPDocumentStore,
+) -> None:
+    # InMemoryDocumentStore deletes nothing for OR/NOT of no conditions and *everything*
+    # for AND of none; §8 has no empty `and`, so this store refuses all three.
+    from haystack.errors import FilterError
+
+    document_store.write_documents([Document(content="kept")])
+    for operator in ("AND", "OR", "NOT"):
+        with pytest.raises(FilterError, match="at least one condition"):
+            document_store.delete_by_filter({"operator": operator, "conditions": []})
+    assert document_store.count_documents() == 1
+
+
+def test_a_document_another_client_indexed_chunked_lists_and_round_trips_whole(
+    document_store: RCPDocumentStore,
+) -> None:
+    # It listed as one of its chunks (1,119 of 22,289 characters), so writing the listed
+    # Document back (OVERWRITE, as a meta update does) cut the document to that chunk.
+    text = " ".join(f"Sentence {number} is about topic {number % 7}." for number in range(600))
+    document_store.connection.client.index_add(
+        [{"id": "long", "text": text, "meta": {"lang": "en"}}]  # chunked by the server
+    )
+    (listed,) = document_store.filter_documents()
+    assert (listed.id, listed.content, listed.meta["lang"]) == ("long", text, "en")
+    listed.meta["year"] = 2026
+    document_store.write_documents([listed], policy=DuplicatePolicy.OVERWRITE)
+    (again,) = document_store.filter_documents()
+    assert (again.content, again.meta["year"]) == (text, 2026)

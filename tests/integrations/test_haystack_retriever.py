@@ -125,3 +125,30 @@ def test_a_store_over_a_shared_connection_serializes_without_a_plain_token(
         assert len(RCPRetriever(document_store=store, top_k=2).run(query="bm25")["documents"]) == 2
     with pytest.raises(ValueError, match=r"Secret\.from_env_var"):
         RCPDocumentStore.from_connection(Connection.http("http://127.0.0.1:9", token="t")).to_dict()
+
+
+def test_the_retriever_takes_the_shorthand_the_docs_promise(tmp_path: Path) -> None:
+    # Issue 52.12: RCPRetriever(command=[...]) was a TypeError although docs/integrations.md
+    # says each integration takes `url=`/`token=`, `command=` or `registry=`/`engine=`.
+    command = serve_args(tmp_path / "index")
+    RCPDocumentStore(command=command).write_documents(_haystack_corpus())
+    retriever = RCPRetriever(command=command, top_k=2)
+    found = retriever.run(query="citation matters")["documents"]
+    assert len(found) == 2 and found[0].meta["tag"] == "citation"
+    again = RCPRetriever.from_dict(retriever.to_dict())
+    assert again.document_store.connection.source == retriever.document_store.connection.source
+    retriever.document_store.connection.close()
+    with pytest.raises(ValueError, match="either `document_store`"):
+        RCPRetriever(document_store=retriever.document_store, command=command)
+    with pytest.raises(ValueError, match="give `document_store`, or one of `command`"):
+        RCPRetriever(top_k=2)
+
+
+def test_a_plain_string_token_reaches_the_server_and_is_never_serialized(tmp_path: Path) -> None:
+    with http_server(tmp_path / "index", tokens="s3cret-token") as url:
+        retriever = RCPRetriever(url=url, token="s3cret-token", top_k=1)
+        retriever.document_store.write_documents(_haystack_corpus())
+        assert len(retriever.run(query="bm25")["documents"]) == 1
+        with pytest.raises(ValueError, match="serialize"):
+            retriever.to_dict()
+        retriever.document_store.connection.close()

@@ -172,3 +172,18 @@ def test_a_closed_connection_reconnects_on_the_next_call(corpus_url: str) -> Non
         assert [doc.id for doc in asyncio.run(retriever.ainvoke("citation"))] == [
             doc.id for doc in first
         ]
+
+
+def test_a_filter_that_is_not_a_tree_is_refused_naming_the_shape(corpus_url: str) -> None:
+    # Issue 52.8: a string filter failed deep in the call with "dictionary update sequence
+    # element #0 has length 1; 2 is required".
+    retriever = RCPRetriever(url=corpus_url)
+    for wrong in ("lang = en", ["lang", "en"]):
+        with pytest.raises(ValueError, match=r"a §8 filter tree.*\{\"field\": \"lang\"") as raised:
+            retriever.invoke("fusion", filter=wrong)
+        assert type(wrong).__name__ in str(raised.value)
+        with pytest.raises(ValueError, match=r"a §8 filter tree"):
+            asyncio.run(retriever.ainvoke("fusion", filter=wrong))
+        with pytest.raises(ValueError, match=r"a §8 filter tree"):
+            RCPRetriever(url=corpus_url, filter=wrong)
+    retriever.close()

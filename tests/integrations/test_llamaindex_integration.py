@@ -171,3 +171,89 @@ def test_a_server_without_retrieve_or_index_is_refused_by_name(tmp_path: Path) -
             )
         with pytest.raises(CapabilityMissing, match="`retrieve`"):
             store.delete("source-0")
+
+
+def _listed(connection: Connection) -> int:
+    return len(RCPRetriever(connection, similarity_top_k=50).retrieve("note ranks retrieval"))
+
+
+def test_delete_none_deletes_nothing_as_the_simple_vector_store(tmp_path: Path) -> None:
+    # Issue 52.2: delete(None) deleted every document without a ref_doc_id, which is
+    # everything not written through LlamaIndex. SimpleVectorStore deletes nothing.
+    from integrations_support import populate
+    from llama_index.core.vector_stores import SimpleVectorStore
+
+    reference = SimpleVectorStore()
+    VectorStoreIndex.from_documents(
+        _documents(), storage_context=StorageContext.from_defaults(vector_store=reference)
+    )
+    with Connection.stdio(serve_args(tmp_path / "index")) as connection:
+        populate(connection)  # twelve documents written by another client
+        store = RCPVectorStore(connection)
+        VectorStoreIndex.from_documents(
+            _documents(), storage_context=StorageContext.from_defaults(vector_store=store)
+        )
+        before = _listed(connection)
+        for target in (reference, store):
+            target.delete(None)  # type: ignore[arg-type]
+            asyncio.run(target.adelete(None))  # type: ignore[arg-type]
+        assert len(reference.data.embedding_dict) == 4
+        assert _listed(connection) == before == 16
+
+
+def test_delete_nodes_without_ids_is_refused_not_read_as_every_node(tmp_path: Path) -> None:
+    # SimpleVectorStore.delete_nodes() empties itself; an RCP index also holds what other
+    # clients wrote, so "every node" is refused here and nothing is lost.
+    from integrations_support import populate
+
+    with Connection.stdio(serve_args(tmp_path / "index")) as connection:
+        populate(connection)
+        store = RCPVectorStore(connection)
+        with pytest.raises(ValueError, match="node_ids"):
+            store.delete_nodes()
+        with pytest.raises(ValueError, match="node_ids"):
+            asyncio.run(store.adelete_nodes(None))
+        store.delete_nodes([])
+        assert _listed(connection) == 12
+
+
+def test_the_retriever_and_store_take_the_shorthand_the_docs_promise(tmp_path: Path) -> None:
+    # Issue 52.12: docs/integrations.md promises `url=`/`token=`, `command=` or
+    # `registry=`/`engine=` on every integration; these took a Connection only.
+    import json
+
+    command = serve_args(tmp_path / "index")
+    registry = tmp_path / "rcp.json"
+    entry = {"id": "notes", "transport": "stdio", "command": command}
+    registry.write_text(json.dumps({"engines": [entry]}))
+    store = RCPVectorStore(command=command)
+    VectorStoreIndex.from_documents(
+        _documents(), storage_context=StorageContext.from_defaults(vector_store=store)
+    )
+    store.client.close()
+    retriever = RCPRetriever(registry=str(registry), engine="notes", similarity_top_k=1)
+    (hit,) = retriever.retrieve("bm25 ranks")
+    assert hit.node.metadata["tag"] == "bm25"
+    retriever.connection.close()
+    with pytest.raises(ValueError, match="either `connection`"):
+        RCPVectorStore(retriever.connection, url="http://127.0.0.1:9/rcp")
+    with pytest.raises(ValueError, match="either `connection`"):  # not silently ignored
+        RCPRetriever(retriever.connection, token="s3cret")
+    with pytest.raises(ValueError, match="give `connection`, or one of `command`"):
+        RCPVectorStore()
+
+
+def test_filters_that_are_not_metadata_filters_are_refused_naming_the_shape() -> None:
+    # A dict or a string failed with "'dict' object has no attribute 'filters'"; an
+    # empty group nested in a NOT with an IndexError. Both are refused before any I/O.
+    unopened = Connection.http("http://127.0.0.1:9/rcp")
+    for wrong in ({"lang": "en"}, "lang=en"):
+        with pytest.raises(ValueError, match=r"MetadataFilters\(filters=\[MetadataFilter"):
+            RCPRetriever(unopened, filters=wrong)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=type(wrong).__name__):
+            RCPVectorStore(unopened).query(VectorStoreQuery(query_str="x", filters=wrong))  # type: ignore[arg-type]
+    for condition in (FilterCondition.NOT, FilterCondition.AND):
+        hollow = MetadataFilters(filters=[MetadataFilters(filters=[])], condition=condition)
+        with pytest.raises(ValueError, match="empty MetadataFilters"):
+            RCPRetriever(unopened, filters=hollow)
+    assert unopened._opened is None  # nothing was sent

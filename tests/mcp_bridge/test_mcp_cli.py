@@ -45,3 +45,8 @@ def test_print_config_for_a_url_never_prints_the_token(capsys: pytest.CaptureFix
     entry = json.loads(printed)["mcpServers"]["rcpkit"]
     assert "s3cret" not in printed
     assert entry["args"][-3:] == ["--url", url, "--read-only"] and "RCPKIT_TOKEN" in entry["env"]
+
+
+def test_writes_and_read_only_together_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mcp", "--index", "idx", "--writes", "--read-only"]) == 2
+    assert "one of --writes, --read-only" in capsys.readouterr().err

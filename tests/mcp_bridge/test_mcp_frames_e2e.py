@@ -107,7 +107,7 @@ def test_malformed_oversized_and_deep_frames_are_answered_at_once(tmp_path: Path
         "method": "tools/call",
         "params": {"name": "retrieve", "arguments": {"query": "a" * 21_000_000}},
     }
-    with raw_bridge(*bridge_args(tmp_path / "idx")) as bridge:
+    with raw_bridge(*bridge_args(tmp_path / "idx", "--writes")) as bridge:
         answers = []
         for frame in (b"{not json", b"[1, 2", _nested(5, 5000), json.dumps(huge).encode()):
             started = time.monotonic()
@@ -125,7 +125,7 @@ def test_a_changed_k_with_a_cursor_names_k_and_the_hint_says_to_repeat_it(
     tmp_path: Path,
 ) -> None:
     documents = [{"id": f"d{i}", "text": f"solar panel note {i}"} for i in range(5)]
-    with raw_bridge(*bridge_args(tmp_path / "idx")) as bridge:
+    with raw_bridge(*bridge_args(tmp_path / "idx", "--writes")) as bridge:
         bridge.call(1, "index_add", {"documents": documents})
         first = bridge.call(2, "retrieve", {"query": "solar panel note", "k": 2})
         cursor = first["structuredContent"]["nextCursor"]
@@ -148,7 +148,7 @@ def test_a_default_call_does_not_repeat_each_hits_text_in_structured_content(
 ) -> None:
     text = "The gateway fuses the ranked lists of many engines into one. " * 12
     documents = [{"id": f"n{i}", "text": f"note {i}. {text}"} for i in range(10)]
-    with raw_bridge(*bridge_args(tmp_path / "idx")) as bridge:
+    with raw_bridge(*bridge_args(tmp_path / "idx", "--writes")) as bridge:
         bridge.call(1, "index_add", {"documents": documents})
         result = bridge.call(2, "retrieve", {"query": "how are lists fused"})
     shown = sum(len(block["text"]) for block in result["content"])
@@ -158,17 +158,28 @@ def test_a_default_call_does_not_repeat_each_hits_text_in_structured_content(
     assert len(json.dumps(structured)) < shown  # the text is said once, in the blocks
 
 
-def test_write_tools_need_asking_for(tmp_path: Path) -> None:
+def _tool_names(bridge: RawBridge, request: int) -> set[str]:
+    bridge.send({"jsonrpc": "2.0", "id": request, "method": "tools/list"})
+    return {tool["name"] for tool in bridge.answer()["result"]["tools"]}
+
+
+@pytest.mark.parametrize("flags", [(), ("--read-only",)], ids=["default", "read-only"])
+def test_write_tools_need_asking_for(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    # Issue 52.9: `rcpkit mcp --index DIR` offered index_add/index_delete by default, so
+    # a host wired from the docs' first line could delete the index. Only --writes does.
     index = tmp_path / "idx"
-    with raw_bridge(*bridge_args(index)) as bridge:  # creates the index
-        bridge.call(1, "index_add", {"documents": [{"id": "a", "text": "apples"}]})
-    with raw_bridge(*bridge_args(index, "--read-only")) as bridge:
-        bridge.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
-        names = {tool["name"] for tool in bridge.answer()["result"]["tools"]}
-        refused = bridge.call(3, "index_add", {"documents": [{"id": "b", "text": "pears"}]})
+    with raw_bridge(*bridge_args(index, "--writes")) as bridge:  # creates the index
+        assert {"index_add", "index_delete"} <= _tool_names(bridge, 1)
+        bridge.call(2, "index_add", {"documents": [{"id": "a", "text": "apples"}]})
+    with raw_bridge(*bridge_args(index, *flags)) as bridge:
+        names = _tool_names(bridge, 3)
+        refused = bridge.call(4, "index_delete", {"ids": ["a"]})
+        kept = bridge.call(5, "retrieve", {"query": "apples"})
     assert names == {"retrieve"}
     assert refused["isError"] and refused["structuredContent"]["error"]["code"] == -32003
     assert "read-only" in refused["content"][0]["text"]
+    assert "--writes" in refused["content"][0]["text"]
+    assert [hit["id"] for hit in kept["structuredContent"]["hits"]] == ["a#0"]
     printed = subprocess.run(
         [sys.executable, *bridge_args(index), "--print-config"],
         capture_output=True,
@@ -185,6 +196,7 @@ def test_write_tools_need_asking_for(tmp_path: Path) -> None:
     )
     assert "--read-only" in json.loads(printed.stdout)["mcpServers"]["rcpkit"]["args"]
     assert "--read-only" not in json.loads(writes.stdout)["mcpServers"]["rcpkit"]["args"]
+    assert "--writes" in json.loads(writes.stdout)["mcpServers"]["rcpkit"]["args"]
 
 
 def test_over_http_a_frame_the_sdk_would_take_for_a_notification_gets_its_error(
@@ -198,7 +210,10 @@ def test_over_http_a_frame_the_sdk_would_take_for_a_notification_gets_its_error(
         "no method": b'{"jsonrpc":"2.0","id":9}',
         "oversized": _nested(8, 1) + b" " * (9 * 1024 * 1024),
     }
-    with http_bridge(bridge_args(tmp_path / "idx")) as url, httpx.Client(timeout=30) as http:
+    with (
+        http_bridge(bridge_args(tmp_path / "idx", "--writes")) as url,
+        httpx.Client(timeout=30) as http,
+    ):
         answers = {
             name: http.post(url, content=body, headers=headers) for name, body in frames.items()
         }

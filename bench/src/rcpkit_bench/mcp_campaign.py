@@ -10,7 +10,8 @@ Against the real ``rcpkit mcp --index DIR`` process (the deterministic
   negative and absurd, a filter as a string and nested 100 deep, arguments as
   a list, a numeric query, a 500 KB query, no query, a forged cursor, a
   ``tools/call`` without params, a tool name that is a number;
-* write tools without permission (a second bridge, ``--read-only``);
+* write tools without permission (a bridge started without ``--writes``: the
+  default over stdio, ``--read-only`` spelled out over HTTP);
 * a cancellation storm: many calls in flight, each cancelled at once, then an
   ordinary call.
 
@@ -382,7 +383,7 @@ def _bridge(index: Path, *extra: str) -> list[str]:
 
 
 def _seed(index: Path) -> None:
-    transport = _Stdio(_bridge(index))
+    transport = _Stdio(_bridge(index, "--writes"))
     try:
         _initialize(transport)
         documents = [{"id": f"n{n}", "text": f"rank fusion note {n}"} for n in range(12)]
@@ -397,9 +398,13 @@ def campaign(scale: Scale) -> Tally:
         index = Path(folder) / "index"
         _seed(index)
         legs: list[tuple[str, Callable[[], Any], Any]] = [
-            ("stdio", lambda: _Stdio(_bridge(index)), _frames()),
-            ("http", lambda: _Http(_bridge(index, "--http", "127.0.0.1:0")), _frames()),
-            ("stdio read-only", lambda: _Stdio(_bridge(index, "--read-only")), _writes()),
+            ("stdio", lambda: _Stdio(_bridge(index, "--writes")), _frames()),
+            (
+                "http",
+                lambda: _Http(_bridge(index, "--writes", "--http", "127.0.0.1:0")),
+                _frames(),
+            ),
+            ("stdio read-only (the default)", lambda: _Stdio(_bridge(index)), _writes()),
             (
                 "http read-only",
                 lambda: _Http(_bridge(index, "--read-only", "--http", "127.0.0.1:0")),

@@ -6,13 +6,16 @@ stdio, ``{"url": ...}`` for Streamable HTTP.
 
 Declaring these options imports nothing of the MCP SDK; ``run`` does.
 
-    rcpkit mcp --index DIR            # spawn `rcpkit serve --index DIR` over stdio
+    rcpkit mcp --index DIR            # spawn `rcpkit serve --read-only --index DIR`
+    rcpkit mcp --index DIR --writes   # ... offering index_add/index_delete (creates DIR)
     rcpkit mcp -- CMD ARGS...         # any RCP server command
     rcpkit mcp --url http://host/rcp  # an RCP server over HTTP
     rcpkit mcp --registry rcp.json    # every engine of a registry (federated)
     rcpkit mcp ... --http 8000        # MCP Streamable HTTP instead of stdio
-    rcpkit mcp ... --print-config     # the host config snippet (read-only), then exit
-    rcpkit mcp ... --print-config --writes   # ... offering index_add/index_delete too
+    rcpkit mcp ... --print-config     # the host config snippet, then exit
+
+Read-only unless ``--writes``: an agent gets tools that change the index only
+when the user asked for them (``--read-only`` is accepted and is the default).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument(
         "--read-only",
         action="store_true",
-        help="offer no write tools (and pass --read-only to `rcpkit serve`)",
+        help="offer no write tools and pass --read-only to `rcpkit serve` (the default)",
     )
     source.add_argument("--url", default=None, help="an RCP server over HTTP (its base URL)")
     source.add_argument(
@@ -71,8 +74,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--writes",
         action="store_true",
-        help="with --print-config: give the agent index_add/index_delete "
-        "(the printed config is --read-only otherwise)",
+        help="give the agent index_add/index_delete (and let `rcpkit serve` create "
+        "the --index folder); without it the bridge is read-only",
     )
 
 
@@ -81,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
     chosen = [bool(command), args.url is not None, args.registry is not None]
     if sum(chosen) > 1:
         print("rcpkit mcp: give one of -- CMD, --url, --registry", file=sys.stderr)
+        return 2
+    if args.writes and args.read_only:
+        print("rcpkit mcp: give one of --writes, --read-only", file=sys.stderr)
         return 2
     if args.print_config:
         return _print_config(args, command)
@@ -106,7 +112,7 @@ def _serve(args: argparse.Namespace, source: Any) -> int:
     from rcpkit.server.runner import run_async
 
     try:
-        writes = not args.read_only
+        writes = args.writes  # an agent gets write tools only when the user asked
         if args.http is None:
             run_async(serve_stdio(source, timeout=args.timeout, writes=writes))
         else:
@@ -131,7 +137,7 @@ def _serve_command(args: argparse.Namespace) -> list[str]:
         command += ["--embedder", args.embedder]
     if args.config is not None:
         command += ["--config", str(args.config.expanduser().resolve())]
-    if args.read_only:
+    if not args.writes:
         command.append("--read-only")
     elif args.index is not None:
         # The bridge offers index_add: a host's first session may start the index.
@@ -169,8 +175,9 @@ def _bridge_args(args: argparse.Namespace, command: list[str]) -> list[str]:
             words += ["--embedder", args.embedder]
         if args.config is not None:
             words += ["--config", str(args.config.expanduser().resolve())]
-    if args.read_only or not args.writes:
-        words.append("--read-only")  # an agent gets write tools only when asked for
+    # Spelled out either way, so the snippet means the same to an older rcpkit whose
+    # bridge offered writes by default.
+    words.append("--writes" if args.writes else "--read-only")
     if args.timeout != 60.0:
         words += ["--timeout", f"{args.timeout:g}"]
     if command:

@@ -211,9 +211,12 @@ def connection_from(
 ) -> Connection:
     """The connection an integration was given, or one built from its shorthand fields."""
     if connection is not None:
-        if command or url is not None or registry is not None:
+        # A token or engine beside a connection would be ignored: the connection has its own.
+        if command or any(value is not None for value in (url, token, registry, engine)):
             raise ValueError("give either `connection` or `command`/`url`/`registry`, not both")
         return connection
+    if not command and url is None and registry is None:
+        raise ValueError("give `connection`, or one of `command`, `url` or `registry`")
     source = Source(
         command=tuple(command or ()), url=url, token=token, registry=registry, engine=engine
     )

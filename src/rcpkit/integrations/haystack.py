@@ -49,12 +49,14 @@ class RCPDocumentStore:
         self,
         *,
         url: str | None = None,
-        token: Secret | None = None,
+        token: Secret | str | None = None,
         command: list[str] | None = None,
         registry: str | None = None,
         engine: str | None = None,
         timeout: float | None = 60.0,
     ) -> None:
+        if isinstance(token, str):  # usable, but to_dict refuses to write it out
+            token = Secret.from_token(token)
         self.url = url
         self.token = token
         self.command = command
@@ -108,7 +110,7 @@ class RCPDocumentStore:
     # --- the DocumentStore protocol ---
 
     def count_documents(self) -> int:
-        return len(self._documents(None))
+        return len(self._ids(None))
 
     def filter_documents(self, filters: dict[str, Any] | None = None) -> list[Document]:
         return self._documents(to_rcp_filter(filters))
@@ -123,7 +125,7 @@ class RCPDocumentStore:
             raise ValueError("write_documents takes a list of Documents")
         policy = DuplicatePolicy.FAIL if policy == DuplicatePolicy.NONE else policy
         if policy != DuplicatePolicy.OVERWRITE:
-            stored = {document.id for document in self._documents(None)}
+            stored = set(self._ids(None))
             clashes = [document.id for document in documents if document.id in stored]
             if clashes and policy == DuplicatePolicy.FAIL:
                 raise DuplicateDocumentError(f"ID '{clashes[0]}' already exists")
@@ -145,24 +147,41 @@ class RCPDocumentStore:
     # --- the optional extensions the haystack test mixins know ---
 
     def delete_all_documents(self) -> None:
-        self.delete_documents([document.id for document in self._documents(None)])
+        self.delete_documents(self._ids(None))
 
     def count_documents_by_filter(self, filters: dict[str, Any]) -> int:
-        return len(self.filter_documents(filters))
+        return len(self._ids(to_rcp_filter(filters)))
 
     def delete_by_filter(self, filters: dict[str, Any]) -> int:
-        ids = [document.id for document in self.filter_documents(filters)]
+        """Delete the documents ``filters`` selects; an empty or ``None`` filter is refused.
+
+        Haystack's InMemoryDocumentStore refuses a filter without an ``operator``
+        (FilterError) rather than read it as "every document": so does this store.
+        """
+        tree = to_rcp_filter(filters)
+        if tree is None:
+            raise FilterError(
+                "delete_by_filter needs a filter with an `operator`; "
+                "to delete every document call delete_all_documents()"
+            )
+        ids = self._ids(tree)
         self.delete_documents(ids)
         return len(ids)
 
-    def _documents(self, tree: dict[str, Any] | None) -> list[Document]:
+    def _listed(self, tree: dict[str, Any] | None) -> dict[str, list[Hit]]:
+        """Every listed chunk, by the id of the document it belongs to."""
         with _store_errors():
             hits = every_hit(self.connection, tree)
-        documents: dict[str, Document] = {}
+        chunks: dict[str, list[Hit]] = {}
         for hit in hits:
-            document = _stored(hit)
-            documents.setdefault(document.id, document)
-        return list(documents.values())
+            chunks.setdefault(_document_id(hit), []).append(hit)
+        return chunks
+
+    def _ids(self, tree: dict[str, Any] | None) -> list[str]:
+        return list(self._listed(tree))
+
+    def _documents(self, tree: dict[str, Any] | None) -> list[Document]:
+        return [_stored(id, chunks) for id, chunks in self._listed(tree).items()]
 
 
 @component
@@ -171,7 +190,7 @@ class RCPRetriever:
 
     def __init__(
         self,
-        document_store: RCPDocumentStore,
+        document_store: RCPDocumentStore | None = None,
         *,
         top_k: int = 10,
         filters: dict[str, Any] | None = None,
@@ -179,7 +198,28 @@ class RCPRetriever:
         fusion: dict[str, Any] | None = None,
         rerank: dict[str, Any] | bool | None = None,
         token_budget: int | None = None,
+        url: str | None = None,
+        token: Secret | str | None = None,
+        command: list[str] | None = None,
+        registry: str | None = None,
+        engine: str | None = None,
+        timeout: float | None = 60.0,
     ) -> None:
+        """Over ``document_store``, or a store opened from ``url``/``command``/``registry``."""
+        shorthand = (url, token, command, registry, engine)
+        if document_store is None and not command and url is None and registry is None:
+            raise ValueError("give `document_store`, or one of `command`, `url` or `registry`")
+        if document_store is None:
+            document_store = RCPDocumentStore(
+                url=url,
+                token=token,
+                command=command,
+                registry=registry,
+                engine=engine,
+                timeout=timeout,
+            )
+        elif any(value is not None for value in shorthand):
+            raise ValueError("give either `document_store` or `url`/`command`/`registry`")
         if not isinstance(document_store, RCPDocumentStore):
             raise ValueError("document_store must be an RCPDocumentStore")
         self.document_store = document_store
@@ -246,16 +286,57 @@ def _rcp_document(document: Document) -> dict[str, Any]:
     return {"id": document.id, "text": document.content or "", "meta": dict(document.meta)}
 
 
-def _stored(hit: Hit) -> Document:
-    """A listed hit as the Document that was written (its id, content and meta)."""
-    identifier = hit.chunk.doc_id if hit.chunk is not None else str(hit.id)
-    return Document(id=identifier, content=hit.text, meta=dict(hit.meta or {}))
+def _document_id(hit: Hit) -> str:
+    return hit.chunk.doc_id if hit.chunk is not None else str(hit.id)
+
+
+def _stored(identifier: str, chunks: list[Hit]) -> Document:
+    """A listed document as it was written: its id, meta and whole text.
+
+    A document another client indexed chunked is listed as its chunks; any one of
+    them passed off as the document would be written back cut short (OVERWRITE).
+    """
+    ordered = sorted(chunks, key=lambda hit: hit.chunk.index if hit.chunk is not None else 0)
+    meta = dict(ordered[0].meta or {})
+    if len(ordered) == 1 and _whole(ordered[0]):
+        return Document(id=identifier, content=ordered[0].text, meta=meta)
+    text = _stitched(ordered)
+    if text is None:
+        raise DocumentStoreError(
+            f"document `{identifier}` is listed as {len(ordered)} chunks whose citation "
+            "offsets do not cover its text: it cannot be listed whole"
+        )
+    return Document(id=identifier, content=text, meta=meta)
+
+
+def _whole(hit: Hit) -> bool:
+    """A hit that is its document's text from the start (a server may not say more)."""
+    if hit.chunk is None:
+        return True
+    start = hit.citation.start if hit.citation is not None else None
+    return hit.chunk.index == 0 and start in (None, 0)
+
+
+def _stitched(chunks: list[Hit]) -> str | None:
+    """The text chunks 0..n-1 cover, placed by their citation offsets (None: a gap)."""
+    text = ""
+    for position, hit in enumerate(chunks):
+        citation, piece = hit.citation, hit.text or ""
+        if hit.chunk is None or hit.chunk.index != position or citation is None:
+            return None
+        start, end = citation.start, citation.end
+        if start is None or end is None or end - start != len(piece) or start > len(text):
+            return None
+        overlap = len(text) - start
+        if text[start:][: len(piece)] != piece[:overlap]:
+            return None
+        text += piece[overlap:]
+    return text
 
 
 def _retrieved(hit: Hit) -> Document:
     """A ranked hit: the stored Document plus its score and the RCP fields in ``meta``."""
-    identifier = hit.chunk.doc_id if hit.chunk is not None else str(hit.id)
-    return Document(id=identifier, content=hit.text, meta=hit_metadata(hit), score=hit.score)
+    return Document(id=_document_id(hit), content=hit.text, meta=hit_metadata(hit), score=hit.score)
 
 
 @contextmanager

@@ -25,7 +25,7 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from rcpkit.integrations._connect import Connection, connection_from
 from rcpkit.integrations._retrieval import Passthrough, hit_metadata, retrieve, retrieve_async
@@ -61,6 +61,11 @@ class RCPRetriever(BaseRetriever):
 
     _connection: Connection = PrivateAttr()
 
+    @field_validator("filter", mode="before")
+    @classmethod
+    def _a_tree(cls, value: object) -> object:
+        return _filter_tree(value)
+
     @model_validator(mode="after")
     def _connect_lazily(self) -> RCPRetriever:
         self._connection = connection_from(
@@ -75,7 +80,7 @@ class RCPRetriever(BaseRetriever):
         return self
 
     def _call(self, k: int | None, filter: Mapping[str, Any] | None) -> tuple[int, Any]:
-        return (self.k if k is None else k), (self.filter if filter is None else filter)
+        return (self.k if k is None else k), _filter_tree(self.filter if filter is None else filter)
 
     def _passthrough(self) -> Passthrough:
         return Passthrough(
@@ -115,6 +120,17 @@ class RCPRetriever(BaseRetriever):
         """Close the connection this retriever opened (a shared one is the caller's)."""
         if self.connection is None:
             self._connection.close()
+
+
+def _filter_tree(value: object) -> dict[str, Any] | None:
+    """A §8 filter tree as given, or a ValueError naming the shape expected."""
+    if value is None or isinstance(value, Mapping):
+        return dict(value) if value is not None else None
+    raise ValueError(
+        "`filter` must be a §8 filter tree: a dict such as "
+        '{"field": "lang", "op": "eq", "value": "en"} or {"and": [...]}, '
+        f"not a {type(value).__name__} ({value!r})"
+    )
 
 
 def _document(hit: Hit) -> Document:

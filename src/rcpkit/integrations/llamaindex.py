@@ -1,6 +1,7 @@
 """LlamaIndex: a retriever and a vector store over any RCP server (``rcpkit[llamaindex]``).
 
 >>> retriever = RCPRetriever(Connection.http("http://127.0.0.1:8080/rcp"), similarity_top_k=5)
+>>> retriever = RCPRetriever(url="http://127.0.0.1:8080/rcp", token="…")   # the same, shorthand
 >>> nodes = retriever.retrieve("reciprocal rank fusion")          # list[NodeWithScore]
 >>> store = RCPVectorStore(Connection.stdio(["rcpkit", "serve", "--index", "./index"]))
 >>> index = VectorStoreIndex.from_documents(
@@ -41,7 +42,7 @@ from llama_index.core.vector_stores.types import (
 )
 from pydantic import PrivateAttr
 
-from rcpkit.integrations._connect import Connection
+from rcpkit.integrations._connect import Connection, connection_from
 from rcpkit.integrations._retrieval import (
     Passthrough,
     every_hit,
@@ -66,15 +67,30 @@ class RCPRetriever(BaseRetriever):
 
     def __init__(
         self,
-        connection: Connection,
+        connection: Connection | None = None,
         *,
         similarity_top_k: int = 4,
         filters: MetadataFilters | None = None,
         options: Passthrough | None = None,
+        command: Sequence[str] | None = None,
+        url: str | None = None,
+        token: str | None = None,
+        registry: str | None = None,
+        engine: str | None = None,
+        timeout: float | None = 60.0,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.connection = connection
+        to_rcp_filter(filters)  # a filter that cannot be sent is refused here, not per call
+        self.connection = connection_from(
+            connection,
+            command=command,
+            url=url,
+            token=token,
+            registry=registry,
+            engine=engine,
+            timeout=timeout,
+        )
         self.similarity_top_k = similarity_top_k
         self.filters = filters
         self.options = options or Passthrough()
@@ -103,9 +119,29 @@ class RCPVectorStore(BasePydanticVectorStore):
 
     _connection: Connection = PrivateAttr()
 
-    def __init__(self, connection: Connection, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        connection: Connection | None = None,
+        *,
+        command: Sequence[str] | None = None,
+        url: str | None = None,
+        token: str | None = None,
+        registry: str | None = None,
+        engine: str | None = None,
+        timeout: float | None = 60.0,
+        **kwargs: Any,
+    ) -> None:
+        """Over ``connection``, or one opened from ``command``, ``url`` or ``registry``."""
         super().__init__(**kwargs)
-        self._connection = connection
+        self._connection = connection_from(
+            connection,
+            command=command,
+            url=url,
+            token=token,
+            registry=registry,
+            engine=engine,
+            timeout=timeout,
+        )
 
     @classmethod
     def class_name(cls) -> str:
@@ -128,7 +164,11 @@ class RCPVectorStore(BasePydanticVectorStore):
 
         RCP filters by advertised fields only, so the nodes are found by listing
         the index (a paged dense retrieve) and matching their ``ref_doc_id``.
+        ``None`` names no document and deletes nothing, as in SimpleVectorStore:
+        it must not match every document written without one (by other clients).
         """
+        if not isinstance(ref_doc_id, str):
+            return
         ids = sorted(
             {
                 hit.chunk.doc_id if hit.chunk is not None else str(hit.id)
@@ -144,8 +184,15 @@ class RCPVectorStore(BasePydanticVectorStore):
         filters: MetadataFilters | None = None,
         **delete_kwargs: Any,
     ) -> None:
+        """§7.11 ``index/delete`` of ``node_ids``; without them, nothing is deleted.
+
+        SimpleVectorStore reads no ids as "every node"; an RCP index also holds
+        what other clients wrote, so here that is a ValueError, never a wipe.
+        """
         if filters is not None:
             raise ValueError("RCP `index/delete` takes ids; give `node_ids`, not `filters`")
+        if node_ids is None:
+            raise ValueError("give the `node_ids` to delete; this store never deletes them all")
         if node_ids:
             ids = list(node_ids)
             self._connection.call(lambda client: client.index_delete(ids))
@@ -268,19 +315,33 @@ _OPERATORS: dict[FilterOperator, str] = {
 
 def to_rcp_filter(filters: MetadataFilters | None) -> dict[str, Any] | None:
     """LlamaIndex ``MetadataFilters`` as a §8 tree (an operator §8 lacks is a ValueError)."""
-    if filters is None or not filters.filters:
+    if filters is None:
         return None
-    nodes = [
-        to_rcp_filter(item) if isinstance(item, MetadataFilters) else _clause(item)
+    if not isinstance(filters, MetadataFilters):
+        raise ValueError(
+            "`filters` must be a llama_index MetadataFilters, such as "
+            'MetadataFilters(filters=[MetadataFilter(key="lang", value="en")]), '
+            f"not a {type(filters).__name__} ({filters!r})"
+        )
+    if not filters.filters:
+        return None
+    present = [
+        _group(item) if isinstance(item, MetadataFilters) else _clause(item)
         for item in filters.filters
     ]
-    present = [node for node in nodes if node is not None]
     condition = filters.condition or FilterCondition.AND
     if condition == FilterCondition.NOT:
         return {"not": {"and": present} if len(present) > 1 else present[0]}
     if len(present) == 1:
         return present[0]
     return {condition.value: present}
+
+
+def _group(filters: MetadataFilters) -> dict[str, Any]:
+    tree = to_rcp_filter(filters)
+    if tree is None:  # §8 has no empty `and`/`or`/`not`
+        raise ValueError("an empty MetadataFilters inside another says nothing: leave it out")
+    return tree
 
 
 def _clause(item: MetadataFilter) -> dict[str, Any]:

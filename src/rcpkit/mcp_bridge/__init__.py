@@ -4,7 +4,8 @@
 >>> await serve_stdio(Source(command=("rcpkit", "serve", "--index", "docs-index")))
 
 Tools are derived from what the engine advertises (``retrieve``; ``graph``;
-``index_add``/``index_delete`` when the index is writable); results keep
+``index_add``/``index_delete`` only with ``writes=True`` and a writable index:
+an agent gets tools that change the index only when asked for); results keep
 citations and trust visible (§15.2). Needs the ``mcp`` extra.
 
 Documents are not exposed as MCP resources: no RCP/1 method returns a

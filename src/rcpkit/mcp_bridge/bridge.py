@@ -126,7 +126,7 @@ class Bridge:
         backend: Backend,
         *,
         timeout: float | None = 60.0,
-        writes: bool = True,
+        writes: bool = False,
         max_argument_bytes: int = MAX_FRAME_BYTES,
     ) -> None:
         self.backend = backend
@@ -162,7 +162,7 @@ class Bridge:
             return content.error_result(
                 ErrorCode.CAPABILITY_MISSING,
                 f"`{params.name}` is not offered: this bridge is read-only "
-                "(started with --read-only)",
+                "(start `rcpkit mcp` with --writes to offer index_add/index_delete)",
                 None,
             )
         if spec is None:

@@ -22,7 +22,9 @@ log = logging.getLogger("rcpkit.mcp")
 __all__ = ["serve_http", "serve_stdio"]
 
 
-async def serve_stdio(source: Source, *, timeout: float | None = 60.0, writes: bool = True) -> None:
+async def serve_stdio(
+    source: Source, *, timeout: float | None = 60.0, writes: bool = False
+) -> None:
     """MCP on this process's stdin/stdout until the host closes it.
 
     Each line is screened first (``rcpkit.mcp_bridge.frames``): one the SDK could
@@ -76,7 +78,7 @@ async def serve_http(
     port: int = 8000,
     path: str = "/mcp",
     timeout: float | None = 60.0,
-    writes: bool = True,
+    writes: bool = False,
 ) -> None:
     """MCP Streamable HTTP on ``host:port`` + ``path`` until SIGINT/SIGTERM."""
     from rcpkit.transport.http.config import Listen
