@@ -12,6 +12,18 @@ import pytest
 # are one process each unless a test asks for workers (tests/transport/http/test_http_workers.py).
 os.environ.setdefault("RCPKIT_HTTP_WORKERS", "1")
 
+# A `heavy` test's budget. The 60 s default catches a hang in an ordinary test; a test
+# that by design reads a whole collection or runs the CLI dozens of times took longer
+# than that on a loaded machine (issue 52: load 10-15 on 2 cores) without anything
+# being wrong. Its budget is its own, so its outcome does not depend on the machine.
+HEAVY_TIMEOUT = 900
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("heavy") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(HEAVY_TIMEOUT))
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _postgres_session() -> Iterator[None]:

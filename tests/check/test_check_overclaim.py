@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from check_support import RAW_SERVER, check_cli, failed, json_report, run_check
+from check_support import PATIENT, RAW_SERVER, check_cli, failed, json_report, run_check
 
 
 def test_an_honest_minimal_server_certifies_l0_and_the_cli_exits_zero() -> None:
-    code, output = check_cli("--", *RAW_SERVER, "--declare", "L0")
+    # Every probe must pass, so none may race the short timeout (check_support.TIMEOUT).
+    code, output = check_cli("--", *RAW_SERVER, "--declare", "L0", timeout=PATIENT)
     assert code == 0, output
     assert "CERTIFIED LEVEL: L0" in output
     assert "declared _meta.conformance='L0' — consistent" in output
@@ -15,7 +16,7 @@ def test_an_honest_minimal_server_certifies_l0_and_the_cli_exits_zero() -> None:
 
 
 def test_a_server_declaring_more_than_it_does_is_an_overclaim_and_fails() -> None:
-    code, output = check_cli("--json", "--", *RAW_SERVER, "--declare", "L2")
+    code, output = check_cli("--json", "--", *RAW_SERVER, "--declare", "L2", timeout=PATIENT)
     assert code == 1
     report = json_report(output)
     assert report["certifiedLevel"] == "L0"
@@ -39,7 +40,7 @@ def test_a_broken_must_is_caught_by_its_check(bug: str, caught: set[str]) -> Non
 
 
 def test_a_server_that_silently_repairs_the_funnel_fails_the_funnel_check_at_l1() -> None:
-    report = run_check([*RAW_SERVER, "--bug", "funnel"])
+    report = run_check([*RAW_SERVER, "--bug", "funnel"], timeout=PATIENT)  # it answers all
     assert failed(report) == {"funnel"}
     assert report.certified == "L0" and not report.passed
 

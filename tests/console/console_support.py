@@ -56,10 +56,14 @@ class Served:
         self.process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=environment
         )
-        match, _ = read_until(
+        match, said = read_until(
             self.process, b"", rb"serving RCP over HTTP on (http://\S+)/rcp", timeout=60
         )
         self.origin = match.group(1).decode()
+        self.console: str | None = None  # where the server says its console is
+        if "--no-ui" not in extra:
+            shown, _ = read_until(self.process, said, rb"web console on (http://\S+)\n", 60)
+            self.console = shown.group(1).decode()
 
     def stop(self) -> None:
         stop(self.process)

@@ -59,3 +59,13 @@ def test_the_page_the_config_and_the_policy_for_a_remote_endpoint() -> None:
     assert config == {"api": "https://search.example:8443/rcp", "metrics": site.metrics}
     assert site.reply("HEAD", "/ui/").body == b""
     assert site.reply("DELETE", "/ui").status == 405
+
+
+def test_the_console_leaves_unmarked_exactly_the_stopwords_the_engine_drops() -> None:
+    from rcpkit.engine.store import analysis
+
+    source = (STATIC / "js" / "highlight.mjs").read_text()
+    listed = re.search(r"STOPWORDS = new Set\(\((.*?)\)\.split", source, re.DOTALL)
+    assert listed is not None
+    words = "".join(re.findall(r'"([^"]*)"', listed.group(1))).split()
+    assert set(words) == analysis._STOPWORDS

@@ -79,7 +79,8 @@ def test_a_typed_query_shows_the_expected_hit_its_cited_span_and_page_two(
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
-    browser.get(f"{server.origin}/ui")
+    assert server.console == f"{server.origin}/ui"  # `serve --http` says where it is
+    browser.get(server.console)
     wait_for(browser, "details.option-panel summary")[0].click()
     k = browser.find_element(*by_css("#k"))
     k.clear()
@@ -97,7 +98,19 @@ def test_a_typed_query_shows_the_expected_hit_its_cited_span_and_page_two(
     marked = {mark.text.lower() for mark in cited.find_elements(*by_css("mark.term"))}
     assert {"reciprocal", "rank", "fusion"} <= marked
     assert first.find_element(*by_css(".scores")).text.count("\n") >= 3  # score + stages
-    assert "untrusted" in first.find_element(*by_css(".trust")).text
+    # Issue 52: the operator's own files are not flagged untrusted, and the signals say
+    # what they mean (a tooltip on each, a legend above the hits).
+    assert first.find_element(*by_css(".trust")).text == "community"
+    assert not browser.find_elements(*by_css(".flag.level-untrusted, .flag.warn"))
+    level = first.find_element(*by_css(".flag.level-community"))
+    assert "rcpkit index" in level.get_attribute("title")
+    assert "unrelated text" in first.find_element(*by_css(".confidence")).get_attribute("title")
+    legend = browser.find_element(*by_css("#legend"))
+    legend.find_element(*by_css("summary")).click()
+    assert "confidence" in legend.text and "community" in legend.text
+    expansion = browser.find_element(*by_css("#expansion"))  # feedback's terms, shown apart
+    assert expansion.find_elements(*by_css("code"))
+    assert not browser.find_elements(*by_css("#no-match"))
     assert "q=reciprocal+rank+fusion" in browser.current_url and "k=4" in browser.current_url
     version = browser.find_element(*by_css("#index-version")).text
     assert version.isdigit()
@@ -112,9 +125,11 @@ def test_a_typed_query_shows_the_expected_hit_its_cited_span_and_page_two(
     assert page_two and not set(page_two) & set(page_one)
     assert cards[4].find_element(*by_css(".rank")).text == "5"
     assert browser.find_element(*by_css("#index-version")).text == version  # the cursor pins it
+    assert "pages=2" in browser.current_url  # the page shown is part of the URL
 
-    browser.refresh()  # the URL alone reproduces the search
-    cards = wait_for(browser, "article.hit", count=4)
+    browser.refresh()  # the URL alone reproduces the search, the next page included
+    cards = wait_for(browser, "article.hit", count=len(page_one) + len(page_two))
+    assert [card.get_attribute("data-id") for card in cards] == page_one + page_two
     assert cards[0].find_element(*by_css(".hit-title")).text == "Hybrid retrieval and rank fusion"
     assert browser.find_element(*by_css("#q")).get_attribute("value") == "reciprocal rank fusion"
     assert csp_violations(browser) == []
@@ -152,6 +167,57 @@ def test_a_filter_built_from_the_advertised_fields_narrows_the_hits(
     assert browser.execute_script(UNLABELLED) == []  # every control says what it is
 
 
+def test_query_words_are_marked_whole_and_stopwords_not_at_all(
+    browser: Any, server: Served
+) -> None:
+    browser.get(f"{server.origin}/ui?q=the+rank+of+fused+lists&k=5")
+    wait_for(browser, "article.hit mark.term")
+    marked = {mark.text.lower() for mark in browser.find_elements(*by_css("mark.term"))}
+    assert marked and marked <= {"rank", "fused", "lists"}  # never "the" or "of"
+    # Issue 52: not "how" inside "however" — nor "rank" inside "ranked" or "ranks".
+    assert browser.execute_script(INSIDE_A_WORD) == []
+
+
+# Marks a letter or digit follows or precedes: a term marked inside a longer word.
+INSIDE_A_WORD = """
+const inside = (text, at) => /[\\p{L}\\p{N}]/u.test(text.charAt(at));
+return [...document.querySelectorAll("mark.term")].filter((mark) => {
+  const before = mark.previousSibling?.textContent ?? "";
+  const after = mark.nextSibling?.textContent ?? "";
+  return inside(before, before.length - 1) || inside(after, 0);
+}).map((mark) => mark.parentElement.textContent);
+"""
+
+
+def test_a_query_no_chunk_matches_says_so_and_scores_no_perfect_hit(
+    browser: Any, server: Served
+) -> None:
+    browser.get(f"{server.origin}/ui?q=zebra&k=3")
+    notice = wait_for(browser, "#no-match")[0]
+    assert "No chunk contains the query's words" in notice.text
+    cards = browser.find_elements(*by_css("article.hit .scores"))
+    assert cards
+    for card in cards:
+        stages = {
+            row.find_element(*by_css("dt")).text: float(row.find_element(*by_css("dd")).text)
+            for row in card.find_elements(*by_css("div"))
+        }
+        # Only as high as the chunk's cosine on its own [-1, 1] scale: not a perfect hit.
+        assert "sparse" not in stages and stages["score"] <= (stages["dense"] + 1) / 2
+
+
+def test_one_hit_per_document_is_a_toggle_in_search(browser: Any, server: Served) -> None:
+    browser.get(f"{server.origin}/ui?q=fusion&k=8")
+    chunks = wait_for(browser, "article.hit .source-name")
+    names = [name.text for name in chunks]
+    assert len(names) > len(set(names))  # by chunk: a document shows more than once
+    browser.find_element(*by_css("#per-document")).click()
+    wait_until(browser, lambda _: "unit=document" in browser.current_url)
+    wait_until(browser, lambda _: browser.find_element(*by_css("#per-document")).is_selected())
+    merged = [name.text for name in wait_for(browser, "article.hit .source-name")]
+    assert len(merged) == len(set(merged))
+
+
 # Controls a screen reader could not name: no <label>, no aria-label, no text.
 UNLABELLED = """
 return [...document.querySelectorAll("input, select, button, meter")]
@@ -168,6 +234,7 @@ def test_index_document_and_health_views_show_what_the_server_reports(
     wait_until(browser, lambda _: documents.text.startswith("12"))  # 8 guides + 4 notes
     facts = browser.find_element(*by_css("#index-stats")).text
     assert "last write" in facts and "MB on disk" in facts
+    assert facts.count("all-MiniLM-L6-v2") == 1  # the model once
 
     browser.get(f"{server.origin}/ui?q=convex+combination+weight&k=3")
     link = wait_for(browser, ".hit-actions a")[0]
@@ -181,6 +248,10 @@ def test_index_document_and_health_views_show_what_the_server_reports(
 
     browser.get(f"{server.origin}/ui?view=health")
     assert wait_for(browser, "#conformance")[0].text == "L2"
+    table = browser.find_element(*by_css("#capabilities"))
+    assert "{" not in table.text and '"' not in table.text  # read as a table, not JSON
+    modes = table.find_element("xpath", ".//tr[th='retrieve']//div[dt='modes']/dd")
+    assert modes.text == "dense, sparse, hybrid"
     wait_for(browser, "#charts svg rect.bar")  # retrieve was measured by the calls above
     captions = browser.find_element(*by_css("#charts")).text
     assert "retrieve:" in captions and "p95" in captions

@@ -160,6 +160,7 @@ def test_export_refuses_to_write_over_the_index_it_reads(built: Path, tmp_path: 
     assert stats(built)["documents"] == 4
 
 
+@pytest.mark.heavy  # 3,000 documents through MiniLM, then 30 runs of the CLI
 @pytest.mark.parametrize(
     ("embedder", "documents", "runs"),
     [((), 3000, 30), (HASHING, 20, 8)],

@@ -220,3 +220,22 @@ def test_a_client_file_uri_is_echoed_but_never_trusted(spawn, tmp_path: Path) ->
     top = ingested["result"]["hits"][0]
     assert top["chunk"]["docId"] == "docs/guide/start.md"
     assert top["trust"]["level"] == "trusted"  # the control: ingested from the trusted folder
+
+
+def test_files_indexed_from_the_operators_disk_are_community_not_untrusted(
+    spawn, tmp_path: Path
+) -> None:
+    # Issue 52: with no trusted_sources configured every local hit read "untrusted"
+    # (the console's red badge). The operator's own files are community; only what a
+    # client sends over index/add stays untrusted.
+    docs = _tree(tmp_path)
+    common = ("--index", str(tmp_path / "idx"), "--embedder", "hashing:64")
+    assert rcpkit("index", str(docs), *common).returncode == 0
+    server = spawn("--engine", "index", *common)
+    server.request(1, "initialize", {"protocolVersion": 1})
+    added = {"documents": [{"id": "sent", "text": "planting notes from a client"}]}
+    assert "result" in server.request(2, "index/add", added)
+    found = server.request(3, "retrieve", {"query": "planting gardens", "k": 5, "mode": "sparse"})
+    levels = {hit["chunk"]["docId"]: hit["trust"]["level"] for hit in found["result"]["hits"]}
+    assert levels.pop("sent") == "untrusted"
+    assert levels and set(levels.values()) == {"community"}

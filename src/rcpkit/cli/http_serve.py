@@ -96,7 +96,7 @@ def serve_workers_command(
     so every request of a session reaches the worker that holds it.
     ``tenant_aware``: the workers' engine honours ``ctx.tenant`` (as for ``serve_command``).
     """
-    from rcpkit.transport.http.serve import bind_socket, bind_sockets, url_of
+    from rcpkit.transport.http.serve import bind_socket, bind_sockets, console_url, url_of
     from rcpkit.transport.http.workers import Supervisor
 
     config, listen = config_from_args(args, tenant_aware=tenant_aware)
@@ -127,6 +127,12 @@ def serve_workers_command(
             file=sys.stderr,
             flush=True,
         )
+        if config.console:
+            print(
+                f"rcpkit: web console on {console_url(url, config.base)}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     supervisor = Supervisor(
         argv, workers, sockets, announce, drain_timeout=listen.drain_timeout, on_stop=on_stop

@@ -201,6 +201,10 @@ def _print_table(result: Any) -> None:
         f"{len(hits)} hits (index version {result.index_version}, "
         f"{result.usage.latency_ms if result.usage else '?'} ms)"
     )
+    # What the engine says of the ranking (no chunk holds the query's words, the terms
+    # feedback added, a cut query): scores alone do not show it.
+    for note in (result.usage.notes if result.usage else None) or []:
+        print(f"note: {note}")
     for rank, hit in enumerate(hits, 1):
         citation = hit.citation
         where = f"{citation.source}"

@@ -44,6 +44,9 @@ class FusionOptions:
     rrf_k: int = RRF_K
     alpha: float = 0.5  # convex: weight of the dense arm
     floors: Mapping[str, float] | None = None  # convex: each arm's theoretical minimum
+    # convex, weighted: an arm's theoretical maximum (cosine 1), read only when that arm
+    # is the one list that returned anything (see `_scaled_alone`)
+    ceilings: Mapping[str, float] | None = None
 
 
 def _rrf(
@@ -57,11 +60,13 @@ def _rrf(
     return scores
 
 
-def _normalised(ranked: Ranked, floor: float | None) -> dict[int, float]:
+def _normalised(
+    ranked: Ranked, floor: float | None, ceiling: float | None = None
+) -> dict[int, float]:
     if not ranked:
         return {}
     values = [score for _, score in ranked]
-    top = max(values)
+    top = max(values) if ceiling is None else max(ceiling, *values)
     low = min(values) if floor is None else min(floor, *values)
     span = top - low
     if span <= 0:
@@ -69,14 +74,31 @@ def _normalised(ranked: Ranked, floor: float | None) -> dict[int, float]:
     return {key: (score - low) / span for key, score in ranked}
 
 
+def _scaled_alone(lists: Mapping[str, Ranked], o: FusionOptions) -> dict[str, float]:
+    """The ceiling of the one arm that returned anything, when every other arm is empty.
+
+    Min-max over a list maps its best to 1 however weak it is. Beside another arm's
+    evidence that is a fair scale; alone (a hybrid query none of whose words any
+    chunk holds) it would show the nearest of unrelated chunks as a perfect hit.
+    Scaled by its theoretical maximum instead, its best is only as good as it is
+    near (issue 52); the order within the arm is the same either way.
+    """
+    returned = [arm for arm, ranked in lists.items() if ranked]
+    if len(lists) < 2 or len(returned) != 1 or not o.ceilings:
+        return {}
+    (arm,) = returned
+    return {arm: o.ceilings[arm]} if arm in o.ceilings else {}
+
+
 def _weighted(
     lists: Mapping[str, Ranked], weights: Mapping[str, float], o: FusionOptions
 ) -> dict[int, float]:
     # Per-arm min-max over the returned set (§16.3 weighted score fusion).
     scores: dict[int, float] = {}
+    ceilings = _scaled_alone(lists, o)
     for arm, ranked in lists.items():
         weight = weights.get(arm, 1.0)
-        for key, value in _normalised(ranked, None).items():
+        for key, value in _normalised(ranked, None, ceilings.get(arm)).items():
             scores[key] = scores.get(key, 0.0) + weight * value
     return scores
 
@@ -90,10 +112,11 @@ def _convex(
     floors = o.floors or {}
     mix = {"dense": o.alpha}
     scores: dict[int, float] = {}
+    ceilings = _scaled_alone(lists, o)
     others = [arm for arm in lists if arm != "dense"]
     for arm, ranked in lists.items():
         share = mix.get(arm, (1.0 - o.alpha) / max(1, len(others)))
-        for key, value in _normalised(ranked, floors.get(arm)).items():
+        for key, value in _normalised(ranked, floors.get(arm), ceilings.get(arm)).items():
             scores[key] = scores.get(key, 0.0) + share * value
     return scores
 

@@ -14,11 +14,20 @@ test("a document hit cites its first span; elsewhere an unplaceable span marks n
   assert.deepEqual(citedSegments("no span", {}, "chunk"), [{ text: "no span", cited: false }]);
 });
 
-test("query terms are marked where a word starts with them, in any case", () => {
+test("query terms are marked as whole words, in any case", () => {
   const terms = queryTerms("Rank a FUSION rank");
   assert.deepEqual(terms, ["fusion", "rank"]);
-  const marked = termSegments("Ranked lists, reranked; fusion.", terms).filter((part) => part.term).map((part) => part.text);
+  const marked = termSegments("Rank lists, ranked, reranked; fusion.", terms).filter((part) => part.term).map((part) => part.text);
   assert.deepEqual(marked, ["Rank", "fusion"]);
+});
+
+test("a term is not marked inside a longer word (issue 52: \"how\" in \"however\")", () => {
+  const marked = termSegments("However it goes, this is how.", ["how"]).filter((part) => part.term).map((part) => part.text);
+  assert.deepEqual(marked, ["how"]);
+});
+
+test("stopwords of the query are not marked: the engine does not match them", () => {
+  assert.deepEqual(queryTerms("how to set the timeout of a test"), ["timeout", "test", "set"]);
 });
 
 test("the document view marks chunk starts and the cited span, paged text included", () => {

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rcpkit.engine.query import DEFAULT_FUSION, Fusion, Query
+from rcpkit.engine.retrieve.recall import combine
 from rcpkit.handlers.query import query_of
 from rcpkit.protocol import messages as m
 
@@ -38,3 +41,26 @@ def test_a_cursor_binds_the_effective_options_and_not_the_cursor() -> None:
     assert plain.digest(None) != spelled.digest(None)
     assert plain.digest(None) != Query("q", k=4).digest(None)
     assert plain.digest(None) != plain.digest("tenant-a")
+
+
+DENSE = [(1, 0.05), (2, -0.02), (3, -0.06)]  # cosines of chunks unrelated to the query
+
+
+def test_a_dense_arm_alone_is_not_scaled_so_its_nearest_chunk_is_a_perfect_hit() -> None:
+    # Issue 52: no chunk holds a query word, so the lexical arm is empty; min-max over the
+    # dense arm alone made the best unrelated chunk 1 · α. Scaled by cosine's range
+    # instead, a score says how near it is, and the order is the dense arm's.
+    for fusion in (DEFAULT_FUSION, Fusion(method="weighted"), Fusion(method="convex")):
+        fused = combine({"dense": DENSE, "sparse": []}, Query("q", fusion=fusion))
+        assert [c.key for c in fused] == [1, 2, 3]
+        for candidate, (_, cosine) in zip(fused, DENSE, strict=True):
+            assert candidate.score <= (cosine + 1) / 2 < 0.53
+
+
+def test_where_a_query_word_matches_the_fusion_is_min_max_as_before() -> None:
+    sparse = [(3, 2.0), (1, 1.0)]
+    fused = combine({"dense": DENSE, "sparse": sparse}, Query("q"))
+    scores = {c.key: c.score for c in fused}
+    alpha = DEFAULT_FUSION.alpha
+    assert scores[1] == pytest.approx(alpha + (1 - alpha) * 0.5)  # the dense arm's best: 1
+    assert scores[3] == pytest.approx(alpha * (1 - 0.06) / (1 + 0.05) + (1 - alpha))

@@ -33,6 +33,9 @@ from rcpkit.engine.store.sharded.registry import home, jump_hash, load_registry
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 CRANFIELD = Path(__file__).resolve().parents[4] / "shared" / "datasets" / "cranfield"
+# Whole Cranfield into two engines, then its 225 queries in three modes on each: the
+# first test pays the load, every one reads the collection (tests/conftest.py).
+pytestmark = pytest.mark.heavy
 
 
 def _shard_servers(count: int) -> list[PostgresServer]:

@@ -98,6 +98,9 @@ def _wait_for(predicate: object, timeout: float = 30.0) -> None:
 def test_two_workers_are_two_processes_that_answer_every_request(serve: type[Served]) -> None:
     served = serve("--workers", "2", "--metrics", "public")
     assert b"(2 worker processes)" in served.stderr
+    # Issue 52: the console's address beside the RCP one, said once by the parent.
+    console, _ = read_until(served.process, served.stderr, rb"web console on (\S+)\n", 60)
+    assert console.group(1).decode() == served.url.removesuffix("/rcp") + "/ui"
     _wait_for(lambda: len(served.workers()) == 2)
     with concurrent.futures.ThreadPoolExecutor(16) as pool:
         answers = list(

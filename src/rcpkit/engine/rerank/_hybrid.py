@@ -50,6 +50,7 @@ from rcpkit.protocol.fusion import FusionOptions, fuse
 __all__ = ["HybridReranker", "LexicalStatistics"]
 
 _FLOORS = {"dense": -1.0, "sparse": 0.0}  # §6.1 scoreFloor per arm, as recall's
+_CEILINGS = {"dense": 1.0}  # cosine's, as recall's: no passage holds a query word
 
 
 @runtime_checkable
@@ -175,7 +176,7 @@ class HybridReranker:
             "dense": _ranked(dense),
             "sparse": [(i, v) for i, v in _ranked(lexical) if v > 0],
         }
-        options = FusionOptions(alpha=self._alpha, floors=_FLOORS)
+        options = FusionOptions(alpha=self._alpha, floors=_FLOORS, ceilings=_CEILINGS)
         fused = {item.key: item.score for item in fuse("convex", arms, None, options)}
         return np.asarray([fused.get(i, 0.0) for i in range(len(dense))], dtype=np.float64)
 

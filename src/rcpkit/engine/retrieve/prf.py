@@ -50,8 +50,9 @@ from rcpkit.engine.store.analysis import analyze_query, stored_terms
 from rcpkit.engine.store.base import ChunkRow
 from rcpkit.engine.store.snapshot import fetch_rows
 
-__all__ = ["applies", "expansion_terms", "feedback_terms", "second_pass"]
+__all__ = ["EXPANDED_WITH", "applies", "expansion_terms", "feedback_terms", "second_pass"]
 
+EXPANDED_WITH = "feedback added the terms: "  # usage.notes; the CLI and console read it
 _MIN_FEEDBACK = 2  # fewer distinct documents than this: nothing to learn from
 
 
@@ -73,10 +74,17 @@ def second_pass(
 ) -> Recalled:
     """The lexical arm again, expanded from the first pass's top documents; ``first`` if too few."""
     config = engine.config
+    first_lexical = first.arms.get("sparse")
+    if first_lexical is not None and not first_lexical:
+        # No chunk holds a query word: the feedback documents would be the dense arm's
+        # nearest alone, and terms learnt from them only echo that ranking as lexical
+        # evidence it does not have (issue 52: a perfect score for an unrelated chunk).
+        return first
     feedback = feedback_terms(engine, text, first.candidates)
     if feedback is None:
         return first
     keys, terms = feedback
+    _note_expansion(terms, text, ctx)
     vectors = [first.vectors[key] for key in keys if key in first.vectors]
     expanded = first.query_vector
     again: tuple[str, ...] = ("sparse",)
@@ -84,13 +92,20 @@ def second_pass(
         moved = first.query_vector + config.prf_dense_weight * np.mean(vectors, axis=0)
         expanded = (moved / max(float(np.linalg.norm(moved)), 1e-12)).astype(np.float32)
         again = ("dense", "sparse")
-    first_lexical = first.arms.get("sparse")
     arms, _ = search_arms(
         engine, query, text, expanded, terms, version, depth, ctx, again, first_lexical
     )
     for arm, ranked in first.arms.items():
         arms.setdefault(arm, ranked)  # the arms not searched again keep their first lists
     return fused(engine, query, arms, first.query_vector, first.vectors)
+
+
+def _note_expansion(terms: list[str], text: str, ctx: EngineRequest) -> None:
+    """Say which lexical terms came from feedback, not from the query (as the index holds them)."""
+    own = set(analyze_query(text))
+    added = [term for term in terms if term not in own]
+    if added:
+        ctx.notes.append(f"{EXPANDED_WITH}{', '.join(added)}")
 
 
 def feedback_terms(

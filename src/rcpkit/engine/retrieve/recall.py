@@ -21,6 +21,8 @@ from rcpkit.protocol.fusion import FusionOptions, fuse
 
 __all__ = [
     "MAX_QUERY_TERMS",
+    "NO_QUERY_WORDS",
+    "SCORE_CEILINGS",
     "SCORE_FLOORS",
     "Arms",
     "Recalled",
@@ -35,6 +37,10 @@ Arms = dict[str, list[tuple[int, float]]]  # arm name → (chunk key, raw score)
 
 # §6.1 scoreFloor per arm: cosine >= -1, BM25 and SPLADE dot products >= 0; fused >= 0.
 SCORE_FLOORS = {"dense": -1.0, "sparse": 0.0, "splade": 0.0}
+# Cosine's ceiling: the dense arm's scale when no lexical arm returned anything
+# (protocol.fusion `_scaled_alone`), so its nearest chunk is not shown as a perfect hit.
+SCORE_CEILINGS = {"dense": 1.0}
+NO_QUERY_WORDS = "no chunk contains the query's words"
 MAX_QUERY_TERMS = 64  # a huge query is cut to its first terms (noted), not rejected
 _ARMS = ThreadPoolExecutor(max_workers=8, thread_name_prefix="rcpkit-recall")
 
@@ -59,7 +65,15 @@ def recall(
 ) -> Recalled:
     """Run the arms of ``query.mode`` for ``text`` at ``version``; candidates best-first."""
     arms, query_vector = search_arms(engine, query, text, None, None, version, depth, ctx)
+    if text == query.text and _no_lexical_match(arms) and NO_QUERY_WORDS not in ctx.notes:
+        ctx.notes.append(NO_QUERY_WORDS)
     return fused(engine, query, arms, query_vector)
+
+
+def _no_lexical_match(arms: Arms) -> bool:
+    """Whether the query's lexical arms ran and found no chunk holding any of its words."""
+    lexical = [ranked for arm, ranked in arms.items() if arm != "dense"]
+    return bool(lexical) and not any(lexical)
 
 
 def search_arms(
@@ -182,7 +196,9 @@ def combine(arms: Arms, query: Query) -> list[Candidate]:
         ((arm, ranked),) = arms.items()
         return [Candidate(key, score, {arm: score}) for key, score in ranked]
     fusion = query.effective_fusion
-    options = FusionOptions(rrf_k=fusion.rrf_k, alpha=fusion.alpha, floors=SCORE_FLOORS)
+    options = FusionOptions(
+        rrf_k=fusion.rrf_k, alpha=fusion.alpha, floors=SCORE_FLOORS, ceilings=SCORE_CEILINGS
+    )
     fused = fuse(fusion.method, arms, fusion.weights, options)
     scores: dict[int, dict[str, float]] = {}  # each key's raw score per arm, in arm order
     for arm, ranked in arms.items():

@@ -88,8 +88,17 @@ def _instruction_like(text: str) -> bool:
 
 
 def trust_level(origin: str, uri: str | None, trusted_sources: Sequence[str]) -> str:
-    """§15.2: ``trusted`` only for files the operator ingested from a configured trusted
-    location (``rcpkit index``); text added over ``index/add`` is never trusted."""
-    if origin == "ingest" and uri and any(uri.startswith(p) for p in trusted_sources if p):
+    """§15.2 provenance: what the operator vouched for, ingested, or a client sent.
+
+    ``trusted``: files the operator ingested (``rcpkit index``) from a configured
+    trusted location. ``community``: the operator's other ingested files — chosen
+    from their own disk, so not untrusted (issue 52: every local hit was flagged),
+    but not vouched for either, so never ``trusted`` (§15.2: no user-generated or
+    scraped content is). ``untrusted``: text a client added over ``index/add``,
+    whatever ``file://`` uri it claims.
+    """
+    if origin != "ingest":
+        return "untrusted"
+    if uri and any(uri.startswith(p) for p in trusted_sources if p):
         return "trusted"
-    return "untrusted"
+    return "community"

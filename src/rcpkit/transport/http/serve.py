@@ -21,6 +21,7 @@ from typing import Literal
 import uvicorn
 from starlette.types import ASGIApp
 
+from rcpkit.console import CONSOLE_PATH
 from rcpkit.observe.observer import Observer
 from rcpkit.observe.serving import observed
 from rcpkit.server.lowlevel import Server
@@ -29,7 +30,16 @@ from rcpkit.transport.http.app import build_http_app
 from rcpkit.transport.http.config import HttpConfig, Listen
 from rcpkit.transport.http.workers import inherited_socket, signal_ready
 
-__all__ = ["bind_socket", "bind_sockets", "routing_server", "run_http", "serve_asgi", "serve_http"]
+__all__ = [
+    "bind_socket",
+    "bind_sockets",
+    "console_url",
+    "routing_server",
+    "run_http",
+    "serve_asgi",
+    "serve_http",
+    "with_console",
+]
 
 Announce = Callable[[str], None]
 
@@ -94,6 +104,8 @@ async def serve_http(
     """Serve until SIGTERM/SIGINT (or ``should_exit``), then drain and return."""
     config = config or HttpConfig()
     app = build_http_app(server, config, observer=observer)
+    if announce is None and config.console:
+        announce = with_console(config.base)
     await serve_asgi(app, listen, base=config.base, announce=announce, sock=sock)
 
 
@@ -191,3 +203,19 @@ def _http_protocol(listen: Listen) -> type[asyncio.Protocol] | Literal["auto"]:
 
 def _to_stderr(url: str) -> None:
     print(f"rcpkit: serving RCP over HTTP on {url}", file=sys.stderr, flush=True)
+
+
+def with_console(base: str) -> Announce:
+    """Announce the RCP URL and, beside it, where the web console answers (issue 52)."""
+
+    def announce(url: str) -> None:
+        _to_stderr(url)
+        print(f"rcpkit: web console on {console_url(url, base)}", file=sys.stderr, flush=True)
+
+    return announce
+
+
+def console_url(url: str, base: str) -> str:
+    """The console's address on the origin of the RCP endpoint ``url`` (served at ``base``)."""
+    origin = url.removesuffix(base) if base != "/" else url
+    return f"{origin}{CONSOLE_PATH}"

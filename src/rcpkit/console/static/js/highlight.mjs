@@ -1,10 +1,19 @@
 // What a hit card highlights: the cited span (§7.7 Hit.citation) inside the hit's text,
 // and the query's words inside that. Pure functions returning segments to render.
 
-/** The query's distinct words (two letters or more), lower-cased, longest first. */
+// The engine's English stopwords (rcpkit.engine.store.analysis `_STOPWORDS`; a test keeps
+// the two equal): its lexical arm never matches them, so marking them would show a match
+// that did not count.
+export const STOPWORDS = new Set((
+  "a an and are as at be but by for if in into is it no not of on or such that the their " +
+  "then there these they this to was will with what which who whom how why when where " +
+  "does do did can could would should has have had been being i you we he she its our"
+).split(" "));
+
+/** The query's distinct words (two letters or more, no stopwords), lower-cased, longest first. */
 export function queryTerms(query) {
   const words = String(query || "").toLowerCase().match(/[\p{L}\p{N}]{2,}/gu) || [];
-  return [...new Set(words)].sort((a, b) => b.length - a.length);
+  return [...new Set(words)].filter((word) => !STOPWORDS.has(word)).sort((a, b) => b.length - a.length);
 }
 
 /**
@@ -27,11 +36,11 @@ export function citedSegments(text, citation, unit) {
   return [{ text: body.slice(0, length), cited: true }, { text: body.slice(length), cited: false }];
 }
 
-/** ``text`` as [{text, term}] segments, each word-initial occurrence of a term (any case) marked. */
+/** ``text`` as [{text, term}] segments, each whole-word occurrence of a term (any case) marked. */
 export function termSegments(text, terms) {
   if (!terms.length || !text) return [{ text, term: false }];
-  // Words that start with a term ("rank" in "ranked", not in "reranked").
-  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])(${terms.map(escape).join("|")})`, "giu");
+  // Whole words only: "how" is not a match inside "however", nor "rank" inside "ranked".
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])(${terms.map(escape).join("|")})(?![\\p{L}\\p{N}])`, "giu");
   const parts = text.split(pattern);
   // split() with one capture group alternates text, term, text, ...
   return parts.map((part, i) => ({ text: part, term: i % 2 === 1 })).filter((part) => part.text !== "");

@@ -6,7 +6,7 @@ export const VIEWS = ["search", "compare", "index", "document", "health"];
 // Keys of one retrieve configuration; Compare prefixes them with "a." and "b.".
 export const CONFIG_KEYS = ["mode", "fusion", "k", "unit", "rerank", "mmr", "budget"];
 
-const NUMBERS = new Set(["k", "mmr", "budget", "start", "end", "offset"]);
+const NUMBERS = new Set(["k", "mmr", "budget", "start", "end", "offset", "pages"]);
 
 /** The state a query string describes (unknown keys and bad numbers are dropped). */
 export function readState(search) {

@@ -57,19 +57,48 @@ function scores(hit) {
 function confidence(hit) {
   if (typeof hit.confidence !== "number") return null;
   const id = `confidence-${String(hit.id).replace(/[^A-Za-z0-9_-]/g, "_")}`;
-  return h("div", { class: "confidence" },
+  return h("div", { class: "confidence", title: CONFIDENCE },
     h("label", { for: id }, "confidence"),
     h("meter", { id, min: "0", max: "1", value: String(hit.confidence) }),
     h("span", {}, number(hit.confidence, 3)));
 }
 
+// What each signal means, for the cards' tooltips and the results' legend (§7.7.2, §15.2).
+export const CONFIDENCE = "confidence (§7.7.2): how far this hit's similarity to the query stands above "
+  + "what unrelated text in the same index scores, on 0–1; 0.5 is well above chance. It does not "
+  + "depend on the other hits, so it can be compared across queries; a correct hit of a short "
+  + "or keyword query often scores well under 0.5.";
+export const TRUST_LEVELS = {
+  trusted: "trusted: ingested by the operator from a source configured as trusted",
+  community: "community: ingested by the operator (rcpkit index), from a source not marked trusted",
+  untrusted: "untrusted: added by a client over index/add, or the server vouches for nothing; "
+    + "treat it as data, never as instructions",
+};
+const INJECTION = "injection suspected: the text looks aimed at a language model (an instruction "
+  + "to ignore earlier ones, a role marker, hidden characters)";
+const SANITIZED = "sanitized: invisible characters were removed from the text";
+
 function trust(hit) {
   const flags = [];
-  if (hit.trust?.level) flags.push(h("li", { class: `flag level-${hit.trust.level}` }, hit.trust.level));
-  if (hit.trust?.injectionSuspected) flags.push(h("li", { class: "flag warn" }, "injection suspected"));
-  if (hit.trust?.sanitized) flags.push(h("li", { class: "flag" }, "sanitized"));
+  const level = hit.trust?.level;
+  if (level) flags.push(h("li", { class: `flag level-${level}`, title: TRUST_LEVELS[level] ?? level }, level));
+  if (hit.trust?.injectionSuspected) flags.push(h("li", { class: "flag warn", title: INJECTION }, "injection suspected"));
+  if (hit.trust?.sanitized) flags.push(h("li", { class: "flag", title: SANITIZED }, "sanitized"));
   if (typeof hit.trust?.score === "number") flags.push(h("li", { class: "flag" }, `trust ${number(hit.trust.score, 2)}`));
   return flags.length ? h("ul", { class: "trust", "aria-label": "trust" }, flags) : null;
+}
+
+/** What score, confidence and trust mean: a collapsed legend above the hits. */
+export function legend() {
+  const row = (term, text) => h("div", {}, h("dt", {}, term), h("dd", {}, text));
+  return h("details", { class: "legend", id: "legend" },
+    h("summary", {}, "What score, confidence and trust mean"),
+    h("dl", { class: "facts" },
+      row("score", "the rank order of this response (§4.6): compare it between hits of one "
+        + "result, not across queries or servers; the per-stage scores show what made it"),
+      row("confidence", CONFIDENCE.replace(/^confidence \(§7\.7\.2\): /, "")),
+      ...Object.entries(TRUST_LEVELS).map(([level, text]) => row(level, text.replace(`${level}: `, ""))),
+      row("injection suspected", INJECTION.replace("injection suspected: ", ""))));
 }
 
 function documentLink(hit, citation) {

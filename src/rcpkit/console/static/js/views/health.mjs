@@ -1,6 +1,7 @@
 // Health: who the server is, its conformance level (§14), a ping's round trip, its
 // capabilities (§6), and latency histograms from GET /metrics as small SVG charts.
 
+import { capabilityRows } from "../capabilities.mjs";
 import { h, replaceChildren, svg } from "../dom.mjs";
 import { barChart, formatSeconds, histograms, parseExposition, quantileBound } from "../metrics.mjs";
 
@@ -40,10 +41,13 @@ async function measurePing(app, cell) {
 }
 
 function capabilityTable(capabilities) {
-  return h("table", { class: "capabilities" },
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "capability"), h("th", { scope: "col" }, "metadata"))),
-    h("tbody", {}, Object.keys(capabilities).sort().map((key) =>
-      h("tr", {}, h("th", { scope: "row" }, key), h("td", {}, h("code", {}, JSON.stringify(capabilities[key])))))));
+  const offers = (facts) => (facts.length
+    ? h("dl", { class: "capability-facts" }, facts.map(([key, value]) => h("div", {}, h("dt", {}, key), h("dd", {}, value))))
+    : h("span", { class: "hint" }, "offered"));
+  return h("table", { class: "capabilities", id: "capabilities" },
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "capability"), h("th", { scope: "col" }, "what it offers"))),
+    h("tbody", {}, capabilityRows(capabilities).map(({ name, facts }) =>
+      h("tr", {}, h("th", { scope: "row" }, name), h("td", {}, offers(facts))))));
 }
 
 async function loadMetrics(app, charts) {

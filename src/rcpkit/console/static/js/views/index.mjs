@@ -21,7 +21,7 @@ export function renderIndex(app) {
   replaceChildren(figures, facts(identity));
   const view = h("div", { class: "view-index" }, h("h2", {}, "Index"), figures);
   if (offers(capabilities, `${EXTENSION}/stats`)) {
-    loadStats(app, figures, identity);
+    loadStats(app, figures, identity, capabilities);
   } else {
     view.append(h("p", { class: "notice" }, "This server does not offer index statistics (the x-rcpkit/stats extension)."));
   }
@@ -40,18 +40,19 @@ export function renderIndex(app) {
   return view;
 }
 
-async function loadStats(app, figures, identity) {
+async function loadStats(app, figures, identity, capabilities) {
   try {
     const stats = await app.client.call(`${EXTENSION}/stats`, {});
     const size = stats.sizeBytes;
+    // The model once: the handshake's embedder, else the one the index records.
+    const recorded = !capabilities.embed && stats.embedder ? `${stats.embedder} (${stats.dimension} dimensions)` : null;
     replaceChildren(figures, facts([
-      ...identity,
+      ...identity.map(([label, value]) => [label, label === "embedder" && recorded ? recorded : value]),
       ["documents", `${stats.documents} (${stats.ingested} from rcpkit index)`],
       ["chunks", stats.chunks],
       ["version", `${stats.version} (servable from ${stats.floor})`],
       ["tenants", stats.tenants ?? "your tenant only"],
       ["size", typeof size === "number" ? `${(size / 1e6).toFixed(1)} MB on disk` : "unknown"],
-      ["model", stats.embedder ? `${stats.embedder} (${stats.dimension} dimensions)` : "unknown"],
       ["source root", stats.root ?? "none recorded"],
       ["last write", stats.lastWrite ?? "unknown"],
     ]));
