@@ -1,8 +1,9 @@
-"""``rcpkit index PATH...``: make the index mirror files and folders (one commit per run)."""
+"""``rcpkit index PATH...``: make the index mirror files and folders (committing as it goes)."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -13,6 +14,7 @@ from rcpkit.cli.words import counted
 from rcpkit.progress import Board
 
 if TYPE_CHECKING:
+    from rcpkit.engine.ingest.commits import Interrupted
     from rcpkit.engine.ingest.folders import FolderRun
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -53,6 +55,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "default min(cpu, 2))",
     )
     parser.add_argument(
+        "--commit-seconds",
+        type=_seconds,
+        default=None,
+        metavar="S",
+        help="commit what is embedded every S seconds, so an interrupted run keeps it "
+        "(default 10; 0 = after every embedder call)",
+    )
+    parser.add_argument(
         "--show-skipped", action="store_true", help="list every skipped file, not 3 per reason"
     )
     add_engine_arguments(parser)
@@ -63,6 +73,13 @@ def _workers(text: str) -> int:
     if count < 0:
         raise argparse.ArgumentTypeError("--ocr-workers must be 0 or more")
     return count
+
+
+def _seconds(text: str) -> float:
+    seconds = float(text)
+    if not seconds >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError("--commit-seconds must be 0 or more")
+    return seconds
 
 
 class _Progress:
@@ -96,11 +113,13 @@ class _Progress:
 
 def run(args: argparse.Namespace) -> int:
     from rcpkit.cli.engine import open_from_args
+    from rcpkit.engine.ingest.commits import COMMIT_SECONDS, Interrupted
     from rcpkit.engine.ingest.folders import index_folders
 
     missing = [str(path) for path in args.paths if not path.exists()]
     if missing:
         raise ValueError(f"no such file or folder: {', '.join(missing)}")
+    seconds = COMMIT_SECONDS if args.commit_seconds is None else args.commit_seconds
     started = time.perf_counter()
     with Board("indexing") as board:
         board.say(f"opening {args.index or 'the index'} and scanning {len(args.paths)} path(s)")
@@ -116,14 +135,32 @@ def run(args: argparse.Namespace) -> int:
                 reroot=args.reroot,
                 follow_links=args.follow_links,
                 ocr_workers=args.ocr_workers,
+                commit_seconds=seconds,
             )
             documents, total_chunks = engine.store.count()
+        except Interrupted as stop:
+            _interrupted(stop)
+            return 130  # 128 + SIGINT, as a shell reports Ctrl-C
         finally:
             engine.close()
     _summary(result, str(engine.config.store or engine.config.index), documents, total_chunks)
     _skips(result, args.show_skipped)
     print(f"  {'took':<10} {time.perf_counter() - started:.1f} s")
     return 0
+
+
+def _interrupted(stop: Interrupted) -> None:
+    """One line: what the interrupted run kept, and how to finish it."""
+    kept = stop.kept
+    if kept.version is None:
+        print("rcpkit: interrupted before anything was committed", file=sys.stderr)
+        return
+    print(
+        f"rcpkit: interrupted; kept {counted(kept.documents, 'document')} "
+        f"({counted(kept.chunks, 'chunk')}) in version {kept.version}: run the same command "
+        "again to index the rest",
+        file=sys.stderr,
+    )
 
 
 def _summary(run: FolderRun, index: str, documents: int, chunks: int) -> None:

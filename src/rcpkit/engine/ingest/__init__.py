@@ -10,8 +10,10 @@ fields and the table mode. It yields a `SourceDocument` per document and a
 `Skipped` with a reason for everything it could not use.
 
 `rcpkit.engine.ingest.folders.index_folders` is what ``rcpkit index`` runs: the
-walk, chunking and embedding as one commit per run, pruning what is gone, with ids
-relative to the source root the index records (`rcpkit.engine.ingest.roots`).
+walk, chunking and embedding, committed every few seconds so an interrupted run keeps
+its work (`rcpkit.engine.ingest.commits`), pruning what is gone at the end of a
+complete run, with ids relative to the source root the index records
+(`rcpkit.engine.ingest.roots`).
 
 `chunk_document(document, count_tokens)` cuts a document into `ChunkSpan`s bounded
 by the caller's tokenizer, overlapping, split at headings, pages, paragraphs,

@@ -1,13 +1,15 @@
-"""``rcpkit index``: make an index mirror files and folders, in one transaction per run.
+"""``rcpkit index``: make an index mirror files and folders, committing as it goes.
 
 A run walks the paths, loads and chunks files on a producer thread while the
-calling thread embeds chunks of many documents per model call, then commits every
-upsert and every deletion as one version (§7.7.1): a reader sees the whole run or
-none of it. Files whose bytes did not change are not re-embedded; documents that
-came from a file under the paths given and whose file is gone (or no longer
-yields a document) are deleted in that same commit, unless ``prune`` is off. A run
-that changes nothing commits nothing, so no version is created and no pinned
-snapshot or cursor expires because of it.
+calling thread embeds chunks of many documents per model call. What is embedded is
+committed every few seconds (`commits.BatchWriter`), whole documents per version
+(§7.7.1), so an interrupted run keeps its work and the next run, finding those
+files unchanged, embeds only the rest. Files whose bytes did not change are not
+re-embedded; documents that came from a file under the paths given and whose file
+is gone (or no longer yields a document) are deleted in the run's last commit,
+unless ``prune`` is off: only a complete run knows what is gone. A short run is one
+commit; a run that changes nothing commits nothing, so no version is created and no
+pinned snapshot or cursor expires because of it.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from rcpkit.engine.engine import Engine
 from rcpkit.engine.ingest._source import FileSource
 from rcpkit.engine.ingest._types import ChunkSpan, Skipped, SourceDocument
 from rcpkit.engine.ingest._walk import find_sources
+from rcpkit.engine.ingest.commits import COMMIT_SECONDS, BatchWriter, Interrupted
 from rcpkit.engine.ingest.indexer import (
-    commit_batch,
     document_batch,
     document_spans,
     embedding_inputs,
@@ -35,9 +37,8 @@ from rcpkit.engine.ingest.indexer import (
 from rcpkit.engine.ingest.ocr_pool import OcrPool
 from rcpkit.engine.ingest.roots import ROOT_SETTING, choose_root, file_of_uri, within
 from rcpkit.engine.ingest_options import IngestOptions
-from rcpkit.engine.store.base import NewChunk, WriteBatch
 
-__all__ = ["FolderRun", "RunProgress", "index_folders", "reason_kind"]
+__all__ = ["FolderRun", "Interrupted", "RunProgress", "index_folders", "reason_kind"]
 
 EMBED_BATCH = 256  # chunks per embedder call, across documents (length-sorted inside)
 _QUEUE_DEPTH = 512  # parsed documents the producer may run ahead of the embedder
@@ -103,13 +104,16 @@ def index_folders(
     reroot: bool = False,
     follow_links: bool = False,
     ocr_workers: int | None = None,
+    commit_seconds: float = COMMIT_SECONDS,
 ) -> FolderRun:
-    """Index ``paths`` (files or folders) into ``engine`` as one commit; see the module.
+    """Index ``paths`` (files or folders) into ``engine``; see the module.
 
     ``reroot`` forgets the recorded source root (the corpus moved): the paths given
     make the new one, and every ingested document this run does not produce is pruned.
     ``ocr_workers`` sizes the OCR process pool (`ocr_pool`; ``None`` = min(cpu, 2),
-    0 = OCR inline on the producer thread).
+    0 = OCR inline on the producer thread). ``commit_seconds``: the most embedding an
+    interruption may lose (0 commits after every embedder call). A ``KeyboardInterrupt``
+    commits what was embedded and comes out as `Interrupted`, saying what was kept.
     """
     resolved = [Path(path).resolve() for path in paths]
     recorded = engine.store.setting(ROOT_SETTING)
@@ -128,25 +132,22 @@ def index_folders(
     if progress is not None:
         progress.started(len(sources))
     on_done = getattr(progress, "recognized", None)  # older RunProgress lack it
-    with OcrPool(sources, ocr_workers, on_done) as pool:
-        rows = _embed_all(engine, sources, run, contextual, progress, pool)
-    seen = {row.doc_id for row, _ in rows.documents} | rows.seen
-    batch = WriteBatch(documents=rows.documents)
-    if prune:
-        batch.delete = _gone(engine, [Path(root.anchor)] if reroot else resolved, seen)
-        run.removed = len(batch.delete)
-    result = commit_batch(engine, batch)
-    run.committed = result is not None
-    run.version = result.shown if result is not None else engine.store.tenancy.latest(None)
-    if recorded != str(root):  # a setting, not a version: recorded even by a no-op run
-        engine.store.set_setting(ROOT_SETTING, str(root))
+    if recorded != str(root):  # before any commit: the ids committed are relative to it
+        engine.store.set_setting(ROOT_SETTING, str(root))  # a setting, not a version
+    writer = BatchWriter(engine, commit_seconds)
+    try:
+        with OcrPool(sources, ocr_workers, on_done) as pool:
+            seen = _embed_all(engine, sources, run, contextual, progress, pool, writer)
+    except KeyboardInterrupt as stop:
+        writer.commit()  # what was embedded is kept; nothing is pruned by a partial run
+        raise Interrupted(writer.kept) from stop
+    # Only a complete run knows which files are gone: deletions go in its last commit.
+    gone = _gone(engine, [Path(root.anchor)] if reroot else resolved, seen) if prune else []
+    run.removed = len(gone)
+    writer.commit(gone)
+    run.committed = writer.kept.version is not None
+    run.version = writer.kept.version or engine.store.tenancy.latest(None)
     return run
-
-
-@dataclass(slots=True)
-class _Rows:
-    documents: list[tuple[Any, list[NewChunk]]] = field(default_factory=list)
-    seen: set[str] = field(default_factory=set)  # unchanged ids (kept, not rewritten)
 
 
 def _embed_all(
@@ -156,10 +157,15 @@ def _embed_all(
     contextual: bool,
     progress: RunProgress | None,
     pool: OcrPool,
-) -> _Rows:
-    """Consume the producer's parsed documents, embedding ``EMBED_BATCH`` chunks at a time."""
+    writer: BatchWriter,
+) -> set[str]:
+    """Embed the producer's parsed documents ``EMBED_BATCH`` chunks at a time; their ids.
+
+    The writer commits between embedder calls when its time is due; the last
+    documents embedded stay pending for the run's last commit.
+    """
     embedder = engine.embedder()
-    rows = _Rows()
+    seen: set[str] = set()
     pending: list[_Parsed] = []
     waiting: list[str] = []  # files parsed whose chunks are not embedded yet
     done = 0
@@ -167,26 +173,28 @@ def _embed_all(
         if isinstance(item, Skipped):
             run.skipped.append(item)
         elif isinstance(item, str):
-            rows.seen.add(item)
+            seen.add(item)
             run.unchanged += 1
         elif isinstance(item, Path):
             waiting.append(item.name)
         else:
             pending.append(item)
+            seen.add(item.document.id)
             if progress is not None:
                 progress.parsed(len(item.spans))
         if (isinstance(item, Path) and not pending) or _chunk_count(pending) >= EMBED_BATCH:
             if progress is not None and pending:  # name what is being embedded, then embed it
                 progress.embedded(done, run.chunks, pending[-1].document.id)
-            _flush(engine, embedder, pending, rows, run, contextual)
+            _flush(engine, embedder, pending, writer, run, contextual)
+            writer.commit_if_due()
             done += len(waiting)
             waiting.clear()
             if progress is not None:
                 progress.embedded(done, run.chunks, None)
-    _flush(engine, embedder, pending, rows, run, contextual)
+    _flush(engine, embedder, pending, writer, run, contextual)
     if progress is not None:
         progress.embedded(done + len(waiting), run.chunks, None)
-    return rows
+    return seen
 
 
 def _chunk_count(pending: list[_Parsed]) -> int:
@@ -197,7 +205,7 @@ def _flush(
     engine: Engine,
     embedder: Any,
     pending: list[_Parsed],
-    rows: _Rows,
+    writer: BatchWriter,
     run: FolderRun,
     contextual: bool,
 ) -> None:
@@ -215,7 +223,7 @@ def _flush(
         ORIGIN,
         sparse,
     )
-    rows.documents.extend(batch.documents)
+    writer.add(batch.documents)
     run.chunks += len(inputs)
     run.updated += sum(1 for parsed in pending if parsed.update)
     run.added += sum(1 for parsed in pending if not parsed.update)

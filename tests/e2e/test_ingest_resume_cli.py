@@ -1,0 +1,149 @@
+"""An interrupted `rcpkit index` keeps what it committed; a re-run finishes it (issue 51).
+
+The real CLI with the bundled MiniLM, killed (SIGKILL, then Ctrl-C) once the
+index's version has grown, which the test observes by polling the index file.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from cli_support import rcpkit
+
+FILES = 1280  # one chunk each: five embedder calls of 256, each committed (--commit-seconds 0)
+_WORDS = (
+    "heron pelican river stone garden lantern copper meadow harbor violin thunder maple "
+    "quartz orbit canyon ember falcon glacier willow saffron"
+).split()
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    rng = random.Random(51)
+    for number in range(FILES):
+        words = " ".join(rng.choice(_WORDS) for _ in range(12))
+        (folder / f"note{number:04d}.md").write_text(f"# Note {number}\n\n{words} {number}.\n")
+    return folder
+
+
+def start(notes: Path, index: Path) -> subprocess.Popen[str]:
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    environment.pop("RCPKIT_EMBEDDER", None)  # the bundled MiniLM
+    command = [sys.executable, "-m", "rcpkit", "index", str(notes), "--index", str(index)]
+    return subprocess.Popen(
+        [*command, "--commit-seconds", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+        # A shell's background job (`pytest &`) ignores SIGINT, and its children would
+        # too: the child gets the default disposition, so Ctrl-C is Python's again.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+
+
+def version(index: Path) -> int:
+    """The index's latest version as its file holds it (0 before the first commit)."""
+    try:
+        with sqlite3.connect(index / "index.sqlite3", timeout=30) as db:
+            row = db.execute("SELECT value FROM settings WHERE name = 'version'").fetchone()
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+    return int(row[0]) if row else 0
+
+
+def wait_for_version(index: Path, above: int, process: subprocess.Popen[str]) -> int:
+    """Poll (bounded) until the running index commits a version past ``above``."""
+    deadline = time.monotonic() + 240
+    while (now := version(index)) <= above:
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, f"no version past {above}"
+        time.sleep(0.02)
+    return now
+
+
+def interrupt(notes: Path, index: Path, how: signal.Signals) -> subprocess.CompletedProcess[str]:
+    """Start an index run and send it ``how`` once it has committed one more version."""
+    process = start(notes, index)
+    wait_for_version(index, version(index), process)
+    assert process.poll() is None  # still running: the signal cuts the run short
+    process.send_signal(how)
+    out, err = process.communicate(timeout=120)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def snapshot(index: Path) -> tuple[list[Any], list[Any], np.ndarray[Any, Any]]:
+    """Live documents, chunks and chunk vectors, in id order."""
+    with sqlite3.connect(index / "index.sqlite3") as db:
+        documents = db.execute(
+            "SELECT doc_id, title, uri, content_hash, text, meta FROM documents "
+            "WHERE removed IS NULL ORDER BY doc_id"
+        ).fetchall()
+        rows = db.execute(
+            'SELECT doc_id, idx, start, "end", page, text, context, filter_meta, vector '
+            "FROM chunks WHERE removed IS NULL ORDER BY doc_id, idx"
+        ).fetchall()
+    vectors = np.stack([np.frombuffer(row[-1], dtype=np.float32) for row in rows])
+    return documents, [row[:-1] for row in rows], vectors
+
+
+def live_chunks(index: Path) -> int:
+    with sqlite3.connect(index / "index.sqlite3") as db:
+        return int(db.execute("SELECT count(*) FROM chunks WHERE removed IS NULL").fetchone()[0])
+
+
+def summary_count(summary: str, label: str) -> tuple[int, int]:
+    found = re.search(rf"^\s+{label}\s+(\d+) documents?(?:\s+(\d+) chunks?)?", summary, re.M)
+    assert found is not None, summary
+    return int(found.group(1)), int(found.group(2) or 0)
+
+
+@pytest.mark.timeout(600)
+def test_killed_runs_keep_their_commits_and_the_rerun_embeds_only_the_rest(
+    notes: Path, tmp_path: Path
+) -> None:
+    whole = tmp_path / "whole"
+    uninterrupted = rcpkit("index", str(notes), "--index", str(whole))
+    assert uninterrupted.returncode == 0, uninterrupted.stderr
+    assert summary_count(uninterrupted.stdout, "indexed") == (FILES, FILES)
+
+    resumed = tmp_path / "resumed"
+    for _ in range(2):  # SIGKILL at two points: no cleanup runs, the commits stay
+        killed = interrupt(notes, resumed, signal.SIGKILL)
+        assert killed.returncode == -signal.SIGKILL
+    kept_by_kills = live_chunks(resumed)
+    assert 0 < kept_by_kills < FILES
+
+    stopped = interrupt(notes, resumed, signal.SIGINT)  # Ctrl-C says what was kept
+    assert stopped.returncode == 130, stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    said = re.search(r"interrupted; kept (\d+) documents? \((\d+) chunks?\)", stopped.stderr)
+    assert said is not None, stopped.stderr
+    kept = live_chunks(resumed)
+    assert int(said.group(2)) == kept - kept_by_kills  # what this run committed
+    assert kept < FILES
+
+    finished = rcpkit("index", str(notes), "--index", str(resumed))
+    assert finished.returncode == 0, finished.stderr
+    assert summary_count(finished.stdout, "unchanged") == (kept, 0)
+    assert summary_count(finished.stdout, "indexed") == (FILES - kept, FILES - kept)
+
+    documents, chunks, vectors = snapshot(resumed)
+    expected_documents, expected_chunks, expected_vectors = snapshot(whole)
+    assert documents == expected_documents
+    assert chunks == expected_chunks
+    # Batches are cut differently, so padding differs: equal up to float tolerance.
+    np.testing.assert_allclose(vectors, expected_vectors, atol=1e-4)
