@@ -8,7 +8,13 @@ under a bar made it reach 100 % and fall back, and its ETA swing (issue 36).
 On a terminal each counter is a tqdm bar (done/total, rate, ETA) and the first
 one carries the current item; elsewhere (cron, a redirected stderr) a line like
 ``indexing: files 12/291 (3.1/s, ETA 0:01:30), chunks 800 (31.2/s), now a.pdf``
-is printed at most every ``interval`` seconds, and once at the start and the end.
+is printed at most every ``interval`` seconds, and once at the start and the end
+(``interval=math.inf``: only the last line, for a run whose output is a summary).
+
+A counter made with ``eta=False`` shows its total but no ETA, so that one counter
+(``rcpkit index``'s bytes) carries the run's only estimate; a ``bytes`` counter is
+drawn in kB/MB; `retotal` shrinks a total by work found not to be needed (unchanged
+files), so a rate of work done is set against the work that remains (issue 51).
 """
 
 from __future__ import annotations
@@ -18,12 +24,15 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 __all__ = ["Board"]
 
 _PLAIN_INTERVAL = 5.0
+# tqdm's default without the time left: "files  12/291 [00:03, 3.1file/s, a.pdf]".
+_NO_ETA = "{desc}: {n_fmt}/{total_fmt} [{elapsed}, {rate_fmt}{postfix}]"
 
 
 @dataclass(slots=True)
@@ -32,6 +41,9 @@ class _Counter:
     total: int | None  # None: not known (no percentage, no ETA)
     done: int = 0
     bar: Any = None
+    eta: bool = True  # False: a total shown without an estimate of the time left
+    unit: str | None = None
+    since: float = 0.0  # when it was made: its rate is of its own time, not the board's
 
 
 class Board:
@@ -45,6 +57,7 @@ class Board:
         interval: float = _PLAIN_INTERVAL,
         bars: bool | None = None,
         leave: bool = True,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._leave = leave
         self._label = label
@@ -52,7 +65,8 @@ class Board:
         self._interval = interval
         self._bars = self._stream.isatty() if bars is None else bars
         self._counters: dict[str, _Counter] = {}
-        self._started = time.monotonic()
+        self._clock = clock
+        self._started = clock()
         self._printed = -math.inf  # the first update prints at once
         self._current = ""
         if self._bars:
@@ -71,9 +85,14 @@ class Board:
         """One line at once (the first output, before any counter exists)."""
         print(f"{self._label}: {message}", file=self._stream, flush=True)
 
-    def counter(self, name: str, total: int | None, unit: str | None = None) -> None:
-        """A counter of ``total`` items (``None``: a count without a total)."""
-        entry = _Counter(name, total)
+    def counter(
+        self, name: str, total: int | None, unit: str | None = None, *, eta: bool = True
+    ) -> None:
+        """A counter of ``total`` items (``None``: a count without a total).
+
+        ``eta=False``: no estimate of the time left (another counter carries it).
+        """
+        entry = _Counter(name, total, eta=eta, unit=unit, since=self._clock())
         if self._bars:
             from tqdm import tqdm
 
@@ -81,6 +100,9 @@ class Board:
                 total=total,
                 desc=f"{name:<7}",
                 unit=unit or name.rstrip("s"),
+                unit_scale=unit == "B",
+                unit_divisor=1000,
+                bar_format=None if eta else _NO_ETA,
                 file=self._stream,
                 position=len(self._counters),
                 leave=self._leave,
@@ -103,8 +125,17 @@ class Board:
                 first = next(iter(self._counters.values()))
                 first.bar.set_postfix_str(current[-40:], refresh=True)
         entry.done = done
-        if not self._bars and time.monotonic() - self._printed >= self._interval:
+        quiet = self._bars or math.isinf(self._interval)
+        if not quiet and self._clock() - self._printed >= self._interval:
             self._plain()
+
+    def retotal(self, name: str, total: int) -> None:
+        """``name``'s total is now ``total`` (work found not to be needed is taken off)."""
+        entry = self._counters[name]
+        entry.total = total
+        if entry.bar is not None:
+            entry.bar.total = total
+            entry.bar.refresh()
 
     def close(self) -> None:
         if self._bars:
@@ -115,23 +146,38 @@ class Board:
         self._counters.clear()
 
     def _plain(self, final: bool = False) -> None:
-        self._printed = time.monotonic()
+        self._printed = self._clock()
         elapsed = max(self._printed - self._started, 1e-9)
-        parts = []
-        for entry in self._counters.values():
-            rate = entry.done / elapsed
-            shown = entry.done if entry.total is None else f"{entry.done}/{entry.total}"
-            text = f"{entry.name} {shown}"
-            if entry.done and entry.total is not None and entry.total > entry.done:
-                text += f" ({rate:.1f}/s, ETA {_clock((entry.total - entry.done) / rate)})"
-            elif entry.done:
-                text += f" ({rate:.1f}/s)"
-            parts.append(text)
+        parts = [
+            _plain_counter(entry, max(self._printed - entry.since, 1e-9))
+            for entry in self._counters.values()
+        ]
         if final:
             tail = f" in {_clock(elapsed)}"
         else:
             tail = f", now {self._current}" if self._current else ""
         print(f"{self._label}: {', '.join(parts)}{tail}", file=self._stream, flush=True)
+
+
+def _plain_counter(entry: _Counter, elapsed: float) -> str:
+    """``chunks 800 (31.2/s)``, ``bytes 1.2 MB/3.0 MB (0.1 MB/s, ETA 0:00:18)``."""
+    rate = entry.done / elapsed
+    amount = _bytes if entry.unit == "B" else str
+    shown = (
+        amount(entry.done) if entry.total is None else f"{amount(entry.done)}/{amount(entry.total)}"
+    )
+    text = f"{entry.name} {shown}"
+    per_second = f"{_bytes(rate)}/s" if entry.unit == "B" else f"{rate:.1f}/s"
+    if entry.done and entry.eta and entry.total is not None and entry.total > entry.done:
+        return f"{text} ({per_second}, ETA {_clock((entry.total - entry.done) / rate)})"
+    return f"{text} ({per_second})" if entry.done else text
+
+
+def _bytes(count: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= size:
+            return f"{count / size:.1f} {unit}"
+    return f"{count:.0f} B"
 
 
 def _columns(stream: TextIO) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections import defaultdict
@@ -83,31 +84,39 @@ def _seconds(text: str) -> float:
 
 
 class _Progress:
-    """`RunProgress` drawn on a `Board`: files done of the total, and chunks embedded.
+    """`RunProgress` drawn on a `Board`: bytes done of the total (the ETA), files, chunks.
 
-    The files' total is known from the start and carries the ETA. The chunks'
-    is not (a file's chunks are known once it is parsed, and parsing runs
-    ahead of embedding), so chunks are a count and a rate without a total.
+    The ETA is the bytes' (issue 51): files lag chunks and differ in size. Files
+    show their total without an ETA; chunks a count and a rate, since their total
+    is known only once every file is parsed (parsing runs ahead of embedding).
     """
 
     def __init__(self, board: Board) -> None:
         self._board = board
+        self._total = 0
 
-    def started(self, files: int) -> None:
+    def started(self, files: int, size: int) -> None:
         self._board.say(f"{counted(files, 'file')} to read")
-        self._board.counter("files", files, "file")
+        self._total = size
+        self._board.counter("bytes", size, "B")
+        self._board.counter("files", files, "file", eta=False)
         self._board.counter("chunks", None, "chunk")
 
     def parsed(self, chunks: int) -> None:
         """Not drawn: a total that grows under a bar is not a total."""
 
-    def embedded(self, files: int, chunks: int, current: str | None) -> None:
+    def embedded(self, files: int, chunks: int, current: str | None, size: int) -> None:
+        self._board.update("bytes", size, current)
         self._board.update("chunks", chunks)
-        self._board.update("files", files, current)
+        self._board.update("files", files)
+
+    def unneeded(self, size: int) -> None:
+        self._total -= size
+        self._board.retotal("bytes", self._total)
 
     def recognized(self, files: int, total: int) -> None:
         if files == 1:
-            self._board.counter("ocr", total, "file")
+            self._board.counter("ocr", total, "file", eta=False)
         self._board.update("ocr", files)
 
 
@@ -121,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"no such file or folder: {', '.join(missing)}")
     seconds = COMMIT_SECONDS if args.commit_seconds is None else args.commit_seconds
     started = time.perf_counter()
-    with Board("indexing") as board:
+    # Off a terminal (cron, a log) only the first lines and the last: the summary says it.
+    with Board("indexing", interval=math.inf) as board:
         board.say(f"opening {args.index or 'the index'} and scanning {len(args.paths)} path(s)")
         engine = open_from_args(args)
         try:
@@ -175,6 +185,11 @@ def _summary(run: FolderRun, index: str, documents: int, chunks: int) -> None:
     print(f"  {'removed':<10} {_documents(run.removed)}")
     print(f"  {'skipped':<10} {counted(len(run.skipped), 'file', 7)}")
     print(f"  {'total':<10} {_documents(documents)}  {counted(chunks, 'chunk', 7)}")
+    if run.chunks:
+        rate = run.chunks / max(run.seconds, 1e-9)
+        seconds = f"({run.seconds:.1f} s from the model loaded)"
+        # In the chunks column, as the rows above keep it.
+        print(f"  {'embedded':<10} {'':<17}  {rate:7.1f} chunks/s  {seconds}")
 
 
 def _documents(count: int) -> str:

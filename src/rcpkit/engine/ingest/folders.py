@@ -17,11 +17,12 @@ from __future__ import annotations
 import contextlib
 import queue
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.ingest._source import FileSource
@@ -36,6 +37,7 @@ from rcpkit.engine.ingest.indexer import (
 )
 from rcpkit.engine.ingest.ocr_pool import OcrPool
 from rcpkit.engine.ingest.roots import ROOT_SETTING, choose_root, file_of_uri, within
+from rcpkit.engine.ingest.run_progress import RunProgress, Tally
 from rcpkit.engine.ingest_options import IngestOptions
 
 __all__ = ["FolderRun", "Interrupted", "RunProgress", "index_folders", "reason_kind"]
@@ -43,24 +45,6 @@ __all__ = ["FolderRun", "Interrupted", "RunProgress", "index_folders", "reason_k
 EMBED_BATCH = 256  # chunks per embedder call, across documents (length-sorted inside)
 _QUEUE_DEPTH = 512  # parsed documents the producer may run ahead of the embedder
 ORIGIN = "ingest"
-
-
-class RunProgress(Protocol):
-    """What a run reports as it goes (the CLI draws it; tests may record it)."""
-
-    def started(self, files: int) -> None: ...
-
-    def parsed(self, chunks: int) -> None:
-        """Another document was chunked: ``chunks`` more to embed."""
-        ...
-
-    def embedded(self, files: int, chunks: int, current: str | None) -> None:
-        """``files`` and ``chunks`` are done so far; ``current`` (if given) is being embedded."""
-        ...
-
-    def recognized(self, files: int, total: int) -> None:
-        """``files`` of the ``total`` OCR-bound files came back from the OCR workers."""
-        ...
 
 
 @dataclass(slots=True)
@@ -74,7 +58,8 @@ class FolderRun:
     updated: int = 0
     unchanged: int = 0
     removed: int = 0
-    chunks: int = 0
+    chunks: int = 0  # embedded by this run
+    seconds: float = 0.0  # from the model loaded to the last chunk embedded
     version: int = 0
     committed: bool = False
     skipped: list[Skipped] = field(default_factory=list)
@@ -130,7 +115,7 @@ def index_folders(
             sources.append(found)
     run.files = len(sources)
     if progress is not None:
-        progress.started(len(sources))
+        progress.started(len(sources), sum(source.size for source in sources))
     on_done = getattr(progress, "recognized", None)  # older RunProgress lack it
     if recorded != str(root):  # before any commit: the ids committed are relative to it
         engine.store.set_setting(ROOT_SETTING, str(root))  # a setting, not a version
@@ -165,35 +150,30 @@ def _embed_all(
     documents embedded stay pending for the run's last commit.
     """
     embedder = engine.embedder()
+    started = time.perf_counter()
     seen: set[str] = set()
     pending: list[_Parsed] = []
-    waiting: list[str] = []  # files parsed whose chunks are not embedded yet
-    done = 0
+    tally = Tally(progress)
     for item in _produce(engine, sources, embedder.count_tokens, contextual, pool):
         if isinstance(item, Skipped):
             run.skipped.append(item)
         elif isinstance(item, str):
             seen.add(item)
             run.unchanged += 1
-        elif isinstance(item, Path):
-            waiting.append(item.name)
+        elif isinstance(item, FileSource):
+            tally.file(item)
         else:
             pending.append(item)
             seen.add(item.document.id)
-            if progress is not None:
-                progress.parsed(len(item.spans))
-        if (isinstance(item, Path) and not pending) or _chunk_count(pending) >= EMBED_BATCH:
-            if progress is not None and pending:  # name what is being embedded, then embed it
-                progress.embedded(done, run.chunks, pending[-1].document.id)
+            tally.document(len(item.spans))
+        if _chunk_count(pending) >= EMBED_BATCH:
+            tally.embedding(pending[-1].document.id)  # name it, then embed it
             _flush(engine, embedder, pending, writer, run, contextual)
             writer.commit_if_due()
-            done += len(waiting)
-            waiting.clear()
-            if progress is not None:
-                progress.embedded(done, run.chunks, None)
+            tally.embedded(run.chunks)
     _flush(engine, embedder, pending, writer, run, contextual)
-    if progress is not None:
-        progress.embedded(done + len(waiting), run.chunks, None)
+    tally.embedded(run.chunks)
+    run.seconds = time.perf_counter() - started
     return seen
 
 
@@ -236,8 +216,9 @@ def _produce(
     count_tokens: Any,
     contextual: bool,
     pool: OcrPool,
-) -> Iterator[_Parsed | Skipped | str | Path]:
-    """Load and chunk on a thread, yielding documents (unchanged ones as their id) in order."""
+) -> Iterator[_Parsed | Skipped | str | FileSource]:
+    """Load and chunk on a thread, yielding documents in order (unchanged ones as their id),
+    and each file's `FileSource` once it is read to its end."""
     out: queue.Queue[object] = queue.Queue(_QUEUE_DEPTH)
     finished = object()
     stop = threading.Event()
@@ -254,7 +235,7 @@ def _produce(
                     if stop.is_set():
                         return
                     out.put(item)
-                out.put(source.path)
+                out.put(source)  # the file's end
         except BaseException as error:  # re-raised on the consuming thread
             out.put(error)
         finally:
