@@ -6,6 +6,7 @@ index's version has grown, which the test observes by polling the index file.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -14,10 +15,12 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psycopg
 import pytest
 from cli_support import rcpkit
 
@@ -28,23 +31,26 @@ _WORDS = (
 ).split()
 
 
-@pytest.fixture
-def notes(tmp_path: Path) -> Path:
-    folder = tmp_path / "notes"
+def write_notes(folder: Path, count: int) -> Path:
     folder.mkdir()
     rng = random.Random(51)
-    for number in range(FILES):
+    for number in range(count):
         words = " ".join(rng.choice(_WORDS) for _ in range(12))
         (folder / f"note{number:04d}.md").write_text(f"# Note {number}\n\n{words} {number}.\n")
     return folder
 
 
-def start(notes: Path, index: Path) -> subprocess.Popen[str]:
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    return write_notes(tmp_path / "notes", FILES)
+
+
+def start(notes: Path, index: Path, *flags: str) -> subprocess.Popen[str]:
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     environment.pop("RCPKIT_EMBEDDER", None)  # the bundled MiniLM
     command = [sys.executable, "-m", "rcpkit", "index", str(notes), "--index", str(index)]
     return subprocess.Popen(
-        [*command, "--commit-seconds", "0"],
+        [*command, "--commit-seconds", "0", *flags],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -53,6 +59,9 @@ def start(notes: Path, index: Path) -> subprocess.Popen[str]:
         # too: the child gets the default disposition, so Ctrl-C is Python's again.
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
+
+
+Version = Callable[[], int]
 
 
 def version(index: Path) -> int:
@@ -65,20 +74,23 @@ def version(index: Path) -> int:
     return int(row[0]) if row else 0
 
 
-def wait_for_version(index: Path, above: int, process: subprocess.Popen[str]) -> int:
+def wait_for_version(latest: Version, above: int, process: subprocess.Popen[str]) -> int:
     """Poll (bounded) until the running index commits a version past ``above``."""
     deadline = time.monotonic() + 240
-    while (now := version(index)) <= above:
+    while (now := latest()) <= above:
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline, f"no version past {above}"
         time.sleep(0.02)
     return now
 
 
-def interrupt(notes: Path, index: Path, how: signal.Signals) -> subprocess.CompletedProcess[str]:
+def interrupt(
+    notes: Path, index: Path, how: signal.Signals, *flags: str, latest: Version | None = None
+) -> subprocess.CompletedProcess[str]:
     """Start an index run and send it ``how`` once it has committed one more version."""
-    process = start(notes, index)
-    wait_for_version(index, version(index), process)
+    latest = latest or (lambda: version(index))
+    process = start(notes, index, *flags)
+    wait_for_version(latest, latest(), process)
     assert process.poll() is None  # still running: the signal cuts the run short
     process.send_signal(how)
     out, err = process.communicate(timeout=120)
@@ -147,3 +159,31 @@ def test_killed_runs_keep_their_commits_and_the_rerun_embeds_only_the_rest(
     assert chunks == expected_chunks
     # Batches are cut differently, so padding differs: equal up to float tolerance.
     np.testing.assert_allclose(vectors, expected_vectors, atol=1e-4)
+
+
+@pytest.mark.timeout(600)
+def test_a_killed_run_into_postgres_keeps_its_commits(tmp_path: Path, postgres_url: str) -> None:
+    notes = write_notes(tmp_path / "notes", 768)  # three embedder calls of 256
+
+    def latest() -> int:
+        with psycopg.connect(postgres_url) as db:
+            try:
+                row = db.execute("SELECT version FROM versions").fetchone()
+            except psycopg.errors.UndefinedTable:  # not migrated yet
+                return 0
+        return int(row[0]) if row else 0
+
+    store = ("--store", postgres_url)
+    killed = interrupt(notes, tmp_path / "local", signal.SIGKILL, *store, latest=latest)
+    assert killed.returncode == -signal.SIGKILL
+    shown = rcpkit("stats", "--index", str(tmp_path / "local"), *store, "--json")
+    assert shown.returncode == 0, shown.stderr
+    kept = json.loads(shown.stdout)["documents"]
+    assert 0 < kept < 768
+
+    finished = rcpkit("index", str(notes), "--index", str(tmp_path / "local"), *store)
+    assert finished.returncode == 0, finished.stderr
+    assert summary_count(finished.stdout, "unchanged") == (kept, 0)
+    assert summary_count(finished.stdout, "indexed") == (768 - kept, 768 - kept)
+    assert summary_count(finished.stdout, "total") == (768, 768)
+    assert finished.stderr.count("\n") == 3  # off a terminal: quiet, as over SQLite
