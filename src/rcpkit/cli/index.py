@@ -151,6 +151,9 @@ def run(args: argparse.Namespace) -> int:
         except Interrupted as stop:
             _interrupted(stop)
             return 130  # 128 + SIGINT, as a shell reports Ctrl-C
+        except KeyboardInterrupt:  # in the last commit: it rolled back, the earlier ones stay
+            print("rcpkit: interrupted; the commits made before are kept", file=sys.stderr)
+            return 130
         finally:
             engine.close()
     _summary(result, str(engine.config.store or engine.config.index), documents, total_chunks)
