@@ -43,7 +43,7 @@ from rcpkit.engine.engine import Engine
 from rcpkit.engine.query import Query
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.bodies import is_code, remember_bodies
-from rcpkit.engine.retrieve.recall import Recalled, fused, search_arms
+from rcpkit.engine.retrieve.recall import Recalled, cut_terms, fused, search_arms
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.rm3 import expansion_terms
 from rcpkit.engine.store.analysis import analyze_query, stored_terms
@@ -133,8 +133,10 @@ def feedback_terms(
     ]
     if np.mean([len(terms) for terms in passages]) < config.prf_min_feedback_terms:
         return None  # issue 33: titles and one-liners hold no vocabulary to learn
-    own = analyze_query(text)
-    return keys, list(dict.fromkeys(own + expansion_terms(own, passages, config.prf_terms)))
+    # The query's own terms as the first pass read them (cut, repeats kept: a repeat
+    # weighs the term, bm25), then the new ones: a long query keeps its expansion.
+    own = cut_terms(analyze_query(text))
+    return keys, own + expansion_terms(own, passages, config.prf_terms)
 
 
 def _feedback_keys(
