@@ -13,9 +13,9 @@ chosen on a held-out half), nDCG@10, Cranfield / docstrings:
 * hybrid without feedback 0.365 / 0.633; with this pass 0.397 / 0.635;
 * RM3 weights as BM25 query weights instead of the flat OR: 0.401 / 0.637,
   within noise; measured again once the stores' BM25 weighed a query term by
-  its count (issue 50; the flat query keeps those counts): worse on the
-  long-query collection man-verbose at every λ 0.5–0.8 (held out 0.799–0.812
-  against 0.813), see docs/quality.md;
+  its count (issue 50; the flat query keeps those counts): lower on the dev
+  halves of Cranfield and of the long-query collection man-verbose at every
+  λ 0.5–0.8, and on man-verbose's held-out half (docs/quality.md);
 * an idf factor on the RM3 weights: 0.395 / 0.633; a uniform prior: worse;
 * Rocchio on the dense arm too (``prf_dense_weight`` β, off by default):
   β 0.5 0.399 / 0.631, β 1 0.403 / 0.624 — a gain on one collection, a loss
