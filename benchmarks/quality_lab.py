@@ -38,13 +38,14 @@ from rcpkit.engine.ingest.indexer import _SPARSE_TERMS, content_hash_of, index_d
 from rcpkit.engine.open import open_engine
 from rcpkit.engine.proximity import pair_bound as bound_of_pairs
 from rcpkit.engine.proximity import pairs_of, positions_of, proximity_scores
+from rcpkit.engine.retrieve.recall import cut_terms
 from rcpkit.engine.smoothing import DEPTH, NEIGHBOURS, smooth
 from rcpkit.engine.store.analysis import analyze, analyze_code_many, analyze_query
 from rcpkit.evaluation.baseline import bm25_baseline
 from rcpkit.evaluation.dataset import Dataset, load_dataset
 from rcpkit.evaluation.split import split_of
 
-CACHE = Path("/tmp/rcpkit-lab")
+CACHE = Path(os.environ.get("LAB_CACHE", "/tmp/rcpkit-lab"))
 
 
 def source_documents(dataset: Dataset, layout: str) -> list[SourceDocument]:
@@ -449,9 +450,7 @@ def main() -> None:
     lex = Lexical(data, float(os.environ.get("TITLE_WEIGHT", "2")))
     # Sanity: the numpy BM25 ranks like FTS5.
     for q, fts in list(data["fts"].items())[:5]:
-        mine = top(
-            lex.scores(dict.fromkeys(tokens(" ".join(analyze(dataset.queries[q]))), 1.0)), 10
-        )
+        mine = top(lex.scores(Counter(tokens(" ".join(analyze(dataset.queries[q]))))), 10)
         keys = [data["keys"][i] for i, _ in mine]
         if keys[:5] != [k for k, _ in fts[:5]]:
             print(f"warning: {q}: numpy BM25 {keys[:5]} ≠ FTS5 {[k for k, _ in fts[:5]]}")
@@ -459,9 +458,11 @@ def main() -> None:
     cos = qvec @ vectors.T
     # As the engine reads a query: its lexical arm and RM3 by `analyze_query` (a
     # snake_case word also in prose's form), its proximity pairs by the code analysis.
-    qterms = {q: tokens(" ".join(analyze_query(dataset.queries[q]))) for q in qids}
+    # Cut to its first 64 terms and each weighed by its count, as the engine (issue 50).
+    qterms = {q: tokens(" ".join(cut_terms(analyze_query(dataset.queries[q])))) for q in qids}
+    qweights = {q: {t: float(c) for t, c in Counter(qterms[q]).items()} for q in qids}
     pterms = {q: tokens(" ".join(analyze_code_many([dataset.queries[q]])[0])) for q in qids}
-    lex_first = {q: top(lex.scores(dict.fromkeys(qterms[q], 1.0)), 100) for q in qids}
+    lex_first = {q: top(lex.scores(qweights[q]), 100) for q in qids}
     dense_first = {q: top(cos[i], 100, positive=False) for i, q in enumerate(qids)}
     base = bm25_baseline(dataset, 100)
     # GRID='{"alpha": [...], ...}': pipeline() keyword arguments, every combination.
@@ -731,7 +732,8 @@ def main() -> None:
             weights = rm3_weights(qterms[q], feedback, lex, doc_terms, terms, lam, prior, use_idf,
                                   fb_max_df)  # fmt: skip
             second_terms = list(weights)
-            second = top(lex.scores(dict.fromkeys(weights, 1.0)), 100)
+            counted = {t: qweights[q].get(t, 1.0) for t in weights}  # the engine's query
+            second = top(lex.scores(counted), 100)
         elif lexprf and style == "repeat":
             weights = rm3_weights(qterms[q], feedback, lex, doc_terms, terms, lam)
             unit = min(w for t, w in weights.items() if t in set(qterms[q]))
@@ -910,7 +912,7 @@ def main() -> None:
             lex = Lexical(data, **{k: None if v is None else float(v) for k, v in setting.items()})
             if os.environ.get("EXPAND"):
                 expand(lex, data["vectors"], *(float(v) for v in os.environ["EXPAND"].split(",")))
-            lex_first = {q: top(lex.scores(dict.fromkeys(qterms[q], 1.0)), 100) for q in qids}
+            lex_first = {q: top(lex.scores(qweights[q]), 100) for q in qids}
             cache_first = {q: rrf({"s": lex_first[q], "d": dense_first[q]}, {}) for q in qids}
             arm_features = {q: features_of(q) for q in qids}  # of this lexical arm
             report(f"[{prefix}] lexical", lambda q, first=lex_first: dict(first[q]))

@@ -70,6 +70,30 @@ def test_the_title_only_man_page_collection_masks_the_command_name(tmp_path: Pat
         assert f" {document.title.casefold()} " not in f" {dataset.queries[query].casefold()} "
 
 
+@pytest.mark.timeout(300)
+def test_the_verbose_man_page_collection_asks_in_paragraphs_not_copies(tmp_path: Path) -> None:
+    """Issue 50: long requests that repeat their subject's words, answered by another
+    section of the page (its options), the command's name masked."""
+    if not any(Path("/usr/share/man/man1").glob("*.gz")):
+        pytest.skip("no man pages on this machine")
+    _generate(tmp_path, "man-verbose")
+    dataset = load_dataset(tmp_path / "man-verbose")
+    corpus = {document.id: document for document in dataset.corpus}
+    assert len(dataset.queries) >= 100
+    lengths = sorted(len(text.split()) for text in dataset.queries.values())
+    assert lengths[len(lengths) // 2] >= 60
+    copied = 0
+    for query, grades in dataset.qrels.items():
+        (target,) = grades
+        document, asked = corpus[target], dataset.queries[query].casefold()
+        assert f" {document.title.casefold()} " not in f" {asked} "
+        words = document.text.casefold().split()
+        spans = {tuple(words[i : i + 12]) for i in range(len(words) - 11)}
+        mine = asked.split()
+        copied += any(tuple(mine[i : i + 12]) in spans for i in range(len(mine) - 11))
+    assert copied <= 0.02 * len(dataset.qrels)  # a shared sentence at most, rarely
+
+
 def test_the_mixed_cranfield_cuts_half_the_documents_to_their_title(tmp_path: Path) -> None:
     """The computing-abstracts shape: title-only records beside full ones, same qrels."""
     cranfield = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "cranfield"
@@ -111,5 +135,5 @@ def test_a_man_page_in_two_sections_is_one_document(
             text = page.format(name=name, section=section)
             (folder / f"{name}.{section}.gz").write_bytes(gzip.compress(text.encode()))
     monkeypatch.setattr(collections, "_MAN", tmp_path)
-    names = [name for name, _, _ in collections._man_pages()]
+    names = [name for name, *_ in collections._man_pages()]
     assert sorted(names) == ["intro", "only1", "only8"]

@@ -24,6 +24,8 @@ man-short           man pages' NAME line (a name and a few      DESCRIPTION's   
                     distractors
 man-long            man pages' DESCRIPTION (≤ 300 words)       NAME line's words   long, short
                                                                                    queries
+man-verbose         man pages' OPTIONS (≤ 300 words)           DESCRIPTION         long, long
+                                                               (≤ 120 words)       queries
 stdlib-code         stdlib function sources, docstring cut     docstring's first   code
                                                                sentence
 ==================  =========================================  ==================  ==========
@@ -223,8 +225,8 @@ def _sections(source: str) -> dict[str, list[str]]:
 _PER_FAMILY = 8  # pages per command family (`git-*`, `gcloud *`): no family dominates
 
 
-def _man_pages(sections: tuple[str, ...] = ("1", "8")) -> Iterator[tuple[str, str, str]]:
-    """(name, NAME description, DESCRIPTION text) per English man page, sorted by file.
+def _man_pages(sections: tuple[str, ...] = ("1", "8")) -> Iterator[tuple[str, str, str, str]]:
+    """(name, NAME description, DESCRIPTION, OPTIONS) per English man page, sorted by file.
 
     At most ``_PER_FAMILY`` pages of one family (the name up to its first ``-``,
     ``_``, ``.`` or space): some machines hold thousands of near-identical pages
@@ -257,7 +259,8 @@ def _man_pages(sections: tuple[str, ...] = ("1", "8")) -> Iterator[tuple[str, st
                 continue
             names_seen.add(name)
             families[family] = families.get(family, 0) + 1
-            yield name, summary.strip(), description
+            options = " ".join(" ".join(parts.get("OPTIONS", [])).split())
+            yield name, summary.strip(), description, options
 
 
 def _first_sentence(text: str) -> str:
@@ -286,10 +289,8 @@ def _debian_synopses(limit: int) -> list[Item]:
 
 def _man_short(out: Path, queries: int = 1200, distractors: int = 2500) -> int:
     items = []
-    for name, summary, description in _man_pages():
-        # The command's own name is masked: a user asking in words does not know it.
-        query = re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", "this command",
-                       _first_sentence(description), flags=re.IGNORECASE)  # fmt: skip
+    for name, summary, description, _ in _man_pages():
+        query = _masked(name, _first_sentence(description))
         if len(query.split()) < 6 or len(summary.split()) < 2:
             continue
         items.append(Item(f"man-{name}", name, summary, " ".join(query.split()[:40])))
@@ -311,7 +312,7 @@ points at them. {len(chosen)} queries, one relevant document each.""",
 
 def _man_long(out: Path, queries: int = 1000, words: int = 300) -> int:
     items = []
-    for name, summary, description in _man_pages():
+    for name, summary, description, _ in _man_pages():
         if len(summary.split()) < 3 or len(description.split()) < 40:
             continue
         items.append(Item(f"man-{name}", name, " ".join(description.split()[:words]), summary))
@@ -324,6 +325,36 @@ of sections 1 and 8 under {_MAN}: a document is a page's DESCRIPTION section
 (its first {words} words) titled with the command; its query is the NAME line's
 description ("list directory contents"). {len(chosen)} queries, one relevant
 document each.""",
+    )
+
+
+def _masked(name: str, text: str) -> str:
+    """``text`` with the command's own name masked: a user asking in words does not know it."""
+    return re.sub(rf"(?<![\w-]){re.escape(name)}(?![\w-])", "this command", text,
+                  flags=re.IGNORECASE)  # fmt: skip
+
+
+def _man_verbose(out: Path, queries: int = 1000, words: int = 300, asked: int = 120) -> int:
+    # Issue 50: a long request repeats its subject's words; the other collections'
+    # queries are a sentence or a few words, where scoring a term once per query or
+    # once per occurrence is the same. The query and the document are different
+    # sections of one page, so neither is a copy of the other.
+    items = []
+    for name, _, description, options in _man_pages():
+        if len(description.split()) < 40 or len(options.split()) < 40 or name.lower() in _STOP:
+            continue  # a name that is an English word (`as`) cannot be masked
+        query = " ".join(_masked(name, description).split()[:asked])
+        items.append(Item(f"man-{name}", name, " ".join(options.split()[:words]), query))
+    chosen = _sample(_unique(items), queries)
+    return _write_items(
+        out,
+        chosen,
+        f"""Long, verbose queries. From the English man pages of sections 1 and 8 under
+{_MAN}: a document is a page's OPTIONS section (its first {words} words) titled
+with the command; its query is the page's DESCRIPTION (its first {asked} words),
+the command's name in it replaced by "this command": a paragraph describing what
+is wanted, answered by the page whose options do it. {len(chosen)} queries, one
+relevant document each.""",
     )
 
 
@@ -409,6 +440,7 @@ COLLECTIONS: dict[str, Callable[[Path, Path, Packages], int]] = {
     "docstrings": lambda out, _, packages: _docstrings(out, packages),
     "man-short": lambda out, _, __: _man_short(out),
     "man-long": lambda out, _, __: _man_long(out),
+    "man-verbose": lambda out, _, __: _man_verbose(out),
     "stdlib-code": lambda out, _, __: _stdlib_code(out),
 }
 

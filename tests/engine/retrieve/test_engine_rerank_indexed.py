@@ -98,3 +98,28 @@ async def test_reranking_own_hits_for_a_query_past_the_term_limit_gives_their_sc
     assert hits
     for hit, score in zip(hits, scores, strict=True):
         assert abs(score - hit["score"]) < 1e-5, hit["id"]
+
+
+async def test_a_repeated_query_word_weighs_by_its_count_in_retrieve_and_in_rerank(
+    tmp_path: Path,
+) -> None:
+    # Issue 50: a long request repeats its subject. "wave" three times outweighs one
+    # "lift" met three times in a row of the same length (each word in as many rows).
+    rows = [
+        {"id": "lifts", "text": "lift lift lift tunnel"},
+        {"id": "waves", "text": "wave tunnel tunnel tunnel"},
+        {"id": "other", "text": "lift wave drag drag"},
+    ] + [{"id": f"pad{n}", "text": f"drag panel {n}"} for n in range(6)]
+    engine = make_engine(tmp_path / "index")
+    async with indexed(engine, rows) as call:
+        text = "wave wave wave lift"
+        sparse = await call.result("retrieve", {"query": text, "k": 3, "mode": "sparse"})
+        assert ids(sparse)[:2] == ["other#0", "waves#0"]
+        once = await call.result("retrieve", {"query": "wave lift", "k": 3, "mode": "sparse"})
+        assert ids(once) == ["other#0", "lifts#0", "waves#0"]
+        hits = (await call.result("retrieve", {"query": text, "k": 9}))["hits"]
+        asked = {"query": text, "passages": [hit["text"] for hit in hits]}
+        scores = (await call.result("rerank", asked))["scores"]
+        for hit, score in zip(hits, scores, strict=True):
+            assert abs(score - hit["score"]) < 1e-5, hit["id"]
+    engine.close()

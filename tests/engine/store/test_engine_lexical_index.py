@@ -45,8 +45,12 @@ def chunk_batch(rng: random.Random, ids: range, tenant: str | None = None) -> Wr
 
 
 def fts5_ranking(store: SQLiteStore, query: list[str], limit: int) -> list[tuple[int, float]]:
-    """FTS5's own bm25 over the file (the reference on one tenant with nothing retired)."""
-    match = " OR ".join(f'"{term}"' for term in dict.fromkeys(query))
+    """FTS5's own bm25 over the file (the reference on one tenant with nothing retired).
+
+    A repeated term is a repeated phrase, which FTS5's bm25 sums once per phrase:
+    the query weight ``w`` of the formula.
+    """
+    match = " OR ".join(f'"{term}"' for term in query)
     rows = store._reader.execute(
         "SELECT rowid, bm25(chunks_fts, 2.0, 1.0) AS rank FROM chunks_fts"
         " WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?",
@@ -80,7 +84,7 @@ def brute_force(
     size = len(docs)
     average = sum(sum(t.values()) + sum(b.values()) for t, b, _ in docs.values()) / size
     scores: dict[int, float] = {}
-    for term in dict.fromkeys(query):
+    for term, weight in Counter(query).items():  # w: how often the query holds the term
         n = sum(1 for t, b, _ in docs.values() if term in t or term in b)
         if not n:
             continue
@@ -93,7 +97,7 @@ def brute_force(
             length = sum(title.values()) + sum(body.values())
             k1, b = bm25.k1, bm25.b
             tf = f * (k1 + 1) / (f + k1 * (1 - b + b * length / average))
-            scores[key] = scores.get(key, 0.0) + idf * tf
+            scores[key] = scores.get(key, 0.0) + weight * idf * tf
     return sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:limit]
 
 
@@ -137,6 +141,26 @@ def test_the_pruned_top_k_equals_fts5_bm25_at_every_depth(store: SQLiteStore) ->
     for query in queries(random.Random(5), 80):
         for limit in (1, 3, 10, 50):
             assert_same(fts5_ranking(store, query, limit), store.index.lexical(query, limit))
+
+
+@pytest.mark.usefixtures("way")
+def test_a_repeated_query_term_weighs_by_its_count_and_the_top_k_stays_exact(
+    store: SQLiteStore,
+) -> None:
+    # Issue 50: a long request repeats its subject's words; each repeat counts (FTS5,
+    # Lucene, bm25s), and the pruning's bounds scale with the weight.
+    rng = random.Random(17)
+    for _ in range(60):
+        once = list(dict.fromkeys(rng.choices(WORDS, WEIGHTS, k=rng.randint(2, 8))))
+        query = once + rng.choices(once, k=rng.randint(1, 6))
+        for limit in (1, 10, 50):
+            found = store.index.lexical(query, limit)
+            assert_same(fts5_ranking(store, query, limit), found)
+            assert_same(brute_force(store, query, limit, store.version), found)
+    top = store.index.lexical(["w5", "w9"], 1)[0][0]
+    twice = dict(store.index.lexical(["w5", "w9", "w9"], 300))
+    alone = dict(store.index.lexical(["w5"], 300)), dict(store.index.lexical(["w9"], 300))
+    assert twice[top] == pytest.approx(alone[0].get(top, 0.0) + 2 * alone[1].get(top, 0.0))
 
 
 @pytest.mark.usefixtures("way")

@@ -62,5 +62,5 @@ def test_a_follow_cut_short_leaves_no_partial_rows_behind(monkeypatch: pytest.Mo
         mirror.sync()
     snapshot = mirror.sync()
     assert snapshot.keys.tolist() == list(range(1, 13))
-    hits = top_k(snapshot.postings, ["word1"], 20, snapshot.view(None, None))
+    hits = top_k(snapshot.postings, {"word1": 1.0}, 20, snapshot.view(None, None))
     assert sorted(key for key, _ in hits) == [1, 4, 7, 10]

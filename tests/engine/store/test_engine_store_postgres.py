@@ -22,6 +22,7 @@ from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
 from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.store.postgres import PostgresStore
 from rcpkit.engine.store.postgres.dense import HnswSettings, PostgresDenseSearch
+from rcpkit.engine.store.sqlite import SQLiteStore
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 
@@ -273,6 +274,38 @@ def test_bm25_at_a_pinned_version_keeps_its_scores_after_more_writes(postgres_ur
     latest = dict(store.index.lexical(["beta", "alpha"], 10))
     assert latest != dict(before)
     store.close()
+
+
+def test_a_repeated_query_term_weighs_alike_in_sql_in_the_index_and_in_sqlite(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # Issue 50: a term's part is multiplied by how often the query holds it, on every
+    # path: PostgreSQL's SQL (a version the index does not hold), its query index, and
+    # the embedded store's.
+    stores = [PostgresStore(postgres_url), SQLiteStore(tmp_path / "index.sqlite3")]
+    vector = vectors(1, 4, seed=7)[0]
+    texts = ["alpha beta", "beta gamma", "gamma gamma delta", "alpha delta delta", "epsilon"]
+    batch = [
+        (
+            DocumentRow(f"d{i}", None, None, f"d{i}", "text", {}, f"d{i}", text),
+            [NewChunk(0, 0, len(text), text, None, None, "", text, vector, {})],
+        )
+        for i, text in enumerate(texts * 3)
+    ]
+    for store in stores:
+        store.commit(WriteBatch(documents=batch))
+    postgres, sqlite = stores
+    for query in (["alpha", "delta", "delta"], ["gamma", "beta", "gamma", "gamma"]):
+        in_sql = postgres.lexical_sql(query, 10)
+        for other in (postgres.index.lexical(query, 10), sqlite.index.lexical(query, 10)):
+            assert [key for key, _ in other] == [key for key, _ in in_sql]
+            assert [score for _, score in other] == pytest.approx([s for _, s in in_sql])
+    once = [dict(postgres.lexical_sql([term], 20)) for term in ("alpha", "delta")]
+    twice = dict(postgres.lexical_sql(["alpha", "delta", "delta"], 20))
+    for key, score in twice.items():
+        assert score == pytest.approx(once[0].get(key, 0.0) + 2 * once[1].get(key, 0.0))
+    for store in stores:
+        store.close()
 
 
 def test_a_commit_after_its_connection_was_lost_succeeds(postgres_url: str) -> None:

@@ -35,7 +35,7 @@ from rcpkit.engine.filters import Filter
 from rcpkit.engine.index._columns import Mask
 from rcpkit.engine.index._mirror import Cache, Mirror, Snapshot, Source
 from rcpkit.engine.index._postings import LexicalView, Piece, frequencies, top_k
-from rcpkit.engine.index.bm25 import BM25, query_tokens
+from rcpkit.engine.index.bm25 import BM25, query_tokens, query_weights
 from rcpkit.engine.index.dense import DenseIndex, DensePolicy, LocalDenseSearch
 
 __all__ = [
@@ -245,7 +245,8 @@ class QueryIndex:
     ) -> Ranked:
         """BM25 over title and body at ``version`` (None: latest); higher is better.
 
-        The formula and parameters are ``bm25``'s (FTS5's weighted-column bm25
+        ``terms``: the analysed query with its repeats (a term's weight is its count,
+        ``query_weights``). The formula and parameters are ``bm25``'s (FTS5's weighted-column bm25
         with this index's k1, b and weights), over the statistics of the rows
         ``tenant`` sees at ``version`` (§7.7.1, §15.6), or ``statistics`` when
         given (a shard of a larger collection); ranked by the pruning top-k of
@@ -253,20 +254,20 @@ class QueryIndex:
         ``floor``: a lower bound the caller knows on the ``limit``-th best score (0:
         none), which the top k prunes with; the SQL fallback ranks without it.
         """
-        tokens = query_tokens(terms)
-        if not tokens or limit <= 0:
+        weights = query_weights(terms)
+        if not weights or limit <= 0:
             return []
         reading = self._read(version)
         snapshot = reading.snapshot
         if snapshot is None:
             assert self._fallback is not None
             return self._fallback.lexical_sql(
-                tokens, limit, filter, reading.version, tenant, statistics
+                terms, limit, filter, reading.version, tenant, statistics
             )
         view = _with(snapshot.view(tenant, reading.version), statistics)
         if filter is not None:
             view = replace(view, allowed=snapshot.columns.mask(filter, snapshot.size))
-        return top_k(snapshot.postings, tokens, limit, view, floor)
+        return top_k(snapshot.postings, weights, limit, view, floor)
 
     def lexical_of(
         self,
@@ -287,17 +288,17 @@ class QueryIndex:
         if snapshot is None:
             return None
         scores = dict.fromkeys(keys, 0.0)
-        tokens = query_tokens(terms)
+        weights = query_weights(terms)
         wanted = np.asarray(list(scores), dtype=np.int64)
         positions = np.searchsorted(snapshot.keys, wanted)
         inside = positions < snapshot.size
         inside[inside] = snapshot.keys[positions[inside]] == wanted[inside]
-        if not tokens or not inside.any():
+        if not weights or not inside.any():
             return scores
         allowed = np.zeros(snapshot.size, dtype=np.bool_)
         allowed[positions[inside]] = True
         view = replace(_with(snapshot.view(tenant, reading.version), statistics), allowed=allowed)
-        scores.update(top_k(snapshot.postings, tokens, int(inside.sum()), view))
+        scores.update(top_k(snapshot.postings, weights, int(inside.sum()), view))
         return scores
 
     def rows_holding(

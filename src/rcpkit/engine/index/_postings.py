@@ -16,8 +16,8 @@ body hit ``body_weight``); ``|D|`` the row's tokens over both columns;
 ``avgdl`` over the rows the caller's tenant sees at the version read (§7.7.1, §15.6).
 
 Pruning is MaxScore, vectorised: each term has an upper bound on what it can
-add to a row's score (its idf times the tf part at its largest ``f`` and
-shortest row). A first threshold comes from fully scoring the rows of the
+add to a row's score (its query weight times its idf times the tf part at its
+largest ``f`` and shortest row). A first threshold comes from fully scoring the rows of the
 strongest terms; the weakest terms whose bounds sum below it cannot lift a row
 into the top k on their own, so only rows holding a stronger term are
 candidates, and the weak terms are looked up for those rows alone (binary
@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
@@ -239,15 +239,22 @@ class _Scale:
 @dataclass(slots=True)
 class _Term:
     pieces: list[Piece]
-    idf: float
+    idf: float  # times the query's weight of the term
     bound: float
     count: int  # postings (visible or not) in the pieces
 
 
 def top_k(
-    postings: Postings, tokens: Sequence[str], k: int, view: LexicalView, floor: float = 0.0
+    postings: Postings,
+    weights: Mapping[str, float],
+    k: int,
+    view: LexicalView,
+    floor: float = 0.0,
 ) -> list[tuple[int, float]]:
     """The exact BM25 top ``k`` (key, score) of ``view``; higher is better.
+
+    ``weights``: each distinct query token and its weight ``w`` (``query_weights``:
+    how often the query holds it), which scales the term's part and its bound alike.
 
     ``floor`` > 0: a lower bound on the k-th best score the caller knows (the
     feedback pass's expanded query scores every row at least as the query it
@@ -258,7 +265,7 @@ def top_k(
         return []
     bm25 = postings.bm25
     scale = _Scale(bm25.k1, bm25.b, view.total_length / view.documents)
-    terms = _terms(postings, tokens, size, view, scale)
+    terms = _terms(postings, weights, size, view, scale)
     if not terms:
         return []
     mask = view.visible if view.allowed is None else _and(view.visible, view.allowed)
@@ -291,10 +298,10 @@ def _kth(scores: npt.NDArray[np.float64], k: int) -> float:
 
 
 def _terms(
-    postings: Postings, tokens: Sequence[str], size: int, view: LexicalView, scale: _Scale
+    postings: Postings, weights: Mapping[str, float], size: int, view: LexicalView, scale: _Scale
 ) -> list[_Term]:
     out = []
-    for token in dict.fromkeys(tokens):
+    for token, weight in weights.items():
         pieces = postings.pieces(token, size)
         if not pieces:
             continue
@@ -302,7 +309,8 @@ def _terms(
         if n == 0:
             continue
         idf = math.log((view.documents - n + 0.5) / (n + 0.5))
-        idf = 1e-6 if idf <= 0 else idf
+        # The weight rides on the idf: every part of the term and its bound scale alike.
+        idf = weight * (1e-6 if idf <= 0 else idf)
         largest, shortest = postings.bound(token)
         bound = idf * _tf(np.float64(largest), np.float64(shortest), scale) * _MARGIN
         out.append(_Term(pieces, idf, float(bound), sum(len(p) for p, _ in pieces)))

@@ -37,7 +37,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from rcpkit.engine.index.bm25 import BM25, DEFAULT_BM25, query_tokens, tokens
+from rcpkit.engine.index.bm25 import BM25, DEFAULT_BM25, query_weights, tokens
 from rcpkit.engine.models import Embedder
 from rcpkit.engine.proximity import blend, pair_shares, pair_tokens, positions_of, query_pairs
 from rcpkit.engine.query import DEFAULT_ALPHA
@@ -122,7 +122,7 @@ class HybridReranker:
         analysed = analyze_code_many(list(passages))  # every passage's identifiers split
         rows = [tokens(" ".join(terms)) for terms in analysed]
         own = analyze_query(query)
-        lexical = self._lexical(query_tokens(own), rows, tenant)
+        lexical = self._lexical(query_weights(own), rows, tenant)
         if checkpoint is not None:
             checkpoint()
         query_vector = self._embedder.embed([query], "query")[0]
@@ -134,7 +134,7 @@ class HybridReranker:
             terms = [analysed[i] for i in head]  # as the rows were analysed (prf's way)
             if np.mean([len(t) for t in terms]) >= self._min_feedback_terms:
                 expanded = own + expansion_terms(own, terms, self._feedback_terms)
-                lexical = self._lexical(query_tokens(list(dict.fromkeys(expanded))), rows, tenant)
+                lexical = self._lexical(query_weights(expanded), rows, tenant)
                 fused = self._fused(dense, lexical)
         if self._proximity_weight > 0:
             fused = self._near(query, rows, fused, tenant)
@@ -180,22 +180,25 @@ class HybridReranker:
         fused = {item.key: item.score for item in fuse("convex", arms, None, options)}
         return np.asarray([fused.get(i, 0.0) for i in range(len(dense))], dtype=np.float64)
 
-    def _lexical(self, asked: list[str], rows: list[list[str]], tenant: str | None) -> np.ndarray:
+    def _lexical(
+        self, asked: dict[str, float], rows: list[list[str]], tenant: str | None
+    ) -> np.ndarray:
+        """BM25 of each row for the query's tokens, each weighted as the index weighs it."""
         lengths = np.asarray([len(row) for row in rows], dtype=np.float64)
-        documents, average, frequency = self._statistics(asked, rows, tenant)
+        documents, average, frequency = self._statistics(list(asked), rows, tenant)
         k1, b, weight = self._bm25.k1, self._bm25.b, self._bm25.body_weight
         scores = np.zeros(len(rows), dtype=np.float64)
         for i, row in enumerate(rows):
             counts = Counter(row)
             norm = k1 * (1.0 - b + b * lengths[i] / (average or 1.0))
-            for token in asked:
+            for token, times in asked.items():
                 hits = counts.get(token, 0)
                 n = max(frequency.get(token, 0), 1 if hits else 0)
                 if hits == 0:
                     continue
                 idf = math.log((documents - n + 0.5) / (n + 0.5))
                 f = weight * hits
-                scores[i] += (idf if idf > 0 else 1e-6) * f * (k1 + 1.0) / (f + norm)
+                scores[i] += times * (idf if idf > 0 else 1e-6) * f * (k1 + 1.0) / (f + norm)
         return scores
 
 

@@ -12,7 +12,10 @@ chosen on a held-out half), nDCG@10, Cranfield / docstrings:
 
 * hybrid without feedback 0.365 / 0.633; with this pass 0.397 / 0.635;
 * RM3 weights as BM25 query weights instead of the flat OR: 0.401 / 0.637,
-  within noise (the stores' BM25 takes no per-term weight);
+  within noise; measured again once the stores' BM25 weighed a query term by
+  its count (issue 50; the flat query keeps those counts): lower on the dev
+  halves of Cranfield and of the long-query collection man-verbose at every
+  λ 0.5–0.8, and on man-verbose's held-out half (docs/quality.md);
 * an idf factor on the RM3 weights: 0.395 / 0.633; a uniform prior: worse;
 * Rocchio on the dense arm too (``prf_dense_weight`` β, off by default):
   β 0.5 0.399 / 0.631, β 1 0.403 / 0.624 — a gain on one collection, a loss
@@ -43,7 +46,7 @@ from rcpkit.engine.engine import Engine
 from rcpkit.engine.query import Query
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.bodies import is_code, remember_bodies
-from rcpkit.engine.retrieve.recall import Recalled, fused, search_arms
+from rcpkit.engine.retrieve.recall import Recalled, cut_terms, fused, search_arms
 from rcpkit.engine.retrieve.stages import Candidate
 from rcpkit.engine.rm3 import expansion_terms
 from rcpkit.engine.store.analysis import analyze_query, stored_terms
@@ -133,8 +136,10 @@ def feedback_terms(
     ]
     if np.mean([len(terms) for terms in passages]) < config.prf_min_feedback_terms:
         return None  # issue 33: titles and one-liners hold no vocabulary to learn
-    own = analyze_query(text)
-    return keys, list(dict.fromkeys(own + expansion_terms(own, passages, config.prf_terms)))
+    # The query's own terms as the first pass read them (cut, repeats kept: a repeat
+    # weighs the term, bm25), then the new ones: a long query keeps its expansion.
+    own = cut_terms(analyze_query(text))
+    return keys, own + expansion_terms(own, passages, config.prf_terms)
 
 
 def _feedback_keys(

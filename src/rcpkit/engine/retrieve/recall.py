@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import Filter
-from rcpkit.engine.index.bm25 import query_tokens
+from rcpkit.engine.index.bm25 import query_weights
 from rcpkit.engine.query import Query
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.stages import Candidate
@@ -166,18 +166,27 @@ def _lexical(
     """The lexical arm: ``terms``, or the query's own (``text``'s) when None.
 
     ``expands``: the query's own lexical list when ``terms`` expand it (the
-    feedback pass). BM25 sums over distinct terms, each part ≥ 0, so if every
-    term of the query is among ``terms``, each row scores at least what it did
-    and the list's k-th score bounds the new k-th from below: the top k prunes
-    with it instead of scoring seed rows first.
+    feedback pass). BM25 sums over distinct terms, each part ≥ 0 and scaled by
+    the term's weight, so if every term of the query is among ``terms`` with at
+    least its weight, each row scores at least what it did and the list's k-th
+    score bounds the new k-th from below: the top k prunes with it instead of
+    scoring seed rows first. ``terms`` given are already cut (`cut_terms` cuts
+    the query's own; an expansion adds its terms after them).
     """
     own = cut_terms(analyze_query(text), ctx)  # identifiers as code and as prose index them
-    terms = own if terms is None else cut_terms(terms, ctx)
+    terms = own if terms is None else terms
     floor = 0.0
-    widens = terms is not own and set(query_tokens(own)) <= set(query_tokens(terms))
-    if expands is not None and len(expands) >= k and widens:
+    if expands is not None and len(expands) >= k and _widens(own, terms):
         floor = expands[k - 1][1] * (1 - 1e-9)  # summed in another order: a margin
     return engine.store.index.lexical(terms, k, tree, version, ctx.tenant, floor=floor)
+
+
+def _widens(own: list[str], terms: list[str]) -> bool:
+    """Whether ``terms`` hold every term of ``own`` with at least its weight."""
+    if terms is own:
+        return False
+    weights = query_weights(terms)
+    return all(weights.get(token, 0.0) >= w for token, w in query_weights(own).items())
 
 
 def cut_terms(terms: list[str], ctx: EngineRequest | None = None) -> list[str]:

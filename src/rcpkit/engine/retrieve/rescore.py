@@ -61,8 +61,7 @@ def rescore_indexed(
     if prf.applies(engine, query):
         feedback = prf.feedback_terms(engine, text, ranking)
         if feedback is not None:
-            terms = cut_terms(feedback[1])
-            expanded = engine.store.index.lexical_of(terms, keys, version, tenant)
+            expanded = engine.store.index.lexical_of(feedback[1], keys, version, tenant)
             ranking = _fused(query, dense, expanded) if expanded is not None else ranking
     scores = {candidate.key: candidate.score for candidate in ranking}
     if proximity.applies(engine, query):

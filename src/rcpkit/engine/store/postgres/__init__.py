@@ -36,7 +36,7 @@ from rcpkit.engine.filters import Filter, compile_postgres
 from rcpkit.engine.index import QueryIndex, SnapshotRead, SparseQuery, Statistics
 from rcpkit.engine.index._mirror import Mirror
 from rcpkit.engine.index._mirror_cache import MirrorCache, cache_stamp
-from rcpkit.engine.index.bm25 import query_tokens, resolve_bm25, term_counts
+from rcpkit.engine.index.bm25 import query_tokens, query_weights, resolve_bm25, term_counts
 from rcpkit.engine.store import deadline, migrations
 from rcpkit.engine.store.analysis import surface_words
 from rcpkit.engine.store.base import (
@@ -605,12 +605,13 @@ class PostgresStore:
     ) -> list[tuple[int, float]]:
         """The same BM25 computed in one SQL statement (``_pg_lexical``), scoring every posting;
         with ``statistics`` (a collection's, this store a shard of it) instead of its own."""
-        tokens = query_tokens(terms)
-        if not tokens or limit <= 0:
+        weights = query_weights(terms)  # a repeated term counts its repeats (bm25)
+        if not weights or limit <= 0:
             return []
         filter_sql, params = self._compiled(filter, "c.filter_meta")
         params.update(
-            terms=tokens,
+            terms=list(weights),
+            weights=list(weights.values()),
             tenant=tenant or "",
             limit=limit,
             k1=self.bm25.k1,

@@ -60,6 +60,8 @@ frequency AS (
 ),
 corpus AS (SELECT %(given_rows)s::float8 AS rows, %(given_avgdl)s::float8 AS avgdl),
 """
+# weights (float8[]): each term's query weight, as the query index multiplies it into
+# the idf (``_postings``) so the two stores' scores stay equal.
 _SCORED = """
 scored AS (
     SELECT m.key,
@@ -67,8 +69,10 @@ scored AS (
                / (m.f + %(k1)s * (1.0 - %(b)s + %(b)s * m.length / corpus.avgdl))) AS score
     FROM (SELECT key, term, length,
                  %(title_weight)s * title_tf + %(body_weight)s * body_tf AS f FROM matched) AS m
-    JOIN (SELECT f.term, CASE WHEN x.idf <= 0.0 THEN 1e-6 ELSE x.idf END AS idf
+    JOIN (SELECT f.term, q.weight * CASE WHEN x.idf <= 0.0 THEN 1e-6 ELSE x.idf END AS idf
           FROM frequency AS f CROSS JOIN corpus
+          JOIN unnest(%(terms)s::text[], %(weights)s::float8[]) AS q(term, weight)
+            ON q.term = f.term
           CROSS JOIN LATERAL (SELECT ln((corpus.rows - f.n + 0.5) / (f.n + 0.5)) AS idf) AS x
          ) AS frequency ON frequency.term = m.term
     CROSS JOIN corpus

@@ -123,13 +123,14 @@ class ShardedIndex:
             return []
         versions = self._layout.at(version)
         statistics = self.statistics(tokens, versions, tenant)
+        # Each shard is given the terms with their repeats: its BM25 weighs a term by them.
         ranked: Ranked = []
         # A bound on the union's limit-th best bounds every shard's part of it: a row
         # of the union's top ``limit`` scores at least ``floor`` in its own shard too.
         works = [
             (
                 position,
-                partial(index.lexical, tokens, limit, filter, at, tenant, statistics, floor=floor),
+                partial(index.lexical, terms, limit, filter, at, tenant, statistics, floor=floor),
             )
             for position, (index, at) in enumerate(zip(self._layout.indexes, versions, strict=True))
         ]
@@ -157,7 +158,7 @@ class ShardedIndex:
                 position,
                 partial(
                     indexes[position].lexical_of,
-                    tokens,
+                    terms,
                     own,
                     versions[position],
                     tenant,
