@@ -54,6 +54,7 @@ from rcpkit.engine.store.base import (
     document_row,
     document_values,
 )
+from rcpkit.engine.store.sqlite.checks import check_index_file
 from rcpkit.engine.store.sqlite.source import SQLiteSource
 from rcpkit.engine.store.tenant_purge import purge
 from rcpkit.engine.store.tenant_versions import (
@@ -122,14 +123,19 @@ class SQLiteStore:
         cache: bool = True,
         *,
         bm25: Mapping[str, float | None] | None = None,
+        create: bool = True,
     ) -> None:
         """``cache``: keep the mirror in ``<file>.mirror`` beside the file (not ``:memory:``).
 
         ``bm25``: the configured BM25 parameters (`index.bm25.BM25` fields; None or an
-        absent key: the index's own, or the defaults for a new index).
+        absent key: the index's own, or the defaults for a new index). ``create``: a
+        missing or empty file becomes a new index; else it is an error (``NotAnIndex``).
+        A file that holds anything but an rcpkit index is refused either way, before
+        anything is written to it or to its mirror (``checks``).
         """
         self.path = Path(path)
         if str(path) != ":memory:":
+            check_index_file(self.path, create=create)
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._write_lock = threading.Lock()
         self._local = threading.local()
