@@ -141,8 +141,7 @@ class SQLiteStore:
         self._local = threading.local()
         self._writer = self._connect()
         self._check_schema()
-        self._writer.executescript(_SCHEMA + TENANT_SCHEMA)
-        self._writer.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        self._create_schema()
         # §15.6: each tenant's own version numbers (tenant_versions).
         self.tenancy = TenantVersions(
             lambda sql, params: self._reader.execute(sql, params).fetchall(), _DIALECT
@@ -171,6 +170,17 @@ class SQLiteStore:
 
     def _identity(self) -> str:
         return self.setting_default("dense.identity", secrets.token_hex(16))
+
+    def _create_schema(self) -> None:
+        """The tables this layout adds; in one transaction when the file lacks any, so
+        that a process creating the index beside this one (`serve --create --workers N`)
+        sees no table or all of them and the layout's number, never a few (``checks``
+        refuses a few, ``_check_schema`` tables without the number)."""
+        script = f"{_SCHEMA}{TENANT_SCHEMA}PRAGMA user_version = {SCHEMA_VERSION};"
+        names = {name for (name,) in self._writer.execute("SELECT name FROM sqlite_master")}
+        if not {"settings", "documents", "chunks", "tenant_versions"} <= names:
+            script = f"BEGIN IMMEDIATE; {script} COMMIT;"
+        self._writer.executescript(script)
 
     def _check_schema(self) -> None:
         (version,) = self._writer.execute("PRAGMA user_version").fetchone()
