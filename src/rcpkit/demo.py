@@ -64,6 +64,9 @@ async def run_demo(query: str = DEFAULT_QUERY) -> int:
     with tempfile.TemporaryDirectory(prefix="rcpkit-demo-") as folder:
         samples = str(resources.files("rcpkit") / "samples")
         index = ["--index", folder]
+        # Issue 52: a new user took the demo's index for one they could query later.
+        print(f"# a temporary index: {folder} is deleted when the demo ends")
+        print("# (`rcpkit index PATH` builds one that stays: see `rcpkit index --help`)")
         print(f"$ rcpkit index {samples} --index {folder}")
         indexed = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "rcpkit", "index", samples, *index

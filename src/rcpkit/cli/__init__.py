@@ -12,6 +12,7 @@ namespace.
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 from collections.abc import Sequence
 from typing import Protocol
@@ -99,8 +100,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[args.subcommand].run(args)
     except (ValueError, OSError) as error:
-        print(f"rcpkit: {error}", file=sys.stderr)
-        return 2
+        return _refused(str(error))
+    except sqlite3.DatabaseError as error:
+        # Issue 52: a page damaged past the checks on open surfaces on its first read.
+        where = getattr(args, "index", None) or "the index"
+        return _refused(f"a database of {where} is damaged ({error})")
+    except Exception as error:
+        from rcpkit.protocol.errors import RCPError  # on failure only: startup stays cheap
+
+        if not isinstance(error, RCPError):
+            raise
+        # Issue 52: what the opened engine refuses (a shard down under `db shards
+        # rebalance`) is a line, as the server would answer it, not a traceback.
+        return _refused(error.message)
+
+
+def _refused(message: str) -> int:
+    """One line on stderr and exit 2 (a driver's message may span lines: psycopg's)."""
+    line = " ".join(part.strip() for part in message.splitlines() if part.strip())
+    print(f"rcpkit: {line}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -30,14 +30,18 @@ def run(args: argparse.Namespace) -> int:
     from rcpkit.cli.engine import require_index
     from rcpkit.engine.config import load_config
     from rcpkit.engine.open import in_databases
+    from rcpkit.engine.store.sqlite.checks import check_index_file
 
     config = load_config(args.config, index=args.index, store=args.store)
     if in_databases(config.store):
         raise ValueError("a PostgreSQL store is backed up with pg_dump, not rcpkit backup")
     require_index(config)
     dest: Path = args.dest
+    _refuse_inside(dest, config.index)
     if dest.exists() and any(dest.iterdir()):
         raise ValueError(f"{dest} is not empty: back up into a new or empty folder")
+    # Issue 52: a damaged index is refused before the copy writes anything.
+    check_index_file(config.index / "index.sqlite3", create=False)
     dest.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     for name in _FILES:
@@ -47,6 +51,15 @@ def run(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     print(f"backed up {config.index} at version {version} to {dest} in {seconds:.1f} s")
     return 0
+
+
+def _refuse_inside(dest: Path, index: Path) -> None:
+    """Issue 52: a copy inside the folder it copies is no backup (it goes with the
+    folder), and the next backup would copy it again."""
+    folder = index.resolve()
+    target = dest.resolve()
+    if target == folder or folder in target.parents:
+        raise ValueError(f"{dest} is inside the index folder {index}: back up elsewhere")
 
 
 def copy_database(source: Path, target: Path) -> None:

@@ -21,14 +21,14 @@ def open_from_args(args: argparse.Namespace, *, create: bool = True, **overrides
     config = load_config(args.config, index=args.index, embedder=args.embedder, **overrides)
     if not create:
         require_index(config)
-    return open_engine(config)
+    return open_engine(config, create=create)
 
 
 def open_store_from_args(args: argparse.Namespace) -> tuple[EngineConfig, Store]:
     """The existing store the flags name, without loading any model (stats, show, export)."""
     config = load_config(args.config, index=args.index, store=getattr(args, "store", None))
     require_index(config)
-    return config, open_store(config)
+    return config, open_store(config, create=False)
 
 
 def require_index(config: EngineConfig) -> None:

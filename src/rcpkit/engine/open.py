@@ -48,13 +48,14 @@ __all__ = [
 ]
 
 
-def open_engine(config: EngineConfig) -> Engine:
-    """Open (or create) the index at ``config.index``; models load in the background.
+def open_engine(config: EngineConfig, *, create: bool = True) -> Engine:
+    """Open (or, with ``create``, create) the index at ``config.index``; models load
+    in the background.
 
     An existing index knows its model's identity and dimension, so nothing
     waits for the model; a new index waits once to learn them.
     """
-    backend = open_backend(config)
+    backend = open_backend(config, create=create)
     store = backend.store
     slot = ModelSlot("embedding", lambda: load_embedder(config.embedder, threads=config.threads))
     sparse = None
@@ -88,7 +89,7 @@ def open_engine(config: EngineConfig) -> Engine:
     return engine
 
 
-def open_backend(config: EngineConfig) -> Backend:
+def open_backend(config: EngineConfig, *, create: bool = True) -> Backend:
     """The configured backend: its store, where its state and its graphs live.
 
     Embedded: the SQLite file, the engine state and one graph file per tenant
@@ -96,10 +97,11 @@ def open_backend(config: EngineConfig) -> Backend:
     too (issue 20), so every server sees the same; a standby cannot write, so a
     server on one keeps its state beside its index, and reads a tenant's graph
     from the database once the primary has made it (an empty one until then).
+    ``create`` is the embedded file's: a database is created by ``rcpkit db``.
     """
     folder = config.index / "graph"
     if not in_databases(config.store):
-        embedded = _open_sqlite(config)
+        embedded = _open_sqlite(config, create)
 
         def graph_file(name: str, identity: str) -> GraphStorage:
             return GraphStore(folder / f"{name}.sqlite3", identity)
@@ -198,19 +200,20 @@ def is_shard_registry(store: str | None) -> bool:
     return is_registry(store)
 
 
-def open_store(config: EngineConfig) -> Store:
+def open_store(config: EngineConfig, *, create: bool = True) -> Store:
     """The configured store alone (the admin commands'): SQLite, a PostgreSQL, or shards."""
     if is_shard_registry(config.store):
         return _open_sharded(config)
     if is_postgres_url(config.store):
         return _open_postgres(config)
-    return _open_sqlite(config)
+    return _open_sqlite(config, create)
 
 
-def _open_sqlite(config: EngineConfig) -> SQLiteStore:
+def _open_sqlite(config: EngineConfig, create: bool) -> SQLiteStore:
     if config.store not in (None, "", "sqlite"):
         raise ValueError(f"--store must be a postgres:// URL, not {config.store!r}")
-    return SQLiteStore(config.index / "index.sqlite3", bm25=bm25_settings(config))
+    path = config.index / "index.sqlite3"
+    return SQLiteStore(path, bm25=bm25_settings(config), create=create)
 
 
 def _open_postgres(

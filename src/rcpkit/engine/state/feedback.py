@@ -14,11 +14,11 @@ feedback arriving meanwhile cannot change its result.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from pathlib import Path
 
+from rcpkit.engine.state._files import connect_state
 from rcpkit.protocol import messages as m
 
 __all__ = ["FeedbackLog", "document_of", "signal_rows"]
@@ -66,8 +66,7 @@ class FeedbackLog:
     def __init__(self, path: Path, quarantine_reports: int) -> None:
         self.quarantine_reports = quarantine_reports
         self._lock = threading.Lock()
-        self._connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._connection.execute("PRAGMA journal_mode = WAL")
+        self._connection = connect_state(path)
         self._connection.executescript(_SCHEMA)
 
     def record(self, params: m.FeedbackParams, tenant: str | None) -> int:

@@ -16,7 +16,6 @@ import json
 import math
 import re
 import secrets
-import sqlite3
 import threading
 import time
 from collections import Counter
@@ -28,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from rcpkit.engine.models import Embedder, decode_f32_base64, encode_f32_base64
+from rcpkit.engine.state._files import connect_state
 from rcpkit.engine.state.base import MemoryTable
 from rcpkit.engine.store.analysis import surface_words
 from rcpkit.protocol.errors import ErrorCode, RCPError
@@ -52,8 +52,7 @@ class SQLiteMemories:
 
     def __init__(self, path: Path) -> None:
         self._lock = threading.Lock()
-        self._connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._connection.execute("PRAGMA journal_mode = WAL")
+        self._connection = connect_state(path)
         self._connection.execute(
             "CREATE TABLE IF NOT EXISTS memories (memory_id TEXT PRIMARY KEY, tenant TEXT,"
             " scope TEXT NOT NULL, session_id TEXT, created REAL NOT NULL, payload TEXT NOT NULL)"

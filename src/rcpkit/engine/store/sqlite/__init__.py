@@ -54,6 +54,7 @@ from rcpkit.engine.store.base import (
     document_row,
     document_values,
 )
+from rcpkit.engine.store.sqlite.checks import check_index_file
 from rcpkit.engine.store.sqlite.source import SQLiteSource
 from rcpkit.engine.store.tenant_purge import purge
 from rcpkit.engine.store.tenant_versions import (
@@ -122,21 +123,25 @@ class SQLiteStore:
         cache: bool = True,
         *,
         bm25: Mapping[str, float | None] | None = None,
+        create: bool = True,
     ) -> None:
         """``cache``: keep the mirror in ``<file>.mirror`` beside the file (not ``:memory:``).
 
         ``bm25``: the configured BM25 parameters (`index.bm25.BM25` fields; None or an
-        absent key: the index's own, or the defaults for a new index).
+        absent key: the index's own, or the defaults for a new index). ``create``: a
+        missing or empty file becomes a new index; else it is an error (``NotAnIndex``).
+        A file that holds anything but an rcpkit index is refused either way, before
+        anything is written to it or to its mirror (``checks``).
         """
         self.path = Path(path)
         if str(path) != ":memory:":
+            check_index_file(self.path, create=create)
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._write_lock = threading.Lock()
         self._local = threading.local()
         self._writer = self._connect()
         self._check_schema()
-        self._writer.executescript(_SCHEMA + TENANT_SCHEMA)
-        self._writer.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        self._create_schema()
         # §15.6: each tenant's own version numbers (tenant_versions).
         self.tenancy = TenantVersions(
             lambda sql, params: self._reader.execute(sql, params).fetchall(), _DIALECT
@@ -165,6 +170,17 @@ class SQLiteStore:
 
     def _identity(self) -> str:
         return self.setting_default("dense.identity", secrets.token_hex(16))
+
+    def _create_schema(self) -> None:
+        """The tables this layout adds; in one transaction when the file lacks any, so
+        that a process creating the index beside this one (`serve --create --workers N`)
+        sees no table or all of them and the layout's number, never a few (``checks``
+        refuses a few, ``_check_schema`` tables without the number)."""
+        script = f"{_SCHEMA}{TENANT_SCHEMA}PRAGMA user_version = {SCHEMA_VERSION};"
+        names = {name for (name,) in self._writer.execute("SELECT name FROM sqlite_master")}
+        if not {"settings", "documents", "chunks", "tenant_versions"} <= names:
+            script = f"BEGIN IMMEDIATE; {script} COMMIT;"
+        self._writer.executescript(script)
 
     def _check_schema(self) -> None:
         (version,) = self._writer.execute("PRAGMA user_version").fetchone()
