@@ -14,6 +14,14 @@ def test_the_top_level_exports_exactly_the_intended_names() -> None:
         "Server",
         "__version__",
         "matches",
+        # The in-process API (rcpkit.library), imported on first use.
+        "AddResult",
+        "AsyncIndex",
+        "Index",
+        "LibraryError",
+        "SearchResult",
+        "open",
+        "open_async",
     }
 
 

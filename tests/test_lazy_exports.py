@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-LAZY = ("rcpkit.check", "rcpkit.evaluation", "rcpkit.gateway", "rcpkit.observe")
+LAZY = ("rcpkit", "rcpkit.check", "rcpkit.evaluation", "rcpkit.gateway", "rcpkit.observe")
 LAZY += ("rcpkit.transport.http",)
 
 

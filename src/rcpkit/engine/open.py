@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 from rcpkit.engine.backend import Backend
 from rcpkit.engine.config import EngineConfig
 from rcpkit.engine.engine import Engine, ModelSlot
+from rcpkit.engine.fields import with_declared_fields
 from rcpkit.engine.graph._store import GraphStore
 from rcpkit.engine.graph.storage import GraphStorage
 from rcpkit.engine.graph.tenants import Graphs
-from rcpkit.engine.models import Embedder, load_embedder, load_sparse_encoder
+from rcpkit.engine.models import Embedder, embedder_spec, load_embedder, load_sparse_encoder
 from rcpkit.engine.query import Query
 from rcpkit.engine.request import EngineRequest, Subrequest
 from rcpkit.engine.retrieve.cursors import cursor_secret
@@ -57,12 +58,14 @@ def open_engine(config: EngineConfig, *, create: bool = True) -> Engine:
     """
     backend = open_backend(config, create=create)
     store = backend.store
-    slot = ModelSlot("embedding", lambda: load_embedder(config.embedder, threads=config.threads))
+    identity = store.setting("embed.identity")
+    # An index of your own vectors (or hashed ones) names what it needs; a model is configured.
+    model_spec = config.embedder if config.embedder is not None else embedder_spec(identity)
+    slot = ModelSlot("embedding", lambda: load_embedder(model_spec, threads=config.threads))
     sparse = None
     if config.sparse:
         spec = None if config.sparse == "splade-tiny" else config.sparse
         sparse = ModelSlot("sparse", lambda: load_sparse_encoder(spec))
-    identity = store.setting("embed.identity")
     dimension = store.setting("embed.dimension")
     if identity is None or dimension is None:
         model: Embedder = slot.get()
@@ -74,6 +77,8 @@ def open_engine(config: EngineConfig, *, create: bool = True) -> Engine:
         return [hit.text or "" for hit in result.hits]
 
     _bind_identity(config, store, identity, int(dimension))
+    # Fields the index declared for itself (rcpkit.engine.fields) are filterable here too.
+    config = with_declared_fields(config, store)
     graphs = Graphs(backend.graph_storage, store.fetch, config.graph) if config.graph else None
     engine = Engine(
         config,

@@ -11,10 +11,9 @@ import msgspec
 import rcpkit
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import OPERATORS
-from rcpkit.engine.ingest import PageSpan, SourceDocument, with_language
+from rcpkit.engine.ingest import PageSpan, SourceDocument
 from rcpkit.engine.ingest.indexer import (
     IndexReport,
-    content_hash_of,
     delete_documents,
     index_documents,
 )
@@ -26,6 +25,7 @@ from rcpkit.engine.retrieve.recall import SCORE_FLOORS
 from rcpkit.engine.retrieve.rescore import rerank_passages
 from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.transform import TRANSFORM_METHODS
+from rcpkit.handlers.documents import source_document
 from rcpkit.handlers.graph import graph_handler
 from rcpkit.handlers.images import (
     OCR_MISSING,
@@ -36,7 +36,7 @@ from rcpkit.handlers.images import (
     query_text,
 )
 from rcpkit.handlers.inspect import register_inspection
-from rcpkit.handlers.query import query_of
+from rcpkit.handlers.query import run_retrieve
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.capabilities import FilterCapability
 from rcpkit.protocol.content import Content, text_of
@@ -106,7 +106,7 @@ def build_engine_app(engine: Engine) -> App:
             params = msgspec.structs.replace(
                 params, query=query_text(params.query, "query", ctx, fetchable)
             )
-        return retrieve(engine, query_of(params, ctx.filter), ctx)
+        return run_retrieve(engine, params, ctx.filter, ctx)
 
     @app.embed(
         dimension=engine.dimension,
@@ -228,21 +228,7 @@ def _source(
             else (f"{path}.text", "the document has no text")
         )
         raise RCPError.invalid_params(where, why)
-    digest = content_hash_of(text, meta, document.title)
-    # §7.10: without an id the server mints one; a content hash keeps retries visible.
-    doc_id = document.id or f"doc:{digest[:16]}:{engine.store.version}:{position}"
-    modality: Any = "image" if pages else ("code" if document.modality == "code" else "text")
-    source = SourceDocument(
-        id=doc_id,
-        text=text,
-        title=document.title,
-        uri=document.uri or "",
-        modality=modality,
-        meta=meta,
-        pages=pages,
-        content_hash=digest,
-    )
-    return with_language(source) if source.modality == "code" else source
+    return source_document(engine, position, document, text, meta, pages)
 
 
 _PART_SEPARATOR = "\n\n"  # a paragraph boundary between the document's parts

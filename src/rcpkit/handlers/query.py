@@ -1,5 +1,9 @@
 """§7.7 ``RetrieveParams`` → the engine's :class:`~rcpkit.engine.query.Query`, once.
 
+:func:`run_retrieve` is the one retrieve entry point: the RCP handler
+(``rcpkit.handlers.engine``) and the in-process API (``rcpkit.open(...).search``)
+both call it with typed, gated params, so they answer with the same hits.
+
 The filter is the runtime's: parsed and checked against the advertised fields,
 operators and array fields before any handler runs (§8, ``ctx.filter``), so
 the engine never parses the wire filter again.
@@ -7,12 +11,25 @@ the engine never parses the wire filter again.
 
 from __future__ import annotations
 
+from rcpkit.engine.engine import Engine
 from rcpkit.engine.query import Fusion, Query, Recency, Rerank
+from rcpkit.engine.request import EngineRequest
+from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.content import text_of
 from rcpkit.protocol.filters import Filter
 
-__all__ = ["query_of"]
+__all__ = ["query_of", "run_retrieve"]
+
+
+def run_retrieve(
+    engine: Engine, params: m.RetrieveParams, tree: Filter | None, request: EngineRequest
+) -> m.RetrieveResult:
+    """``params`` (validated and gated, §7.7, §12) run by the engine's pipeline.
+
+    ``tree`` is the §8 filter as the runtime parsed and checked it.
+    """
+    return retrieve(engine, query_of(params, tree), request)
 
 
 def query_of(params: m.RetrieveParams, tree: Filter | None) -> Query:

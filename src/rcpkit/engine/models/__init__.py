@@ -29,6 +29,7 @@ from rcpkit.engine.models._bundled import (
     load_minilm,
     load_splade_tiny,
 )
+from rcpkit.engine.models._external import ExternalVectors
 from rcpkit.engine.models._hashing import HashingEmbedder, HashingSparseEncoder
 from rcpkit.engine.models._integrity import ModelIntegrityError, ModelLoadError, verify_sha256
 from rcpkit.engine.models._interfaces import (
@@ -40,7 +41,7 @@ from rcpkit.engine.models._interfaces import (
     Vectors,
     check_kind,
 )
-from rcpkit.engine.models._loader import load_embedder, load_sparse_encoder
+from rcpkit.engine.models._loader import embedder_spec, load_embedder, load_sparse_encoder
 from rcpkit.engine.models._maxsim import maxsim, maxsim_many
 from rcpkit.engine.models._onnx_session import session_options
 from rcpkit.engine.models._onnx_spec import OnnxOptions, OnnxSpec
@@ -55,6 +56,7 @@ __all__ = [
     "SPLADE_INSTALL",
     "EmbedKind",
     "Embedder",
+    "ExternalVectors",
     "HashingEmbedder",
     "HashingSparseEncoder",
     "ModelIntegrityError",
@@ -68,6 +70,7 @@ __all__ = [
     "Vectors",
     "check_kind",
     "decode_f32_base64",
+    "embedder_spec",
     "encode_f32_base64",
     "l2_normalize",
     "load_embedder",

@@ -5,12 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from rcpkit.engine.models._bundled import load_minilm, load_splade_tiny
+from rcpkit.engine.models._external import PREFIX, ExternalVectors, external_spec
 from rcpkit.engine.models._hashing import HashingEmbedder, HashingSparseEncoder
 from rcpkit.engine.models._interfaces import Embedder, SparseEncoder
 from rcpkit.engine.models._splade import SpladeEncoder
 from rcpkit.engine.models._transformer_embedder import TransformerEmbedder
 
-__all__ = ["load_embedder", "load_sparse_encoder"]
+__all__ = ["embedder_spec", "load_embedder", "load_sparse_encoder"]
+
+HASHING_IDENTITY = "rcpkit-hashing-v1"  # HashingEmbedder.identity before its ":<dimension>"
 
 
 def _hashing_size(spec: str, default: int) -> int | None:
@@ -30,13 +33,17 @@ def load_embedder(
     batch_size: int = 16,
     expected_sha256: str | None = None,
 ) -> Embedder:
-    """`None`/"minilm" → bundled MiniLM; "hashing:<dim>" → HashingEmbedder; a directory → ONNX.
+    """`None`/"minilm" → bundled MiniLM; "hashing:<dim>" → HashingEmbedder; a directory → ONNX;
+    "vectors:[<name>:]<dim>" → your own vectors (no model; ``rcpkit.engine.models._external``).
 
     A directory must hold `model.onnx` and `tokenizer.json`; `expected_sha256`
     pins its model file (§15.7).
     """
     if spec is None or spec == "minilm":
         return load_minilm(threads=threads, batch_size=batch_size)
+    external = external_spec(spec)
+    if external is not None:
+        return ExternalVectors(external[1], external[0])
     dimension = _hashing_size(spec, 256)
     if dimension is not None:
         return HashingEmbedder(dimension)
@@ -46,9 +53,23 @@ def load_embedder(
             directory, expected_sha256=expected_sha256, threads=threads, batch_size=batch_size
         )
     raise ValueError(
-        f"unknown embedder {spec!r}: expected 'minilm', 'hashing:<dimension>' "
-        "or a directory holding model.onnx and tokenizer.json"
+        f"unknown embedder {spec!r}: expected 'minilm', 'hashing:<dimension>', "
+        "'vectors:[<name>:]<dimension>' or a directory holding model.onnx and tokenizer.json"
     )
+
+
+def embedder_spec(identity: str | None) -> str | None:
+    """The spec that loads the model an index recorded as ``identity``, when it says so.
+
+    Your own vectors and the hashing embedder are named by their identity; a
+    model file is not (None: the configured or default model, checked against it).
+    """
+    if identity is None:
+        return None
+    if identity.startswith(PREFIX):
+        return identity
+    name, _, size = identity.partition(":")
+    return f"hashing:{size}" if name == HASHING_IDENTITY and size.isdigit() else None
 
 
 def load_sparse_encoder(
