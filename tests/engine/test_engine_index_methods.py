@@ -138,7 +138,7 @@ async def test_initialize_documents_the_content_body_the_schema_does_not_list(
         found = await call.result("retrieve", {"query": "supersonic", "mode": "sparse"})
     declared = init["result"]["_meta"]["indexDocument"]
     assert declared["body"] == ["text", "content"]
-    assert set(declared["extensions"]) == {"content", "title", "uri", "modality"}
+    assert set(declared["extensions"]) == {"content", "title", "uri", "modality", "vector"}
     if schema is not None:  # what the extension adds is exactly what the schema lacks
         listed = schema["$defs"]["IndexAddParams"]["properties"]["documents"]["items"]
         assert listed["required"] == ["text"]

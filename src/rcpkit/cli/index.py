@@ -26,7 +26,15 @@ _EXAMPLES = 3  # files shown per skip reason unless --show-skipped
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", type=Path)
+    parser.add_argument("paths", nargs="*", type=Path)
+    parser.add_argument(
+        "--vectors",
+        type=Path,
+        default=None,
+        metavar="FILE.jsonl",
+        help="add documents with your own vectors, one {id, text, vector, meta} per line "
+        "(the index is made with --embedder vectors:[NAME:]DIMENSION)",
+    )
     parser.add_argument(
         "--no-contextual",
         action="store_true",
@@ -125,6 +133,12 @@ def run(args: argparse.Namespace) -> int:
     from rcpkit.engine.ingest.commits import COMMIT_SECONDS, Interrupted
     from rcpkit.engine.ingest.folders import index_folders
 
+    if args.vectors is not None:
+        from rcpkit.cli.index_vectors import add_vector_lines
+
+        return add_vector_lines(args)
+    if not args.paths:
+        raise ValueError("index what? give files or folders, or --vectors FILE.jsonl")
     missing = [str(path) for path in args.paths if not path.exists()]
     if missing:
         raise ValueError(f"no such file or folder: {', '.join(missing)}")

@@ -103,12 +103,14 @@ def _uri_prefixes(value: Any) -> list[str]:
     return prefixes
 
 
-def _model(name: str, files: tuple[str, ...]) -> Rule:
-    allowed = f"{name!r}, 'hashing:<size>' or a folder holding {' and '.join(files)}"
+def _model(name: str, files: tuple[str, ...], own: bool = False) -> Rule:
+    """``own``: the caller's own vectors are allowed too (``vectors:[name:]dimension``)."""
+    mine = ", 'vectors:[<name>:]<dimension>'" if own else ""
+    allowed = f"{name!r}, 'hashing:<size>'{mine} or a folder holding {' and '.join(files)}"
 
     def check(value: Any) -> str:
         spec = _text(value)
-        if spec == name or _hashing(spec):
+        if spec == name or _hashing(spec) or (own and _own_vectors(spec)):
             return spec
         folder = Path(spec).expanduser()
         if folder.is_dir() and all((folder / name).is_file() for name in files):
@@ -116,6 +118,12 @@ def _model(name: str, files: tuple[str, ...]) -> Rule:
         raise _Refused(allowed)
 
     return check
+
+
+def _own_vectors(spec: str) -> bool:
+    prefix, _, rest = spec.partition(":")
+    size = rest.rpartition(":")[2]
+    return prefix == "vectors" and size.isdigit() and int(size) > 0
 
 
 def _hashing(spec: str) -> bool:
@@ -164,7 +172,7 @@ def _names(value: Any) -> dict[str, str]:
 ENGINE_RULES: Mapping[str, Rule] = {
     "index": _path,
     "store": _store,
-    "embedder": _model("minilm", ("model.onnx", "tokenizer.json")),
+    "embedder": _model("minilm", ("model.onnx", "tokenizer.json"), own=True),
     "sparse": _model("splade-tiny", ("config.json", "model.safetensors", "tokenizer.json")),
     "writable": _flag,
     "filter_fields": _field_types,

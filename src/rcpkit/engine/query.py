@@ -120,6 +120,8 @@ class Query:
     strict: bool = True
     index_version: str | None = None
     cursor: str | None = field(default=None, repr=False)
+    # The query's own vector (an index of your own vectors): the dense arm's, unit length.
+    vector: tuple[float, ...] | None = None
 
     @property
     def effective_mode(self) -> Mode:

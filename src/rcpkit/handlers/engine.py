@@ -25,7 +25,7 @@ from rcpkit.engine.retrieve.recall import SCORE_FLOORS
 from rcpkit.engine.retrieve.rescore import rerank_passages
 from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.transform import TRANSFORM_METHODS
-from rcpkit.handlers.documents import source_document
+from rcpkit.handlers.documents import document_vectors, source_document, wire_vectors
 from rcpkit.handlers.graph import graph_handler
 from rcpkit.handlers.images import (
     OCR_MISSING,
@@ -178,9 +178,12 @@ def build_engine_app(engine: Engine) -> App:
             _source(position, document, engine, ctx, fetchable)
             for position, document in enumerate(params.documents)
         ]
+        rows = wire_vectors(params.documents)
+        own = document_vectors(engine, documents, rows, lambda i: f"documents[{i}].vector")
         report = index_documents(
             engine,
             documents,
+            vectors=own,
             chunk=params.chunk is not False,
             contextual=params.contextual is not False,
             checkpoint=ctx.check_cancelled,

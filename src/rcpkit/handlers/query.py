@@ -11,6 +11,8 @@ the engine never parses the wire filter again.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.query import Fusion, Query, Recency, Rerank
 from rcpkit.engine.request import EngineRequest
@@ -23,13 +25,18 @@ __all__ = ["query_of", "run_retrieve"]
 
 
 def run_retrieve(
-    engine: Engine, params: m.RetrieveParams, tree: Filter | None, request: EngineRequest
+    engine: Engine,
+    params: m.RetrieveParams,
+    tree: Filter | None,
+    request: EngineRequest,
+    vector: tuple[float, ...] | None = None,
 ) -> m.RetrieveResult:
     """``params`` (validated and gated, §7.7, §12) run by the engine's pipeline.
 
-    ``tree`` is the §8 filter as the runtime parsed and checked it.
+    ``tree`` is the §8 filter as the runtime parsed and checked it; ``vector`` the
+    query's own unit vector for the dense arm (in process; the wire has none).
     """
-    return retrieve(engine, query_of(params, tree), request)
+    return retrieve(engine, replace(query_of(params, tree), vector=vector), request)
 
 
 def query_of(params: m.RetrieveParams, tree: Filter | None) -> Query:

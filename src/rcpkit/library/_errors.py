@@ -10,8 +10,11 @@ from rcpkit.protocol.errors import RCPError
 __all__ = ["LibraryError", "translated"]
 
 
-class LibraryError(Exception):
+class LibraryError(ValueError):
     """A call on an :class:`~rcpkit.Index` that cannot be done, and why.
+
+    A ``ValueError``, as the engine's own refusals of bad settings are, so the
+    command line reports it as one line (exit 2).
 
     ``code`` is the RCP error code the same request gets over the wire (-32602
     for a bad parameter, -32005 for an option the index does not offer, …)
@@ -31,6 +34,8 @@ def translated() -> Iterator[None]:
     """The engine's and the protocol's errors as :class:`LibraryError` (the cause is kept)."""
     try:
         yield
+    except LibraryError:
+        raise  # already says what the caller did wrong
     except RCPError as error:
         message = error.message if not error.detail else f"{error.message} ({error.detail})"
         raise LibraryError(message, code=error.code, field=error.field) from error

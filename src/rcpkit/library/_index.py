@@ -14,7 +14,7 @@ does, ``add_paths`` is ``rcpkit index``. Calls are safe from several threads;
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.fields import declare_fields, first_sight
 from rcpkit.engine.ingest.indexer import delete_documents, index_documents
-from rcpkit.handlers.documents import source_document
+from rcpkit.engine.models import own_vectors
+from rcpkit.handlers.documents import document_vectors, source_document
 from rcpkit.handlers.inspect import index_figures
 from rcpkit.handlers.query import run_retrieve
 from rcpkit.library._errors import LibraryError, translated
@@ -111,16 +112,21 @@ class Index:
         """The identity of the index's vectors: its model, or your own vectors' name (§15.7)."""
         return self._engine.identity
 
-    def add(self, documents: Iterable[Document]) -> AddResult:
+    def add(self, documents: Iterable[Document], *, vectors: object | None = None) -> AddResult:
         """Add (or replace, by id) ``documents`` in one commit (§7.10).
 
-        A document is ``{"id", "text", "title", "uri", "meta", "modality"}`` (only
-        ``text`` required) or a plain string. Every ``meta`` key is filterable: a key
-        the index has not seen is declared with the type of its first value.
+        A document is ``{"id", "text", "title", "uri", "meta", "modality", "vector"}``
+        (only ``text`` required) or a plain string. Every ``meta`` key is filterable:
+        a key the index has not seen is declared with the type of its first value.
+        ``vectors`` (an index of your own vectors): one per document, a list of lists
+        or a 2-D numpy array, instead of each document's ``vector``.
         """
         with self._call() as engine, translated():
             given = [{"text": item} if isinstance(item, str) else dict(item) for item in documents]
+            # Each document's own `vector` (numpy rows too) is read apart from the struct.
+            carried = [document.pop("vector", None) for document in given]
             params = parse_params(m.IndexAddParams, {"documents": given})
+            rows = _carried(carried) if vectors is None else vectors
             sources = [
                 source_document(
                     engine, position, document, document.text, dict(document.meta or {})
@@ -132,9 +138,11 @@ class Index:
                     raise RCPError.invalid_params(
                         f"documents[{position}].text", "the document has no text"
                     )
+            path = _vector_path(vectors is not None)
+            own = document_vectors(engine, sources, rows, path)
             fields, arrays = first_sight((s.meta for s in sources), engine.config.filter_fields)
             declare_fields(engine.config, engine.store, fields, arrays)
-            report = index_documents(engine, sources)
+            report = index_documents(engine, sources, vectors=own)
             return AddResult(ids=report.ids, chunks=report.chunks, version=report.version)
 
     def add_paths(
@@ -168,8 +176,9 @@ class Index:
 
     def search(
         self,
-        query: str,
+        query: str | None = None,
         *,
+        vector: object | None = None,
         k: int = 10,
         mode: str | None = None,
         filter: Mapping[str, Any] | None = None,
@@ -187,6 +196,10 @@ class Index:
         rewrite: str | None = None,
     ) -> SearchResult:
         """The hits for ``query``, exactly as ``retrieve`` with the same options ranks them.
+
+        ``vector``: the query's own vector for the dense arm (an index of your own
+        vectors needs it for dense and hybrid search); without ``query`` the search is
+        dense by the vector alone.
 
         ``mode`` "dense", "sparse" or "hybrid" (None: the engine's default pipeline);
         ``filter`` a §8 tree or ``{field: value}`` equality; ``fusion`` a method name
@@ -213,11 +226,18 @@ class Index:
         }
         with self._call() as engine, translated():
             config = engine.config
+            own = _query_vector(engine, vector)
+            if query is None:
+                if own is None:
+                    raise LibraryError("search needs a query text, a vector, or both")
+                if options["mode"] not in (None, "dense"):
+                    raise LibraryError("a search by vector alone is dense", field="mode")
+                options["mode"] = "dense"
             params, tree, notes = gated(
-                query, options, self._capabilities, config.filter_fields, config.array_fields
+                query or " ", options, self._capabilities, config.filter_fields, config.array_fields
             )
             request = LocalRequest(notes)
-            result = run_retrieve(engine, params, tree, request)
+            result = run_retrieve(engine, params, tree, request, own)
             return SearchResult(
                 hits=list(result.hits),
                 next_cursor=result.next_cursor,
@@ -263,3 +283,32 @@ class Index:
             with self._state:
                 self._in_flight -= 1
                 self._state.notify_all()
+
+
+def _carried(vectors: list[Any]) -> list[Any] | None:
+    """The documents' own vectors: all of them, or None when none carries one."""
+    if all(vector is None for vector in vectors):
+        return None
+    missing = next((n for n, vector in enumerate(vectors) if vector is None), None)
+    if missing is not None:
+        raise LibraryError(
+            "every document of one add carries its vector, or none does",
+            field=f"documents[{missing}].vector",
+        )
+    return vectors
+
+
+def _vector_path(separate: bool) -> Callable[[int], str]:
+    """Where a bad vector is: in ``vectors=`` or in a document's ``vector``."""
+    if separate:
+        return lambda position: f"vectors[{position}]"
+    return lambda position: f"documents[{position}].vector"
+
+
+def _query_vector(engine: Engine, vector: object | None) -> tuple[float, ...] | None:
+    """The query's own vector, checked against the index's dimension, at unit length."""
+    if vector is None:
+        return None
+    rows = [vector] if not hasattr(vector, "ndim") or getattr(vector, "ndim", 1) == 1 else vector
+    (unit,) = own_vectors(rows, 1, engine.dimension, engine.identity, lambda _: "vector")
+    return tuple(float(value) for value in unit)

@@ -10,6 +10,7 @@ from typing import Any
 
 from rcpkit.engine.config import load_config
 from rcpkit.engine.fields import declare_fields
+from rcpkit.engine.models import load_embedder
 from rcpkit.engine.open import in_databases, open_engine
 from rcpkit.handlers.engine import build_engine_app
 from rcpkit.library._errors import LibraryError, translated
@@ -23,6 +24,7 @@ def open(
     *,
     create: bool = False,
     embedder: str | None = None,
+    vectors: int | str | None = None,
     fields: Mapping[str, str] | None = None,
     array_fields: Iterable[str] = (),
     cache: str | Path | None = None,
@@ -42,6 +44,7 @@ def open(
     target = str(where)
     temporary: str | None = None
     with translated():
+        embedder = _model(embedder, vectors)
         if in_databases(target):
             if cache is None:
                 temporary = tempfile.mkdtemp(prefix="rcpkit-cache-")
@@ -63,6 +66,7 @@ def open(
         engine = open_engine(chosen)
     try:
         with translated():
+            _check_bound(engine.identity, embedder, target)
             declare_fields(engine.config, engine.store, dict(fields or {}), array_fields)
             capabilities = build_engine_app(engine).server.capabilities
     except BaseException:
@@ -72,3 +76,30 @@ def open(
     if temporary is not None:
         index._on_close.append(lambda: shutil.rmtree(temporary, ignore_errors=True))
     return index
+
+
+def _model(embedder: str | None, vectors: int | str | None) -> str | None:
+    """The embedder spec: a model's, or ``vectors:[name:]dimension`` for your own vectors."""
+    if vectors is None:
+        return embedder
+    if embedder is not None:
+        raise LibraryError("give embedder= (a model) or vectors= (your own), not both")
+    if isinstance(vectors, bool) or not isinstance(vectors, int | str):
+        raise LibraryError("vectors= is a dimension (1536) or 'name:dimension'", field="vectors")
+    return f"vectors:{vectors}"
+
+
+def _check_bound(identity: str, spec: str | None, where: str) -> None:
+    """§15.7: an index opened with other vectors than its own is refused at once.
+
+    Your own vectors and hashed ones are named by their identity; a model file is
+    checked when it has loaded, at first use (the engine's own check).
+    """
+    if spec is None or not spec.startswith(("vectors:", "hashing")):
+        return
+    wanted = load_embedder(spec).identity
+    if wanted != identity:
+        raise LibraryError(
+            f"the index at {where} holds {identity} vectors, not {wanted}; "
+            "open it without embedder=/vectors=, or make a new index for these"
+        )

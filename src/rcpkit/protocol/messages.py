@@ -386,6 +386,8 @@ class Document(Wire):
     uri: str | None = None
     modality: Modality | None = None
     content: list[Content] | None = None
+    # rcpkit: the document's own vector, for an index created for your own vectors.
+    vector: list[float] | None = None
 
 
 SPEC_DOCUMENT_FIELDS = ("id", "text", "meta")  # §7.10 and the schema's IndexAddParams

@@ -38,6 +38,11 @@ def test_the_models_package_exports_exactly_the_intended_names() -> None:
         "read_max_tokens",
         "session_options",
         "verify_sha256",
+        # Your own vectors (issue 47): the index's stand-in embedder and their checks.
+        "ExternalVectors",
+        "embedder_spec",
+        "is_external",
+        "own_vectors",
     }
     for name in models.__all__:
         assert hasattr(models, name), name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,8 +66,14 @@ def index_documents(
     result_of: Callable[[IndexReport], str] | None = None,
     origin: str = "index/add",
     tenant: str | None = None,
+    vectors: Mapping[str, Any] | None = None,
 ) -> IndexReport:
-    """Chunk, embed and commit ``documents`` atomically (upsert by id, §7.10)."""
+    """Chunk, embed and commit ``documents`` atomically (upsert by id, §7.10).
+
+    ``vectors``: the caller's own vector per document id (an index of your own
+    vectors; ``rcpkit.engine.models.own_vectors``): nothing is embedded, and each
+    document is one chunk carrying its vector.
+    """
     report = IndexReport(ids=[document.id for document in documents])
     # Within one batch the last occurrence of an id wins, as a later upsert would.
     latest = list({document.id: document for document in documents}.values())
@@ -81,21 +87,23 @@ def index_documents(
     ]
     report.unchanged = len(documents) - len(todo)
     embedder = engine.embedder(checkpoint)
+    chunk = chunk and not vectors  # one vector per document: one chunk per document
     spans = [document_spans(engine, document, embedder.count_tokens, chunk) for document in todo]
     inputs = [
         text
         for document, pieces in zip(todo, spans, strict=True)
         for text in embedding_inputs(document, pieces, contextual)
     ]
-    vectors: list[Any] = []
-    for start in range(0, len(inputs), _EMBED_STEP):
+    # The caller's own vectors, in chunk order; else the chunks embedded below.
+    embedded: list[Any] = [vectors[document.id] for document in todo] if vectors else []
+    for start in range(0, len(inputs) if not vectors else 0, _EMBED_STEP):
         if checkpoint is not None:
             checkpoint()
-        vectors.extend(embedder.embed(inputs[start : start + _EMBED_STEP], "document"))
+        embedded.extend(embedder.embed(inputs[start : start + _EMBED_STEP], "document"))
         if progress is not None and inputs:
             progress(min(1.0, (start + _EMBED_STEP) / len(inputs)), "embed")
     sparse = learned_sparse(engine, inputs, checkpoint)
-    batch = document_batch(engine, todo, spans, vectors, contextual, origin, sparse)
+    batch = document_batch(engine, todo, spans, embedded, contextual, origin, sparse)
     batch.tenant = tenant
     report.chunks = len(inputs)
     if checkpoint is not None:

@@ -29,7 +29,7 @@ from rcpkit.engine.models._bundled import (
     load_minilm,
     load_splade_tiny,
 )
-from rcpkit.engine.models._external import ExternalVectors
+from rcpkit.engine.models._external import ExternalVectors, is_external, own_vectors
 from rcpkit.engine.models._hashing import HashingEmbedder, HashingSparseEncoder
 from rcpkit.engine.models._integrity import ModelIntegrityError, ModelLoadError, verify_sha256
 from rcpkit.engine.models._interfaces import (
@@ -71,8 +71,10 @@ __all__ = [
     "check_kind",
     "decode_f32_base64",
     "embedder_spec",
+    "is_external",
     "encode_f32_base64",
     "l2_normalize",
+    "own_vectors",
     "load_embedder",
     "load_minilm",
     "load_sparse_encoder",

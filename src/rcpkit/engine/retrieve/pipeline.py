@@ -101,7 +101,8 @@ def retrieve(engine: Engine, query: Query, ctx: EngineRequest) -> m.RetrieveResu
 def _retrieve(engine: Engine, query: Query, ctx: EngineRequest) -> m.RetrieveResult:
     started = time.perf_counter()
     text = query.text
-    if not text.strip():
+    if not text.strip() and (query.vector is None or query.effective_mode != "dense"):
+        # Only the dense arm can rank by a vector alone (an index of your own vectors).
         raise RCPError.invalid_params("query", "the query has no text")
     if query.unit in GRAPH_UNITS and engine.graphs is not None:
         return _through_graph(engine, query, text, ctx, started)

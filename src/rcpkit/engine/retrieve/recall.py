@@ -13,6 +13,7 @@ import numpy.typing as npt
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import Filter
 from rcpkit.engine.index.bm25 import query_weights
+from rcpkit.engine.models import is_external
 from rcpkit.engine.query import Query
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.stages import Candidate
@@ -114,8 +115,7 @@ def search_arms(
         else None
     )
     if query_vector is None:
-        embedder = engine.embedder(ctx.check_cancelled)
-        query_vector = embedder.embed([text], "query")[0]
+        query_vector = vector_of(engine, query, text, ctx)
     if mode in ("dense", "hybrid") and "dense" in only:
         arms["dense"] = engine.dense.search(query_vector, candidate_k, tree, version, tenant)
     if mode in ("sparse", "hybrid") and "sparse" in only:
@@ -134,6 +134,21 @@ def search_arms(
         )
     ctx.check_cancelled()
     return arms, query_vector
+
+
+def vector_of(
+    engine: Engine, query: Query, text: str, ctx: EngineRequest
+) -> npt.NDArray[np.float32]:
+    """The dense arm's query vector: the caller's own, else ``text`` embedded.
+
+    An index of your own vectors embeds no text: a sparse search without a vector
+    gets the zero vector (no dense arm reads it; hits' cosines are 0).
+    """
+    if query.vector is not None:
+        return np.asarray(query.vector, dtype=np.float32)
+    if query.effective_mode == "sparse" and is_external(engine.identity):
+        return np.zeros(engine.dimension, dtype=np.float32)
+    return engine.embedder(ctx.check_cancelled).embed([text], "query")[0]
 
 
 def fused(

@@ -1,0 +1,214 @@
+"""Bring your own vectors: an index made for them, in process, over RCP and from the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from engine_support import Calls, make_engine, serving
+
+import rcpkit
+
+DIMENSION = 8
+TEXTS = ["apples and pears", "bananas from the tropics", "cherries and apples", "dates in winter"]
+
+
+def _vectors(count: int = len(TEXTS), seed: int = 7) -> np.ndarray:
+    return np.random.default_rng(seed).normal(size=(count, DIMENSION))
+
+
+def _documents() -> list[dict[str, Any]]:
+    return [{"id": f"d{n}", "text": text, "meta": {"n": n}} for n, text in enumerate(TEXTS)]
+
+
+def _cosine_order(vectors: np.ndarray, query: np.ndarray) -> tuple[list[str], list[float]]:
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    cosines = unit @ (query / np.linalg.norm(query))
+    order = np.argsort(-cosines, kind="stable")
+    return [f"d{i}#0" for i in order], [float(cosines[i]) for i in order]
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Any:
+    with rcpkit.open(tmp_path / "idx", create=True, vectors=f"toy/model:{DIMENSION}") as opened:
+        yield opened
+
+
+def test_a_vector_search_ranks_by_cosine_and_scale_does_not_matter(index: Any) -> None:
+    vectors = _vectors()
+    index.add(_documents(), vectors=vectors * 10.0)  # normalised on the way in
+    query = _vectors(1, seed=99)[0]
+    ids, cosines = _cosine_order(vectors, query)
+    found = index.search(vector=query * 0.01, k=len(TEXTS))
+    assert [hit.id for hit in found] == ids
+    assert [hit.score for hit in found] == pytest.approx(cosines, abs=1e-5)
+    assert index.embedder == f"vectors:toy/model:{DIMENSION}"
+    assert index.stats()["dimension"] == DIMENSION
+
+
+def test_lists_of_lists_and_each_document_s_own_vector_are_taken_too(index: Any) -> None:
+    vectors = _vectors()
+    index.add(_documents()[:2], vectors=vectors[:2].tolist())
+    index.add(
+        [{**doc, "vector": list(v)} for doc, v in zip(_documents()[2:], vectors[2:], strict=True)]
+    )
+    assert index.search(vector=vectors[3], k=1)[0].id == "d3#0"
+
+
+def test_hybrid_takes_the_text_for_the_lexical_arm_and_the_vector_for_the_dense(index: Any) -> None:
+    vectors = _vectors()
+    index.add(_documents(), vectors=vectors)
+    hits = index.search("dates winter", vector=vectors[1], mode="hybrid", fusion="rrf", k=4)
+    ids = [hit.id for hit in hits]
+    assert set(ids[:2]) == {"d3#0", "d1#0"}  # the lexical arm's best and the dense arm's
+    assert index.search("dates winter", mode="sparse", k=1)[0].id == "d3#0"
+    with pytest.raises(rcpkit.LibraryError, match="give the query's vector") as caught:
+        index.search("dates winter")
+    assert caught.value.field == "vector"
+
+
+@pytest.mark.parametrize(
+    ("vectors", "words", "field"),
+    [
+        (np.ones((4, DIMENSION + 1)), "dimension 9", "vectors[0]"),
+        ([[1.0] * DIMENSION] * 3 + [[1.0] * 3], "dimension 3", "vectors[3]"),
+        (np.ones((3, DIMENSION)), "3 vectors for 4 documents", "vectors[0]"),
+        (
+            np.vstack([np.ones((3, DIMENSION)), np.full((1, DIMENSION), np.nan)]),
+            "NaN",
+            "vectors[3]",
+        ),
+        (np.vstack([np.ones((3, DIMENSION)), np.zeros((1, DIMENSION))]), "all zeros", "vectors[3]"),
+        (None, "give each document's vector", "documents[0].vector"),
+    ],
+)
+def test_vectors_that_do_not_fit_are_refused_and_nothing_is_written(
+    index: Any, vectors: Any, words: str, field: str
+) -> None:
+    with pytest.raises(rcpkit.LibraryError, match=words) as caught:
+        index.add(_documents(), vectors=vectors)
+    assert caught.value.field == field
+    assert index.stats()["documents"] == 0
+
+
+def test_a_query_vector_of_another_dimension_is_refused(index: Any) -> None:
+    index.add(_documents(), vectors=_vectors())
+    with pytest.raises(rcpkit.LibraryError, match="dimension 3") as caught:
+        index.search(vector=[0.1, 0.2, 0.3])
+    assert caught.value.field == "vector"
+
+
+def test_the_index_keeps_the_identity_of_its_vectors(tmp_path: Path, index: Any) -> None:
+    index.add(_documents(), vectors=_vectors())
+    index.close()
+    with pytest.raises(
+        rcpkit.LibraryError, match="holds vectors:toy/model:8 vectors, not vectors:other:8"
+    ):
+        rcpkit.open(tmp_path / "idx", vectors="other:8")
+    with pytest.raises(rcpkit.LibraryError, match="not vectors:16"):
+        rcpkit.open(tmp_path / "idx", vectors=16)
+    with rcpkit.open(tmp_path / "idx") as again:  # no need to say it again
+        assert again.search(vector=_vectors()[2], k=1)[0].id == "d2#0"
+
+
+def test_an_index_with_a_model_takes_no_vectors(tmp_path: Path) -> None:
+    with rcpkit.open(tmp_path / "idx", create=True, embedder="hashing:8") as opened:
+        with pytest.raises(rcpkit.LibraryError, match="embeds its documents with") as caught:
+            opened.add(_documents(), vectors=_vectors())
+        assert caught.value.field == "vectors[0]"
+
+
+async def test_index_add_over_rcp_carries_vectors_only_into_an_index_made_for_them(
+    tmp_path: Path,
+) -> None:
+    vectors = _vectors()
+    own = make_engine(tmp_path / "own", embedder=f"vectors:{DIMENSION}")
+    try:
+        async with serving(own) as peer:
+            call = Calls(peer)
+            documents = [
+                {**doc, "vector": v.tolist()} for doc, v in zip(_documents(), vectors, strict=True)
+            ]
+            added = await call.result("index/add", {"documents": documents})
+            assert added["ids"] == ["d0", "d1", "d2", "d3"]
+            sparse = await call.result(
+                "retrieve", {"query": "bananas tropics", "mode": "sparse", "k": 1}
+            )
+            assert sparse["hits"][0]["id"] == "d1#0"
+            error = await call.error("index/add", {"documents": _documents()[:1]})
+            assert error["code"] == -32602 and "give each document's vector" in error["message"]
+    finally:
+        own.close()
+    with rcpkit.open(tmp_path / "own") as index:  # what RCP added, searched in process
+        ids, _ = _cosine_order(vectors, vectors[2])
+        assert [hit.id for hit in index.search(vector=vectors[2], k=4)] == ids
+    model = make_engine(tmp_path / "model", embedder="hashing:8")
+    try:
+        async with serving(model) as peer:
+            call = Calls(peer)
+            error = await call.error(
+                "index/add", {"documents": [{"text": "x", "vector": [1.0] * 8}]}
+            )
+            assert error["code"] == -32602
+            assert error["data"]["field"] == "documents[0].vector"
+    finally:
+        model.close()
+
+
+def test_rcpkit_index_vectors_loads_a_jsonl_file(tmp_path: Path) -> None:
+    vectors = _vectors()
+    lines = [
+        json.dumps({"id": f"d{n}", "text": text, "vector": list(vectors[n]), "meta": {"n": n}})
+        for n, text in enumerate(TEXTS)
+    ]
+    good = tmp_path / "docs.jsonl"
+    good.write_text("\n".join(lines) + "\n")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        lines[0] + "\n" + json.dumps({"id": "x", "text": "x", "vector": [1.0, 2.0]}) + "\n"
+    )
+    folder = tmp_path / "idx"
+
+    def index(path: Path) -> subprocess.CompletedProcess[str]:
+        command = [
+            sys.executable,
+            "-m",
+            "rcpkit",
+            "index",
+            "--vectors",
+            str(path),
+            "--index",
+            str(folder),
+        ]
+        return subprocess.run(command, capture_output=True, text=True, check=False, timeout=120)
+
+    done = index(good)
+    assert done.returncode == 0, done.stderr
+    refused = index(bad)
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        f"rcpkit: {bad}:2: a vector of dimension 2; this index holds vectors:8 (dimension 8)"
+    ]
+    with rcpkit.open(folder) as opened:
+        assert opened.stats()["documents"] == 4  # the refused file wrote nothing
+        assert opened.search(vector=vectors[1], k=1)[0].id == "d1#0"
+        assert [hit.id for hit in opened.search("winter", mode="sparse", filter={"n": 3})] == [
+            "d3#0"
+        ]
+
+
+def test_a_postgresql_index_of_your_own_vectors(postgres_url: str) -> None:
+    vectors = _vectors()
+    with rcpkit.open(postgres_url, vectors=DIMENSION) as opened:
+        opened.add(_documents(), vectors=vectors)
+        ids, cosines = _cosine_order(vectors, vectors[0])
+        found = opened.search(vector=vectors[0], k=4)
+        assert [hit.id for hit in found] == ids
+        assert [hit.score for hit in found] == pytest.approx(cosines, abs=1e-5)
+    with pytest.raises(rcpkit.LibraryError, match="not vectors:16"):
+        rcpkit.open(postgres_url, vectors=16)
