@@ -190,6 +190,40 @@ def test_many_threads_search_and_add_at_once(index: Any) -> None:
     assert index.stats()["documents"] == 8
 
 
+def test_threads_adding_new_meta_keys_while_others_filter(index: Any) -> None:
+    start = threading.Barrier(8)
+    failures: list[BaseException] = []
+
+    def writer(number: int) -> None:
+        try:
+            start.wait()
+            for n in range(3):
+                meta = {f"key{number}_{n}": f"value{n}", "team": "zoo"}
+                index.add([{"id": f"w{number}-{n}", "text": f"note {number} {n}", "meta": meta}])
+        except BaseException as error:
+            failures.append(error)
+
+    def searcher() -> None:
+        try:
+            start.wait()
+            for _ in range(6):
+                index.search("fox note", filter={"team": "zoo"})
+        except BaseException as error:
+            failures.append(error)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    threads += [threading.Thread(target=searcher) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures
+    for number in range(4):
+        for n in range(3):
+            found = index.search("note", filter={f"key{number}_{n}": f"value{n}"})
+            assert [hit.id for hit in found] == [f"w{number}-{n}#0"]
+
+
 def test_close_waits_for_a_search_in_flight(index: Any) -> None:
     inside = threading.Event()
     release = threading.Event()

@@ -58,7 +58,11 @@ def first_sight(
 def declare_fields(
     config: EngineConfig, store: Store, fields: Mapping[str, str], arrays: Iterable[str] = ()
 ) -> None:
-    """Record ``fields`` (and which of them hold arrays) in ``store`` and in ``config``."""
+    """Record ``fields`` (and which of them hold arrays) in ``store`` and in ``config``.
+
+    ``config`` is the open engine's own (frozen, shared by every thread): its two
+    collections are replaced by larger copies, the one change it ever sees.
+    """
     arrays = [name for name in arrays if name not in config.array_fields]
     fresh = {name: kind for name, kind in fields.items() if name not in config.filter_fields}
     if not fresh and not arrays:
@@ -68,8 +72,12 @@ def declare_fields(
         recorded.update(fresh)
         merged = list(dict.fromkeys([*recorded_arrays, *arrays]))
         store.set_setting(FIELDS_SETTING, json.dumps({"fields": recorded, "arrays": merged}))
-        config.filter_fields.update(fresh)
-        config.array_fields.extend(name for name in merged if name not in config.array_fields)
+        # Swapped, never mutated: a thread iterating the old dict (a search parsing its
+        # filter, a write normalising meta) keeps a consistent one.
+        fields_now = {**config.filter_fields, **fresh}
+        arrays_now = list(dict.fromkeys([*config.array_fields, *merged]))
+        object.__setattr__(config, "filter_fields", fields_now)
+        object.__setattr__(config, "array_fields", arrays_now)
 
 
 def _recorded(store: Store) -> tuple[dict[str, str], list[str]]:

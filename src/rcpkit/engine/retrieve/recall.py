@@ -148,7 +148,9 @@ def vector_of(
         return np.asarray(query.vector, dtype=np.float32)
     if query.effective_mode == "sparse" and is_external(engine.identity):
         return np.zeros(engine.dimension, dtype=np.float32)
-    return engine.embedder(ctx.check_cancelled).embed([text], "query")[0]
+    rows = engine.embedder(ctx.check_cancelled).embed([text], "query")
+    vector: npt.NDArray[np.float32] = rows[0]
+    return vector
 
 
 def fused(
