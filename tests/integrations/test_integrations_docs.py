@@ -93,7 +93,7 @@ def test_every_python_snippet_of_the_integrations_page_runs_against_real_servers
     page_setup: str,
 ) -> None:
     blocks = python_blocks(PAGE)
-    assert len(blocks) == 5  # connections, shorthand, LangChain, LlamaIndex, Haystack
+    assert len(blocks) == 6  # connections, shorthand, in process, LangChain, LlamaIndex, Haystack
     namespace: dict[str, Any] = {}
     try:
         for block in blocks:

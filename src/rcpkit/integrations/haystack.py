@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from haystack import Document, component, default_from_dict, default_to_dict
@@ -27,7 +28,7 @@ from haystack.document_stores.types import DuplicatePolicy
 from haystack.errors import FilterError
 from haystack.utils import Secret, deserialize_secrets_inplace
 
-from rcpkit.integrations._connect import Connection, Source
+from rcpkit.integrations._connect import Connection, Source, connection_from
 from rcpkit.integrations._retrieval import (
     Passthrough,
     every_hit,
@@ -54,7 +55,10 @@ class RCPDocumentStore:
         registry: str | None = None,
         engine: str | None = None,
         timeout: float | None = 60.0,
+        index: Any = None,
     ) -> None:
+        """Over a server (``url``, ``command`` or ``registry``), or in process over
+        ``index``: a folder, a database URL or an opened ``rcpkit.Index``."""
         if isinstance(token, str):  # usable, but to_dict refuses to write it out
             token = Secret.from_token(token)
         self.url = url
@@ -63,6 +67,10 @@ class RCPDocumentStore:
         self.registry = registry
         self.engine = engine
         self.timeout = timeout
+        self.index = index
+        if index is not None:
+            self.connection = connection_from(None, index=index)
+            return
         resolved = token.resolve_value() if token is not None else None
         source = Source(
             command=tuple(command or ()),
@@ -88,6 +96,10 @@ class RCPDocumentStore:
         return store
 
     def to_dict(self) -> dict[str, Any]:
+        if self.index is not None and not isinstance(self.index, str | Path):
+            raise ValueError("give `index` as a folder or URL to serialize this store")
+        if self.index is not None:
+            return default_to_dict(self, index=str(self.index))
         if self.token is None and self.connection.source.token is not None:
             # A plain-string token would be written into the pipeline's YAML.
             raise ValueError("give the token as Secret.from_env_var(...) to serialize this store")
@@ -204,11 +216,15 @@ class RCPRetriever:
         registry: str | None = None,
         engine: str | None = None,
         timeout: float | None = 60.0,
+        index: Any = None,
     ) -> None:
-        """Over ``document_store``, or a store opened from ``url``/``command``/``registry``."""
-        shorthand = (url, token, command, registry, engine)
-        if document_store is None and not command and url is None and registry is None:
-            raise ValueError("give `document_store`, or one of `command`, `url` or `registry`")
+        """Over ``document_store``, or a store opened from ``url``/``command``/``registry``,
+        or in process over ``index`` (a folder, a database URL or an ``rcpkit.Index``)."""
+        shorthand = (url, token, command, registry, engine, index)
+        if document_store is None and all(value in (None, []) for value in shorthand):
+            raise ValueError(
+                "give `document_store`, or one of `command`, `url`, `registry` or `index`"
+            )
         if document_store is None:
             document_store = RCPDocumentStore(
                 url=url,
@@ -217,6 +233,7 @@ class RCPRetriever:
                 registry=registry,
                 engine=engine,
                 timeout=timeout,
+                index=index,
             )
         elif any(value is not None for value in shorthand):
             raise ValueError("give either `document_store` or `url`/`command`/`registry`")

@@ -6,6 +6,7 @@ Install with ``pip install 'rcpkit[langchain]'``.
 >>> docs = retriever.invoke("reciprocal rank fusion", k=3, filter={"field": "lang", "op": "eq",
 ...                                                              "value": "en"})
 >>> docs = await retriever.ainvoke("bm25")
+>>> retriever = RCPRetriever(index="./idx", k=5)   # in process: no server (rcpkit.open)
 
 ``k`` and ``filter`` (a §8 tree) may be given at call time. Each Document's
 ``metadata`` carries the hit's id, score, confidence, citation (source, uri,
@@ -48,6 +49,8 @@ class RCPRetriever(BaseRetriever):
     registry: str | None = None
     engine: str | None = None
     timeout: float | None = 60.0
+    index: Any = None
+    """In process instead: a folder, a database URL or an opened ``rcpkit.Index``."""
 
     k: int = 4
     filter: dict[str, Any] | None = None
@@ -76,6 +79,7 @@ class RCPRetriever(BaseRetriever):
             registry=self.registry,
             engine=self.engine,
             timeout=self.timeout,
+            index=self.index,
         )
         return self
 

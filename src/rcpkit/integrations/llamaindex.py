@@ -3,6 +3,7 @@
 >>> retriever = RCPRetriever(Connection.http("http://127.0.0.1:8080/rcp"), similarity_top_k=5)
 >>> retriever = RCPRetriever(url="http://127.0.0.1:8080/rcp", token="…")   # the same, shorthand
 >>> nodes = retriever.retrieve("reciprocal rank fusion")          # list[NodeWithScore]
+>>> retriever = RCPRetriever(index="./idx")     # in process, no server (``rcpkit.open``)
 >>> store = RCPVectorStore(Connection.stdio(["rcpkit", "serve", "--index", "./index"]))
 >>> index = VectorStoreIndex.from_documents(
 ...     documents, storage_context=StorageContext.from_defaults(vector_store=store))
@@ -78,6 +79,7 @@ class RCPRetriever(BaseRetriever):
         registry: str | None = None,
         engine: str | None = None,
         timeout: float | None = 60.0,
+        index: Any = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -90,6 +92,7 @@ class RCPRetriever(BaseRetriever):
             registry=registry,
             engine=engine,
             timeout=timeout,
+            index=index,
         )
         self.similarity_top_k = similarity_top_k
         self.filters = filters
@@ -129,9 +132,11 @@ class RCPVectorStore(BasePydanticVectorStore):
         registry: str | None = None,
         engine: str | None = None,
         timeout: float | None = 60.0,
+        index: Any = None,
         **kwargs: Any,
     ) -> None:
-        """Over ``connection``, or one opened from ``command``, ``url`` or ``registry``."""
+        """Over ``connection``, or one opened from ``command``, ``url`` or ``registry``;
+        ``index`` (a folder, a database URL or an ``rcpkit.Index``): in process."""
         super().__init__(**kwargs)
         self._connection = connection_from(
             connection,
@@ -141,6 +146,7 @@ class RCPVectorStore(BasePydanticVectorStore):
             registry=registry,
             engine=engine,
             timeout=timeout,
+            index=index,
         )
 
     @classmethod

@@ -79,9 +79,16 @@ class SearchResult(Sequence[Hit]):
 class Index:
     """An open index (see the module); made by :func:`rcpkit.open`."""
 
-    def __init__(self, engine: Engine, capabilities: Capabilities, where: str) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        capabilities: Capabilities,
+        where: str,
+        advertised: Mapping[str, Any] | None = None,
+    ) -> None:
         self._engine = engine
         self._capabilities = capabilities
+        self._advertised = dict(advertised or {})
         self._where = where
         self._state = threading.Condition()
         self._in_flight = 0
@@ -103,6 +110,11 @@ class Index:
         return self._where
 
     @property
+    def capabilities(self) -> Mapping[str, Any]:
+        """What ``rcpkit serve`` on this index advertises (§6.1), as ``initialize`` spells it."""
+        return self._advertised
+
+    @property
     def dimension(self) -> int:
         """The length of the index's vectors."""
         return self._engine.dimension
@@ -112,14 +124,23 @@ class Index:
         """The identity of the index's vectors: its model, or your own vectors' name (§15.7)."""
         return self._engine.identity
 
-    def add(self, documents: Iterable[Document], *, vectors: object | None = None) -> AddResult:
+    def add(
+        self,
+        documents: Iterable[Document],
+        *,
+        vectors: object | None = None,
+        chunk: bool = True,
+        contextual: bool = True,
+    ) -> AddResult:
         """Add (or replace, by id) ``documents`` in one commit (§7.10).
 
         A document is ``{"id", "text", "title", "uri", "meta", "modality", "vector"}``
         (only ``text`` required) or a plain string. Every ``meta`` key is filterable:
         a key the index has not seen is declared with the type of its first value.
         ``vectors`` (an index of your own vectors): one per document, a list of lists
-        or a 2-D numpy array, instead of each document's ``vector``.
+        or a 2-D numpy array, instead of each document's ``vector``. ``chunk=False``
+        keeps each document one chunk; ``contextual=False`` embeds chunks without
+        their title and headings (§7.10 ``chunk``, ``contextual``).
         """
         with self._call() as engine, translated():
             given = [{"text": item} if isinstance(item, str) else dict(item) for item in documents]
@@ -142,7 +163,9 @@ class Index:
             own = document_vectors(engine, sources, rows, path)
             fields, arrays = first_sight((s.meta for s in sources), engine.config.filter_fields)
             declare_fields(engine.config, engine.store, fields, arrays)
-            report = index_documents(engine, sources, vectors=own)
+            report = index_documents(
+                engine, sources, vectors=own, chunk=chunk, contextual=contextual
+            )
             return AddResult(ids=report.ids, chunks=report.chunks, version=report.version)
 
     def add_paths(

@@ -68,11 +68,12 @@ def open(
         with translated():
             _check_bound(engine.identity, embedder, target)
             declare_fields(engine.config, engine.store, dict(fields or {}), array_fields)
-            capabilities = build_engine_app(engine).server.capabilities
+            server = build_engine_app(engine).server
+            capabilities = server.capabilities
     except BaseException:
         engine.close()
         raise
-    index = Index(engine, capabilities, target)
+    index = Index(engine, capabilities, target, server.info_result()["capabilities"])
     if temporary is not None:
         index._on_close.append(lambda: shutil.rmtree(temporary, ignore_errors=True))
     return index
