@@ -208,19 +208,8 @@ def connection_from(
     registry: str | None = None,
     engine: str | None = None,
     timeout: float | None = 60.0,
-    index: Any = None,
 ) -> Connection:
-    """The connection an integration was given, or one built from its shorthand fields.
-
-    ``index``: a folder, a database URL or an opened ``rcpkit.Index``, used in this
-    process (``rcpkit.integrations._local``) instead of a server.
-    """
-    if index is not None:
-        if connection is not None or command or url is not None or registry is not None:
-            raise ValueError("give `index` (in process) or a server, not both")
-        from rcpkit.integrations._local import LocalConnection
-
-        return LocalConnection(index)
+    """The connection an integration was given, or one built from its shorthand fields."""
     if connection is not None:
         # A token or engine beside a connection would be ignored: the connection has its own.
         if command or any(value is not None for value in (url, token, registry, engine)):

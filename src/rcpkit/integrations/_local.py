@@ -13,22 +13,55 @@ import asyncio
 import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rcpkit.client import CapabilityMissing
 from rcpkit.integrations._connect import Connection
-from rcpkit.library import Index, LibraryError, SearchResult
-from rcpkit.library import open as open_index
+from rcpkit.integrations._connect import connection_from as server_connection
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.errors import RCPError
 
-__all__ = ["LocalConnection", "local_index"]
+if TYPE_CHECKING:  # the engine is imported only when an index is used in process
+    from rcpkit.library import Index, SearchResult
+
+__all__ = ["LocalConnection", "connection_from", "local_index"]
 
 T = TypeVar("T")
 
 
+def connection_from(
+    connection: Connection | None,
+    *,
+    command: Sequence[str] | None = None,
+    url: str | None = None,
+    token: str | None = None,
+    registry: str | None = None,
+    engine: str | None = None,
+    timeout: float | None = 60.0,
+    index: str | Path | Index | None = None,
+) -> Connection:
+    """The connection an integration was given or built from its shorthand, or with
+    ``index`` (a folder, a database URL or an opened ``rcpkit.Index``) one in process."""
+    if index is None:
+        return server_connection(
+            connection,
+            command=command,
+            url=url,
+            token=token,
+            registry=registry,
+            engine=engine,
+            timeout=timeout,
+        )
+    if connection is not None or command or url is not None or registry is not None:
+        raise ValueError("give `index` (in process) or a server, not both")
+    return LocalConnection(index)
+
+
 def local_index(index: str | Path | Index) -> Index:
     """``index`` opened (a folder or database URL must exist), or the given Index."""
+    from rcpkit.library import Index
+    from rcpkit.library import open as open_index
+
     return index if isinstance(index, Index) else open_index(index)
 
 
@@ -75,7 +108,7 @@ class LocalConnection(Connection):
     """What an integration uses of a :class:`Connection`, answered in process."""
 
     def __init__(self, index: str | Path | Index) -> None:  # no Source: nothing to reach
-        self._owned = not isinstance(index, Index)
+        self._owned = isinstance(index, str | Path)
         self.index = local_index(index)
         self._client = _LocalClient(self.index)
         self.timeout: float | None = None
@@ -96,10 +129,10 @@ class LocalConnection(Connection):
             raise CapabilityMissing(method, capability)
         return block if isinstance(block, Mapping) else {}
 
-    def call(self, work: Callable[[Any], T]) -> T:  # type: ignore[override]
+    def call(self, work: Callable[[Any], T]) -> T:
         return work(self._client)
 
-    async def run(self, work: Callable[[Any], Coroutine[Any, Any, T]]) -> T:  # type: ignore[override]
+    async def run(self, work: Callable[[Any], Coroutine[Any, Any, T]]) -> T:
         return await work(_AsyncLocalClient(self._client))
 
     def close(self) -> None:
@@ -119,5 +152,7 @@ class _as_rcp_errors:
         return None
 
     def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
+        from rcpkit.library import LibraryError
+
         if isinstance(error, LibraryError) and error.code is not None:
             raise RCPError(error.code, error.message, field=error.field) from error

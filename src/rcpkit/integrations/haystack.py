@@ -28,7 +28,8 @@ from haystack.document_stores.types import DuplicatePolicy
 from haystack.errors import FilterError
 from haystack.utils import Secret, deserialize_secrets_inplace
 
-from rcpkit.integrations._connect import Connection, Source, connection_from
+from rcpkit.integrations._connect import Connection, Source
+from rcpkit.integrations._local import connection_from
 from rcpkit.integrations._retrieval import (
     Passthrough,
     every_hit,

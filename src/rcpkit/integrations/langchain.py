@@ -28,7 +28,8 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from rcpkit.integrations._connect import Connection, connection_from
+from rcpkit.integrations._connect import Connection
+from rcpkit.integrations._local import connection_from
 from rcpkit.integrations._retrieval import Passthrough, hit_metadata, retrieve, retrieve_async
 from rcpkit.protocol.content import Hit
 from rcpkit.protocol.messages import RetrieveMode

@@ -43,7 +43,8 @@ from llama_index.core.vector_stores.types import (
 )
 from pydantic import PrivateAttr
 
-from rcpkit.integrations._connect import Connection, connection_from
+from rcpkit.integrations._connect import Connection
+from rcpkit.integrations._local import connection_from
 from rcpkit.integrations._retrieval import (
     Passthrough,
     every_hit,
