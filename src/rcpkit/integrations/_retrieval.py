@@ -11,7 +11,15 @@ from rcpkit.integrations._connect import Connection
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.content import Hit
 
-__all__ = ["PROBE_QUERY", "Passthrough", "every_hit", "hit_metadata", "retrieve", "retrieve_async"]
+__all__ = [
+    "PROBE_QUERY",
+    "Passthrough",
+    "every_hit",
+    "hit_metadata",
+    "holds_own_vectors",
+    "retrieve",
+    "retrieve_async",
+]
 
 Filter = Mapping[str, Any]
 
@@ -133,3 +141,11 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
             if getattr(hit.trust, name) is not None
         }
     return metadata
+
+
+def holds_own_vectors(connection: Connection) -> bool:
+    """Whether the index takes the caller's own vectors (its ``embed.identity`` says
+    ``vectors:…``): then a framework's own embeddings go with its documents."""
+    block = connection.capabilities.get("embed")
+    identity = block.get("identity") if isinstance(block, Mapping) else None
+    return isinstance(identity, str) and identity.startswith("vectors:")

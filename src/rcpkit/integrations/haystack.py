@@ -34,6 +34,7 @@ from rcpkit.integrations._retrieval import (
     Passthrough,
     every_hit,
     hit_metadata,
+    holds_own_vectors,
     retrieve,
     retrieve_async,
 )
@@ -146,7 +147,8 @@ class RCPDocumentStore:
         unique = list({document.id: document for document in documents}.values())
         if not unique:
             return 0
-        wire = [_rcp_document(document) for document in unique]
+        own = holds_own_vectors(self.connection)  # else the index embeds the text itself
+        wire = [_rcp_document(document, own) for document in unique]
         with _store_errors():
             self.connection.call(lambda client: client.index_add(wire, chunk=False))
         return len(unique)
@@ -300,8 +302,15 @@ class RCPRetriever:
         return {"documents": [_retrieved(hit) for hit in hits]}
 
 
-def _rcp_document(document: Document) -> dict[str, Any]:
-    return {"id": document.id, "text": document.content or "", "meta": dict(document.meta)}
+def _rcp_document(document: Document, own_vectors: bool = False) -> dict[str, Any]:
+    wire: dict[str, Any] = {
+        "id": document.id,
+        "text": document.content or "",
+        "meta": dict(document.meta),
+    }
+    if own_vectors and document.embedding is not None:
+        wire["vector"] = list(document.embedding)
+    return wire
 
 
 def _document_id(hit: Hit) -> str:

@@ -49,6 +49,7 @@ from rcpkit.integrations._retrieval import (
     Passthrough,
     every_hit,
     hit_metadata,
+    holds_own_vectors,
     retrieve,
     retrieve_async,
 )
@@ -162,7 +163,8 @@ class RCPVectorStore(BasePydanticVectorStore):
         """§7.10 ``index/add``, one RCP document per node (its id is the node id)."""
         if not nodes:
             return []
-        documents = [_rcp_document(node) for node in nodes]
+        own = holds_own_vectors(self._connection)  # else the index embeds the text itself
+        documents = [_rcp_document(node, own) for node in nodes]
         result = self._connection.call(lambda client: client.index_add(documents, chunk=False))
         return list(result.ids)
 
@@ -256,15 +258,18 @@ def node_with_score(hit: Hit) -> NodeWithScore:
     return NodeWithScore(node=node, score=hit.score)
 
 
-def _rcp_document(node: BaseNode) -> dict[str, Any]:
+def _rcp_document(node: BaseNode, own_vectors: bool = False) -> dict[str, Any]:
     metadata = {key: _scalar(value) for key, value in node.metadata.items()}
     if node.ref_doc_id is not None:
         metadata[_REF_DOC_KEY] = node.ref_doc_id
-    return {
+    document: dict[str, Any] = {
         "id": node.node_id,
         "text": node.get_content(metadata_mode=MetadataMode.NONE),
         "meta": metadata,
     }
+    if own_vectors and node.embedding is not None:  # the index takes the embed model's vectors
+        document["vector"] = list(node.embedding)
+    return document
 
 
 def _scalar(value: object) -> object:
