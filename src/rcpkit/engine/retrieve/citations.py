@@ -10,14 +10,18 @@ from rcpkit.protocol.content import Citation
 __all__ = ["citation_of", "hit_meta"]
 
 
-def citation_of(row: ChunkRow) -> Citation:
-    """The chunk's source, URI, title, span and page, as a retrieve or graph hit cites it."""
+def citation_of(row: ChunkRow, span: tuple[int, int] | None = None) -> Citation:
+    """The chunk's source, URI, title, span and page, as a retrieve or graph hit cites it.
+
+    ``span``: the ``[start, end)`` of the document a longer unit's text is (§7.7.2).
+    """
+    start, end = span if span is not None else (row.start, row.end)
     return Citation(
         source=row.source,
         uri=row.uri or None,
         title=row.title,
-        start=row.start,
-        end=row.end,
+        start=start,
+        end=end,
         page=row.page,
     )
 

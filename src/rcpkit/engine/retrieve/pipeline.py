@@ -34,6 +34,7 @@ from rcpkit.engine.retrieve.packing import UNIT_KEYS, build_hits, merge_units
 from rcpkit.engine.retrieve.recall import Recalled, recall
 from rcpkit.engine.retrieve.rescore import rescore_indexed
 from rcpkit.engine.retrieve.stages import Candidate, mmr, pack_to_budget, recency_decay
+from rcpkit.engine.retrieve.unit_bodies import with_unit_bodies
 from rcpkit.engine.store.base import ChunkRow
 from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.store.partial import partial_scope
@@ -226,6 +227,9 @@ def _read(
     missing = [c.key for c in page if c.key not in rows]
     rows.update(fetch_rows(engine.store, missing) if missing else {})
     page = [c for c in page if c.key in rows]  # a chunk collected since recall is dropped
+    if unit in ("document", "page"):
+        # §7.7.2: the unit's own text, before the budget counts it.
+        page = with_unit_bodies(engine.store, page, rows, unit)
     tokens = None
     ahead = depth  # where the next page starts: after the last candidate this one used
     if query.token_budget is not None:
