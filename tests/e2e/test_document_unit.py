@@ -1,4 +1,4 @@
-"""§7.7.2 `unit: "document"`: a hit is its document's own text, each character once.
+"""§7.7.2 `unit: "document"` and `"page"`: a hit is its document's own text, each character once.
 
 Found from outside: a 22,289-character document came back as 26,161 characters,
 its overlapping chunks joined, every overlap twice, and cited as one chunk's span.
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import rcpkit
+from pdf_support import build_pdf
 from tokenizers import Tokenizer
 
 from rcpkit.client import Client
@@ -80,3 +81,28 @@ async def test_a_token_budget_counts_the_documents_own_text(folder: Path) -> Non
         )
     assert [hit.id for hit in found.hits] == ["logbook.txt"]
     assert found.usage is not None and found.usage.tokens == tokens
+
+
+async def test_a_page_hit_is_its_pages_text_cited_by_the_pages_span(tmp_path: Path) -> None:
+    pytest.importorskip("pypdf")
+    lines = [
+        f"Line {n} of the survey notes how the canal lock {n} held its water." for n in range(45)
+    ]
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "survey.pdf").write_bytes(build_pdf([lines, ["Appendix", "Tables follow."]]))
+    index = tmp_path / "idx"
+    done = rcpkit("index", str(corpus), "--index", str(index))
+    assert done.returncode == 0, done.stderr
+    async with await Client.connect_stdio(_serve(index), pass_env=["PYTHONPATH"]) as client:
+        found = await client.retrieve("canal lock water", k=1, unit="page", mode="sparse")
+        stored = await client.call("x-rcpkit/document", {"id": "survey.pdf"})
+    (hit,) = found.hits
+    assert (hit.id, hit.unit) == ("survey.pdf#p1", "page")
+    assert hit.citation is not None and hit.citation.start is not None
+    start, end = hit.citation.start, hit.citation.end
+    page_one = [chunk for chunk in stored["chunks"] if chunk["page"] == 1]
+    assert len(page_one) > 2  # the page is cut into overlapping chunks
+    assert hit.text == stored["text"][start:end]
+    assert start <= min(c["start"] for c in page_one) and max(c["end"] for c in page_one) <= end
+    assert all(c["start"] >= end for c in stored["chunks"] if c["page"] == 2)
