@@ -123,7 +123,9 @@ def _read(
     ctx: EngineRequest,
     started: float,
     lean: bool = True,
+    wider: int | None = None,
 ) -> m.RetrieveResult:
+    """One page of ``query``; ``wider``: the recall pool a first try found too small."""
     notes = len(ctx.notes)
     cursor = _cursor(engine, query, ctx.tenant)
     pinned = cursor.version if cursor else query.index_version
@@ -143,7 +145,7 @@ def _read(
             "transform", 0.1, lambda: engine.rewriter.run(method, text, None, ctx)
         )
         ctx.notes.extend(transformed.notes)
-    pool = _lean_pool(engine, query, depth, bool(quarantined or seen)) if lean else None
+    pool = _lean_pool(engine, query, depth, bool(quarantined or seen)) if lean else wider
     asked = replace(query, candidate_k=pool) if pool is not None else query
     recalled = stages.run(
         "recall",
@@ -200,6 +202,13 @@ def _read(
         candidates = _withhold(candidates, rows, quarantined, ctx)
     if unit in ("document", "page"):
         candidates = merge_units(candidates, rows, unit)
+        searched = max(asked.candidate_k or engine.config.default_candidate_k, depth)
+        if len(candidates) <= depth and recalled.count >= searched:
+            # §10: the pool's chunks make too few units for this page and the next, and
+            # recall stopped at the pool, not at the corpus: a wider pool finds the rest
+            # (it ends: recall never counts more chunks than the version holds).
+            del ctx.notes[notes:]
+            return _read(engine, query, text, ctx, started, lean=False, wider=2 * searched)
     if seen:
         # §7.7.3: a trajectory keeps finding new evidence.
         unit_of = UNIT_KEYS[unit]
