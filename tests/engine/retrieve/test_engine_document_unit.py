@@ -48,3 +48,18 @@ async def test_a_document_hit_carries_the_document_as_added(engine: Engine) -> N
     for hit in found["hits"]:
         assert hit["text"] == texts[hit["id"]]
         assert (hit["citation"]["start"], hit["citation"]["end"]) == (0, len(hit["text"]))
+
+
+async def test_a_document_hit_keeps_the_regions_of_its_whole_span(engine: Engine) -> None:
+    # OCR regions ([page, start, end, x0, y0, x1, y1]) are narrowed to what a hit cites:
+    # a chunk's span for a chunk hit, the whole document for a document hit.
+    document = _long(0)
+    length = len(document["text"])
+    regions = [[1, start, start + 50, 0, 0, 10, 10] for start in range(0, length - 50, 500)]
+    async with indexed(engine, [{**document, "meta": {"regions": regions}}]) as call:
+        query = {"query": "report 0 topic", "k": 1}
+        chunk = (await call.result("retrieve", query))["hits"][0]
+        whole = (await call.result("retrieve", {**query, "unit": "document"}))["hits"][0]
+    start, end = chunk["citation"]["start"], chunk["citation"]["end"]
+    assert chunk["meta"]["regions"] == [r for r in regions if r[1] < end and r[2] > start]
+    assert whole["meta"]["regions"] == regions

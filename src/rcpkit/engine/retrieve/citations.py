@@ -26,12 +26,13 @@ def citation_of(row: ChunkRow, span: tuple[int, int] | None = None) -> Citation:
     )
 
 
-def hit_meta(row: ChunkRow) -> dict[str, Any] | None:
-    """The document's meta as a hit carries it; OCR ``regions`` narrowed to the chunk's.
+def hit_meta(row: ChunkRow, span: tuple[int, int] | None = None) -> dict[str, Any] | None:
+    """The document's meta as a hit carries it; OCR ``regions`` narrowed to what it cites.
 
     OCR'd text (an image, a scanned PDF page) keeps ``[page, start, end, x0, y0,
     x1, y1]`` per recognised line in ``meta.regions``; a hit keeps the lines its
-    span ``[start, end)`` overlaps, so the citation points at a region of the page.
+    span overlaps (the chunk's ``[start, end)``, or ``span``: a longer unit's, §7.7.2),
+    so the citation points at a region of the page.
     """
     meta = row.meta
     if not meta:
@@ -39,12 +40,10 @@ def hit_meta(row: ChunkRow) -> dict[str, Any] | None:
     regions = meta.get("regions")
     if not isinstance(regions, list):
         return meta
+    start, end = span if span is not None else (row.start, row.end)
     kept = [
         region
         for region in regions
-        if isinstance(region, list)
-        and len(region) >= 3
-        and region[1] < row.end
-        and region[2] > row.start
+        if isinstance(region, list) and len(region) >= 3 and region[1] < end and region[2] > start
     ]
     return {**meta, "regions": kept}

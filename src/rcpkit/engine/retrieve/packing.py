@@ -70,7 +70,7 @@ def build_hits(
                 text=checked.text if query.include_text else None,
                 modality="code" if row.modality == "code" else _image_or_text(row.modality),
                 unit="chunk" if unit == "passage" else unit,
-                meta=hit_meta(row),
+                meta=hit_meta(row, candidate.span),
                 vector=_vector(vector, query),
                 scores=candidate.scores,
                 citation=citation_of(row, candidate.span),
