@@ -40,6 +40,19 @@ async def test_document_pages_list_every_document_once_past_the_recall_pool(
             assert sorted(listed) == sorted(d["id"] for d in documents), k
 
 
+async def test_a_min_score_that_cuts_the_pool_does_not_widen_it(engine: Engine) -> None:
+    # Widening past a pool whose tail is below minScore would only add what ranks lower:
+    # it would read the whole index for a query few chunks pass.
+    async with indexed(engine, [_long(number) for number in range(40)]) as call:
+        query = {"query": "topic", "k": 50, "mode": "dense", "unit": "document"}
+        plain = await call.result("retrieve", query)
+        scores = sorted(hit["score"] for hit in plain["hits"])
+        floored = await call.result("retrieve", {**query, "minScore": scores[len(scores) // 2]})
+    assert plain["usage"]["candidates"] > 100  # the pool widened to find 40 documents
+    assert floored["usage"]["candidates"] <= 100
+    assert 0 < len(floored["hits"]) < len(plain["hits"])
+
+
 async def test_a_document_hit_carries_the_document_as_added(engine: Engine) -> None:
     documents = [_long(number) for number in range(3)]
     async with indexed(engine, documents) as call:

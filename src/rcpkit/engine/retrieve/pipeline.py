@@ -203,10 +203,14 @@ def _read(
     if unit in ("document", "page"):
         candidates = merge_units(candidates, rows, unit)
         searched = max(asked.candidate_k or engine.config.default_candidate_k, depth)
-        if len(candidates) <= depth and recalled.count >= searched:
+        floored = query.min_score is not None and any(
+            c.score < query.min_score for c in recalled.candidates
+        )
+        if len(candidates) <= depth and recalled.count >= searched and not floored:
             # §10: the pool's chunks make too few units for this page and the next, and
             # recall stopped at the pool, not at the corpus: a wider pool finds the rest
-            # (it ends: recall never counts more chunks than the version holds).
+            # (it ends: recall never counts more chunks than the version holds). Not
+            # past minScore: what a wider pool adds ranks below what it already cut.
             del ctx.notes[notes:]
             return _read(engine, query, text, ctx, started, lean=False, wider=2 * searched)
     if seen:
