@@ -183,6 +183,17 @@ def test_a_document_another_client_indexed_chunked_lists_and_round_trips_whole(
     assert (again.content, again.meta["year"]) == (text, 2026)
 
 
+def test_a_chunked_document_lists_whole_even_where_its_chunks_leave_gaps(
+    document_store: RCPDocumentStore,
+) -> None:
+    # The server lists whole documents (§7.7.2 unit "document"): nothing is stitched from
+    # chunks, so the blank lines no chunk holds are kept, not refused as a gap.
+    text = "\n\n\n" + "\n\n\n".join(f"Part {n}. " + "Words of the part. " * 40 for n in range(6))
+    document_store.connection.client.index_add([{"id": "gappy", "text": text}])
+    (listed,) = document_store.filter_documents()
+    assert (listed.id, listed.content) == ("gappy", text)
+
+
 class TestRCPDocumentStoreInProcess(TestRCPDocumentStore):
     """The same mixins in process (``index=``): every metadata key is filterable there
     (typed at first sight), so the filter tests skipped over a server run too."""

@@ -86,11 +86,14 @@ async def retrieve_async(
 PROBE_QUERY = "*"
 
 
-def every_hit(connection: Connection, filter: Filter | None, *, page: int = 100) -> list[Hit]:
+def every_hit(
+    connection: Connection, filter: Filter | None, *, page: int = 100, unit: str | None = None
+) -> list[Hit]:
     """Every hit a paged dense ``retrieve`` yields (O(index size): for stores' list/count).
 
     Needs ``retrieve`` with the ``dense`` mode and ``pagination``; a server without
-    either raises CapabilityMissing naming it rather than listing nothing.
+    either raises CapabilityMissing naming it rather than listing nothing. ``unit``:
+    the §7.7.2 unit to list (the server's default, chunks, when None).
     """
     block = connection.require("retrieve", "retrieve")
     modes = block.get("modes")
@@ -99,7 +102,7 @@ def every_hit(connection: Connection, filter: Filter | None, *, page: int = 100)
     connection.require("retrieve", "pagination")
     maximum = block.get("maxK")
     size = min(page, maximum) if isinstance(maximum, int) and maximum > 0 else page
-    arguments = Passthrough(mode="dense").arguments(size, filter)
+    arguments = Passthrough(mode="dense", unit=unit).arguments(size, filter)
     hits: list[Hit] = []
     cursor: str | None = None
     while True:

@@ -186,7 +186,7 @@ class RCPDocumentStore:
     def _listed(self, tree: dict[str, Any] | None) -> dict[str, list[Hit]]:
         """Every listed chunk, by the id of the document it belongs to."""
         with _store_errors():
-            hits = every_hit(self.connection, tree)
+            hits = every_hit(self.connection, tree, unit=_whole_documents(self.connection))
         chunks: dict[str, list[Hit]] = {}
         for hit in hits:
             chunks.setdefault(_document_id(hit), []).append(hit)
@@ -317,15 +317,26 @@ def _document_id(hit: Hit) -> str:
     return hit.chunk.doc_id if hit.chunk is not None else str(hit.id)
 
 
+def _whole_documents(connection: Connection) -> str | None:
+    """``"document"`` when the server lists whole documents (§7.7.2 ``retrieve.units``).
+
+    A document hit is its document's stored text, verbatim: nothing to stitch.
+    """
+    block = connection.require("retrieve", "retrieve")
+    units = block.get("units")
+    return "document" if isinstance(units, list) and "document" in units else None
+
+
 def _stored(identifier: str, chunks: list[Hit]) -> Document:
     """A listed document as it was written: its id, meta and whole text.
 
-    A document another client indexed chunked is listed as its chunks; any one of
-    them passed off as the document would be written back cut short (OVERWRITE).
+    A server that lists whole documents gives it as one hit. Another lists a
+    document indexed chunked as its chunks; any one of them passed off as the
+    document would be written back cut short (OVERWRITE), so they are stitched.
     """
     ordered = sorted(chunks, key=lambda hit: hit.chunk.index if hit.chunk is not None else 0)
     meta = dict(ordered[0].meta or {})
-    if len(ordered) == 1 and _whole(ordered[0]):
+    if len(ordered) == 1 and (ordered[0].unit == "document" or _whole(ordered[0])):
         return Document(id=identifier, content=ordered[0].text, meta=meta)
     text = _stitched(ordered)
     if text is None:

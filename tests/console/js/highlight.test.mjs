@@ -3,15 +3,16 @@ import { test } from "node:test";
 
 import { citedSegments, documentSegments, queryTerms, termSegments } from "../../../src/rcpkit/console/static/js/highlight.mjs";
 
-test("a chunk hit whose span is its whole text is cited whole", () => {
-  assert.deepEqual(citedSegments("abcdef", { start: 10, end: 16 }, "chunk"), [{ text: "abcdef", cited: true }]);
+test("a hit whose span is its whole text is cited whole, a document hit as a chunk hit", () => {
+  assert.deepEqual(citedSegments("abcdef", { start: 10, end: 16 }), [{ text: "abcdef", cited: true }]);
+  const logbook = "Entry 0.\n\nEntry 1.\n";
+  assert.deepEqual(citedSegments(logbook, { start: 0, end: logbook.length }), [{ text: logbook, cited: true }]);
 });
 
-test("a document hit cites its first span; elsewhere an unplaceable span marks nothing", () => {
-  assert.deepEqual(citedSegments("best\n\nnext", { start: 40, end: 44 }, "document"),
-    [{ text: "best", cited: true }, { text: "\n\nnext", cited: false }]);
-  assert.deepEqual(citedSegments("window text", { start: 3, end: 5 }, "chunk"), [{ text: "window text", cited: false }]);
-  assert.deepEqual(citedSegments("no span", {}, "chunk"), [{ text: "no span", cited: false }]);
+test("a span that cannot be placed in the text marks nothing", () => {
+  assert.deepEqual(citedSegments("best\n\nnext", { start: 40, end: 44 }), [{ text: "best\n\nnext", cited: false }]);
+  assert.deepEqual(citedSegments("window text", { start: 3, end: 5 }), [{ text: "window text", cited: false }]);
+  assert.deepEqual(citedSegments("no span", {}), [{ text: "no span", cited: false }]);
 });
 
 test("query terms are marked as whole words, in any case", () => {

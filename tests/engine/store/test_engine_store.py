@@ -256,6 +256,23 @@ def test_a_documents_chunks_are_its_live_ones_in_order_within_its_tenant(store: 
     assert store.document_chunks("a") == []
 
 
+def test_a_chunks_document_is_the_row_it_was_cut_from_even_once_replaced(
+    store: Store,
+) -> None:
+    # §7.7.2: a pinned reader's document hit is the text its chunk's offsets index.
+    first = store.commit(WriteBatch(documents=[document("a", "old words", "old tail")]))
+    second = store.commit(WriteBatch(documents=[document("a", "new words")]))
+    old, new = first.added[0][0], second.added[0][0]
+    found = store.documents_of([old, new, first.added[1][0], 10**9])
+    assert {key: row.text for key, row in found.items()} == {
+        old: "old words old tail",
+        first.added[1][0]: "old words old tail",
+        new: "new words",
+    }
+    assert found[new] == store.document("a")
+    assert store.documents_of([]) == {}
+
+
 def test_an_unchanged_batch_commits_nothing_and_creates_no_version(store: Store) -> None:
     # Issue 14: a no-op re-index must not age pinned snapshots and cursors.
     first = store.commit(WriteBatch(documents=[document("a", "alpha")]))

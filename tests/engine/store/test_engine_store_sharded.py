@@ -235,6 +235,28 @@ def test_documents_live_on_their_home_shard(loaded: tuple[Engine, Engine]) -> No
     assert sharded.store.document("1400") == single.store.document("1400")
 
 
+def test_document_hits_across_shards_are_their_documents_as_on_one_engine(
+    loaded: tuple[Engine, Engine],
+) -> None:
+    # §7.7.2: each shard reads a hit's document by its own key (global keys mapped back).
+    sharded, single = loaded
+    params = {"query": "boundary layer heat transfer", "k": 5, "unit": "document"}
+
+    async def hits(engine: Engine) -> list[tuple[Any, ...]]:
+        async with serving(engine) as peer:
+            found = await Calls(peer).result("retrieve", params)
+        return [
+            (h["id"], h["text"], h["citation"]["start"], h["citation"]["end"])
+            for h in found["hits"]
+        ]
+
+    on_shards, on_one = asyncio.run(hits(sharded)), asyncio.run(hits(single))
+    assert on_shards == on_one and len(on_one) == 5
+    for doc_id, text, start, end in on_one:
+        document = single.store.document(doc_id)
+        assert document is not None and (text, start, end) == (document.text, 0, len(text))
+
+
 def test_a_pinned_version_and_its_cursor_survive_writes_to_every_shard(
     loaded: tuple[Engine, Engine],
 ) -> None:

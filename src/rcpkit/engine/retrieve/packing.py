@@ -32,19 +32,17 @@ UNIT_KEYS: dict[str, Callable[[ChunkRow], str]] = {
 def merge_units(
     candidates: Sequence[Candidate], rows: dict[int, ChunkRow], unit: str
 ) -> list[Candidate]:
-    """One candidate per unit: its best chunk's score, its chunks' text best span first."""
+    """One candidate per unit, its best chunk's: that chunk's key, score and scores.
+
+    The unit's body is read for the page alone (``unit_bodies``): the document's
+    own text, never its chunks joined, which would repeat each overlap.
+    """
     unit_of = UNIT_KEYS[unit]
     merged: dict[str, Candidate] = {}
-    texts: dict[str, list[str]] = {}
     for candidate in candidates:
-        row = rows[candidate.key]
-        key = unit_of(row)
+        key = unit_of(rows[candidate.key])
         if key not in merged:
             merged[key] = Candidate(candidate.key, candidate.score, dict(candidate.scores))
-            texts[key] = []
-        texts[key].append(row.text)
-    for key, candidate in merged.items():
-        candidate.text = "\n\n".join(texts[key])
     return list(merged.values())
 
 
@@ -72,10 +70,10 @@ def build_hits(
                 text=checked.text if query.include_text else None,
                 modality="code" if row.modality == "code" else _image_or_text(row.modality),
                 unit="chunk" if unit == "passage" else unit,
-                meta=hit_meta(row),
+                meta=hit_meta(row, candidate.span),
                 vector=_vector(vector, query),
                 scores=candidate.scores,
-                citation=citation_of(row),
+                citation=citation_of(row, candidate.span),
                 chunk=Chunk(doc_id=row.doc_id, index=row.index, context=row.context),
                 # §15.2: nothing is vouched for unless its source is configured as trusted.
                 trust=Trust(

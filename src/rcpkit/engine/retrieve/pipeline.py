@@ -34,6 +34,7 @@ from rcpkit.engine.retrieve.packing import UNIT_KEYS, build_hits, merge_units
 from rcpkit.engine.retrieve.recall import Recalled, recall
 from rcpkit.engine.retrieve.rescore import rescore_indexed
 from rcpkit.engine.retrieve.stages import Candidate, mmr, pack_to_budget, recency_decay
+from rcpkit.engine.retrieve.unit_bodies import with_unit_bodies
 from rcpkit.engine.store.base import ChunkRow
 from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.store.partial import partial_scope
@@ -123,7 +124,9 @@ def _read(
     ctx: EngineRequest,
     started: float,
     lean: bool = True,
+    wider: int | None = None,
 ) -> m.RetrieveResult:
+    """One page of ``query``; ``wider``: the recall pool a first try found too small."""
     notes = len(ctx.notes)
     cursor = _cursor(engine, query, ctx.tenant)
     pinned = cursor.version if cursor else query.index_version
@@ -143,7 +146,7 @@ def _read(
             "transform", 0.1, lambda: engine.rewriter.run(method, text, None, ctx)
         )
         ctx.notes.extend(transformed.notes)
-    pool = _lean_pool(engine, query, depth, bool(quarantined or seen)) if lean else None
+    pool = _lean_pool(engine, query, depth, bool(quarantined or seen)) if lean else wider
     asked = replace(query, candidate_k=pool) if pool is not None else query
     recalled = stages.run(
         "recall",
@@ -200,6 +203,17 @@ def _read(
         candidates = _withhold(candidates, rows, quarantined, ctx)
     if unit in ("document", "page"):
         candidates = merge_units(candidates, rows, unit)
+        searched = max(asked.candidate_k or engine.config.default_candidate_k, depth)
+        floored = query.min_score is not None and any(
+            c.score < query.min_score for c in recalled.candidates
+        )
+        if len(candidates) <= depth and recalled.count >= searched and not floored:
+            # §10: the pool's chunks make too few units for this page and the next, and
+            # recall stopped at the pool, not at the corpus: a wider pool finds the rest
+            # (it ends: recall never counts more chunks than the version holds). Not
+            # past minScore: what a wider pool adds ranks below what it already cut.
+            del ctx.notes[notes:]
+            return _read(engine, query, text, ctx, started, lean=False, wider=2 * searched)
     if seen:
         # §7.7.3: a trajectory keeps finding new evidence.
         unit_of = UNIT_KEYS[unit]
@@ -227,6 +241,9 @@ def _read(
     missing = [c.key for c in page if c.key not in rows]
     rows.update(fetch_rows(engine.store, missing) if missing else {})
     page = [c for c in page if c.key in rows]  # a chunk collected since recall is dropped
+    if unit in ("document", "page"):
+        # §7.7.2: the unit's own text, before the budget counts it.
+        page = with_unit_bodies(engine.store, page, rows, unit)
     tokens = None
     ahead = depth  # where the next page starts: after the last candidate this one used
     if query.token_budget is not None:

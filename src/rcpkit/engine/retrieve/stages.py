@@ -24,7 +24,8 @@ class Candidate:
     key: int
     score: float
     scores: dict[str, float] = field(default_factory=dict)
-    text: str | None = None  # a merged body (unit "document"); else the chunk's own text
+    text: str | None = None  # a long unit's body (§7.7.2 document, page); else the chunk's
+    span: tuple[int, int] | None = None  # the [start, end) of its document ``text`` is
 
 
 def mmr(

@@ -33,6 +33,7 @@ __all__ = [
     "ChunkColumns",
     "DOCUMENT_COLUMNS",
     "DOCUMENT_FIELDS",
+    "JOINED_DOCUMENT_FIELDS",
     "ChunkRow",
     "CommitResult",
     "DenseSearch",
@@ -82,6 +83,8 @@ DOCUMENT_COLUMNS = (
 
 # What `document_row` reads, in its order.
 DOCUMENT_FIELDS = "doc_id, title, uri, source, modality, meta, content_hash, text, pages, origin"
+# The same, qualified for a join with chunks (``documents d``).
+JOINED_DOCUMENT_FIELDS = ", ".join(f"d.{name.strip()}" for name in DOCUMENT_FIELDS.split(","))
 
 
 def document_row(values: Sequence[Any]) -> DocumentRow:
@@ -294,6 +297,14 @@ class Store(Protocol):
         ...
 
     def fetch(self, keys: Sequence[int]) -> dict[int, ChunkRow]: ...
+
+    def documents_of(self, keys: Sequence[int]) -> dict[int, DocumentRow]:
+        """The document each chunk belongs to, by chunk key, whatever its version.
+
+        The very document row the chunk was cut from (a pinned reader's chunk may
+        belong to a document replaced since), so the chunk's offsets index its text.
+        """
+        ...
 
     def body_terms(self, keys: Sequence[int]) -> dict[int, str]:
         """Each chunk's body as the lexical index holds it: its analysed terms in order,

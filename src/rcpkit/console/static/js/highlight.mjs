@@ -19,21 +19,18 @@ export function queryTerms(query) {
 /**
  * The hit's text as [{text, cited}] segments. A citation's start/end index the
  * document, not the hit: when the span is as long as the text, the text is the cited
- * chunk itself; a `document` unit joins its chunks with the cited one first, so the
- * span's length from the start is the cited part. Otherwise the span cannot be placed
- * in the text, and nothing is marked cited.
+ * span itself (a chunk, or a `document`/`page` unit, which is its document's own text
+ * cited by the span it covers). Otherwise the span cannot be placed in the text, and
+ * nothing is marked cited.
  */
-export function citedSegments(text, citation, unit) {
+export function citedSegments(text, citation) {
   const body = String(text ?? "");
   const start = citation?.start;
   const end = citation?.end;
   if (!Number.isInteger(start) || !Number.isInteger(end) || end <= start || !body) {
     return [{ text: body, cited: false }];
   }
-  const length = end - start;
-  if (length >= body.length) return [{ text: body, cited: true }];
-  if (unit !== "document") return [{ text: body, cited: false }];
-  return [{ text: body.slice(0, length), cited: true }, { text: body.slice(length), cited: false }];
+  return [{ text: body, cited: end - start >= body.length }];
 }
 
 /** ``text`` as [{text, term}] segments, each whole-word occurrence of a term (any case) marked. */

@@ -43,6 +43,7 @@ from rcpkit.engine.store.base import (
     CHUNK_FIELDS,
     DOCUMENT_COLUMNS,
     DOCUMENT_FIELDS,
+    JOINED_DOCUMENT_FIELDS,
     ChunkRow,
     CommitResult,
     DocumentRow,
@@ -720,6 +721,18 @@ class PostgresStore:
                 (list(keys),),
             ).fetchall()
         return {int(row[0]): chunk_row(row) for row in rows}
+
+    @unavailable()
+    def documents_of(self, keys: Sequence[int]) -> dict[int, DocumentRow]:
+        if not keys:
+            return {}
+        with self.reading() as connection:
+            rows = connection.execute(
+                f"SELECT c.key, {JOINED_DOCUMENT_FIELDS} FROM chunks c"
+                " JOIN documents d ON d.doc_key = c.doc_key WHERE c.key = ANY(%s)",
+                (list(keys),),
+            ).fetchall()
+        return {int(row[0]): document_row(row[1:]) for row in rows}
 
     def body_terms(self, keys: Sequence[int]) -> dict[int, str]:
         """None kept: the postings table holds each term's counts, not the terms' order."""

@@ -571,6 +571,17 @@ class ShardedStore:
                 rows[global_key(key, position)] = replace(row, key=global_key(key, position))
         return rows
 
+    def documents_of(self, keys: Sequence[int]) -> dict[int, DocumentRow]:
+        documents: dict[int, DocumentRow] = {}
+        none: dict[int, DocumentRow] = {}
+        works = [
+            (position, partial(self.shards[position].documents_of, own))
+            for position, own in by_shard(keys).items()
+        ]
+        for (position, _), found in zip(works, self.read_shards(works, none), strict=True):
+            documents.update((global_key(key, position), row) for key, row in found.items())
+        return documents
+
     def body_terms(self, keys: Sequence[int]) -> dict[int, str]:
         # One shard after another: a PostgreSQL shard answers from memory (it keeps
         # no order of terms), so a fan-out to the pool would only add its hand-offs.

@@ -43,6 +43,7 @@ from rcpkit.engine.store.base import (
     CHUNK_FIELDS,
     DOCUMENT_COLUMNS,
     DOCUMENT_FIELDS,
+    JOINED_DOCUMENT_FIELDS,
     ChunkRow,
     CommitResult,
     DocumentRow,
@@ -577,6 +578,18 @@ class SQLiteStore:
                 group,
             )
             found.update((int(row[0]), chunk_row(row)) for row in rows)
+        return found
+
+    def documents_of(self, keys: Sequence[int]) -> dict[int, DocumentRow]:
+        found: dict[int, DocumentRow] = {}
+        for group in _groups(list(keys)):
+            marks = ",".join("?" * len(group))
+            rows = self._reader.execute(
+                f"SELECT c.key, {JOINED_DOCUMENT_FIELDS} FROM chunks c"
+                f" JOIN documents d ON d.doc_key = c.doc_key WHERE c.key IN ({marks})",
+                group,
+            )
+            found.update((int(row[0]), document_row(row[1:])) for row in rows)
         return found
 
     def body_terms(self, keys: Sequence[int]) -> dict[int, str]:

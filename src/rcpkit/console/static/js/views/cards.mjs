@@ -37,7 +37,7 @@ function sourceLine(hit, citation) {
 
 function passage(hit, citation, terms) {
   if (!hit.text) return h("p", { class: "passage empty" }, "(no text returned)");
-  const pieces = citedSegments(hit.text, citation, hit.unit).map((segment) => {
+  const pieces = citedSegments(hit.text, citation).map((segment) => {
     const words = termSegments(segment.text, terms).map((part) => (part.term ? h("mark", { class: "term" }, part.text) : part.text));
     return segment.cited ? h("mark", { class: "cited", title: citedTitle(citation) }, words) : h("span", {}, words);
   });
