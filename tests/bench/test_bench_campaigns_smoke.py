@@ -15,6 +15,12 @@ from typing import Any
 
 import pytest
 
+# Each campaign is many real servers and thousands of calls: past the 60 s default
+# under load 19 on 2 cores with nothing wrong (issue 52). A hang still fails, under
+# the heavy budget (tests/conftest.py), with the campaign's stderr.
+pytestmark = pytest.mark.heavy
+CAMPAIGN_TIMEOUT = 840
+
 
 def _figures(tmp_path: Path, suite: str, *options: str) -> dict[str, dict[str, Any]]:
     out = tmp_path / f"{suite}.json"
@@ -22,7 +28,7 @@ def _figures(tmp_path: Path, suite: str, *options: str) -> dict[str, dict[str, A
         [sys.executable, "-m", "rcpkit", "bench", suite, "--smoke", "--json", str(out), *options],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=CAMPAIGN_TIMEOUT,
         check=False,
     )
     assert done.returncode == 0, done.stderr

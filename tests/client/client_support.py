@@ -49,7 +49,7 @@ class ScriptedServer:
             close_input=lambda: self._from_client.put_nowait(b""),
         )
 
-    async def recv(self, timeout: float = 5.0) -> dict[str, Any]:
+    async def recv(self, timeout: float = 30.0) -> dict[str, Any]:
         while b"\n" not in self._buffer:
             chunk = await asyncio.wait_for(self._from_client.get(), timeout)
             if not chunk:
@@ -102,7 +102,7 @@ async def scripted_client(
     hello = await server.recv()
     assert hello["method"] == "initialize"
     server.result(hello["id"], initialize_result(capabilities))
-    return await asyncio.wait_for(connecting, 5), server
+    return await asyncio.wait_for(connecting, 30), server
 
 
 async def finish(client: Client, server: ScriptedServer) -> None:
@@ -119,7 +119,7 @@ async def finish(client: Client, server: ScriptedServer) -> None:
 
 @contextmanager
 def announced_http(
-    command: Sequence[str], env: dict[str, str] | None = None, timeout: float = 15.0
+    command: Sequence[str], env: dict[str, str] | None = None, timeout: float = 60.0
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Run an HTTP server on 127.0.0.1:0 and yield the URL it announces on stderr."""
     process = subprocess.Popen(

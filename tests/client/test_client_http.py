@@ -28,7 +28,7 @@ async def test_a_missing_token_is_refused_as_unauthorized_before_initialize() ->
     command = http_server_command("--engine", "keyword", "--sample")
     with announced_http(command, AUTH) as (url, _):
         with pytest.raises(RCPError) as caught:
-            await Client.connect_http(url, connect_timeout=5)
+            await Client.connect_http(url, connect_timeout=30)
         assert caught.value.code == -32012
         assert (caught.value.extra or {}).get("httpStatus") == 401
 

@@ -15,7 +15,7 @@ REFERENCE_SERVER = [PYTHON, str(Path(__file__).with_name("reference_server_suppo
 
 
 async def test_the_rcpkit_client_completes_a_session_with_a_reference_sdk_server() -> None:
-    async with await Client.connect_stdio(REFERENCE_SERVER) as client:
+    async with await Client.connect_stdio(REFERENCE_SERVER, connect_timeout=60) as client:
         assert client.server.name == "reference-peer"
         assert client.protocol_version == 1
         assert client.conformance == "L0"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 
 import pytest
 
@@ -26,7 +25,6 @@ async def test_an_oversized_line_is_refused_to_the_call_that_sent_it(tmp_path: o
     async with await Client.connect_stdio(
         command, pass_env=("PYTHONPATH",), connect_timeout=60
     ) as client:
-        started = time.monotonic()
         with pytest.raises(RCPError) as refused:
             await client.call("ping", {"nonce": "x" * 200_000}, CallOptions(timeout=30))
         small, big = await asyncio.gather(
@@ -34,7 +32,8 @@ async def test_an_oversized_line_is_refused_to_the_call_that_sent_it(tmp_path: o
             client.call("ping", {"nonce": "y" * 150_000}, CallOptions(timeout=30)),
             return_exceptions=True,
         )
+    # At once, not at the 30 s timeout: that would be -32014 (the client's deadline),
+    # so the code says it without reading a clock a loaded machine can push (issue 52).
     assert refused.value.code == -32013
-    assert time.monotonic() - started < 20  # at once, not after the 30 s timeout
     assert small == {"nonce": 1}
     assert isinstance(big, RCPError) and big.code == -32013

@@ -22,7 +22,7 @@ from rcpkit.client.stdio import child_environment
 
 
 async def test_a_full_typed_session_with_the_keyword_engine() -> None:
-    async with await Client.connect_stdio([*KEYWORD, "--sample"]) as client:
+    async with await Client.connect_stdio([*KEYWORD, "--sample"], connect_timeout=60) as client:
         assert client.server.name == "rcpkit-keyword"
         assert (await client.ping("n")).nonce == "n"
         info = await client.info()
@@ -34,7 +34,7 @@ async def test_a_full_typed_session_with_the_keyword_engine() -> None:
 
 
 async def test_gating_refuses_what_the_keyword_engine_does_not_advertise() -> None:
-    async with await Client.connect_stdio(KEYWORD) as client:
+    async with await Client.connect_stdio(KEYWORD, connect_timeout=60) as client:
         with pytest.raises(CapabilityMissing):
             await client.embed(["x"])
         with pytest.raises(OptionUnsupported):
@@ -43,7 +43,7 @@ async def test_gating_refuses_what_the_keyword_engine_does_not_advertise() -> No
 
 
 async def test_index_writes_then_retrieve_then_delete() -> None:
-    async with await Client.connect_stdio(KEYWORD) as client:
+    async with await Client.connect_stdio(KEYWORD, connect_timeout=60) as client:
         added = await client.index_add(
             [{"id": "n1", "text": "pelicans fly over the harbour"}, {"id": "n2", "text": "gulls"}]
         )
@@ -53,7 +53,7 @@ async def test_index_writes_then_retrieve_then_delete() -> None:
 
 
 async def test_many_pipelined_calls_are_each_answered_with_their_own_result() -> None:
-    async with await Client.connect_stdio([*KEYWORD, "--sample"]) as client:
+    async with await Client.connect_stdio([*KEYWORD, "--sample"], connect_timeout=60) as client:
         queries = ["bm25", "chunking", "reranking", "prompt injection"] * 5
         results = await asyncio.gather(*(client.retrieve(q, k=1) for q in queries))
         expected = {"bm25": "bm25", "chunking": "chunking", "reranking": "reranking"}
@@ -63,7 +63,7 @@ async def test_many_pipelined_calls_are_each_answered_with_their_own_result() ->
 
 
 async def test_streaming_progress_from_a_real_server() -> None:
-    async with await Client.connect_stdio([*KEYWORD, "--sample"]) as client:
+    async with await Client.connect_stdio([*KEYWORD, "--sample"], connect_timeout=60) as client:
         async with client.stream_retrieve("bm25", k=2) as call:
             stages = [getattr(event, "stage", None) async for event in call]
             result = await call.result()
@@ -73,10 +73,10 @@ async def test_streaming_progress_from_a_real_server() -> None:
 
 async def test_a_killed_server_fails_the_next_call_with_transport_closed() -> None:
     channel = StdioChannel(StdioEndpoint([*KEYWORD, "--sample"]))
-    client = await Client.connect(channel)
+    client = await Client.connect(channel, connect_timeout=60)
     assert channel.pid is not None
     os.kill(channel.pid, signal.SIGKILL)
-    reason = await asyncio.wait_for(client.connection.wait_lost(), 5)
+    reason = await asyncio.wait_for(client.connection.wait_lost(), 30)
     assert "exited with code -9" in reason
     with pytest.raises(TransportClosed) as caught:
         await client.ping(timeout=2)

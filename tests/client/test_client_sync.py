@@ -12,7 +12,7 @@ from rcpkit.client import CapabilityMissing, DeadlineExceeded, SyncClient
 
 
 def test_the_sync_client_runs_a_session_and_closes_the_server() -> None:
-    with SyncClient.connect_stdio([*KEYWORD, "--sample"]) as client:
+    with SyncClient.connect_stdio([*KEYWORD, "--sample"], connect_timeout=60) as client:
         assert client.server.name == "rcpkit-keyword"
         assert client.supports("retrieve")
         assert client.retrieve("bm25", k=1).hits[0].id == "bm25"
@@ -22,7 +22,7 @@ def test_the_sync_client_runs_a_session_and_closes_the_server() -> None:
 
 
 def test_the_sync_client_iterates_a_streaming_call_then_returns_its_result() -> None:
-    with SyncClient.connect_stdio([*KEYWORD, "--sample"]) as client:
+    with SyncClient.connect_stdio([*KEYWORD, "--sample"], connect_timeout=60) as client:
         call = client.stream_retrieve("chunking", k=2)
         stages = [getattr(event, "stage", None) for event in call]
         assert stages == ["recall", "pack"]

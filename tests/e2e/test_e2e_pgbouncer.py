@@ -53,7 +53,7 @@ def bouncer_url(postgres_url: str) -> Iterator[str]:
     )
     url = f"postgresql://postgres@127.0.0.1:{port}/{database}"
     try:
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 60  # only catches a hang: a loaded machine is slow
         while True:  # bounded: until it accepts connections
             try:
                 psycopg.connect(url, connect_timeout=2).close()

@@ -32,7 +32,7 @@ async def test_a_plain_rerank_is_the_hybrid_scorer_and_never_worse_than_retrieve
     tmp_path: Path,
 ) -> None:
     dataset = load_dataset(write_dataset(tmp_path / "data"))
-    async with await Client.connect_stdio(_serve(tmp_path / "idx")) as client:
+    async with await Client.connect_stdio(_serve(tmp_path / "idx"), connect_timeout=60) as client:
         rerank = client.raw_capabilities.get("rerank")
         assert isinstance(rerank, dict) and rerank["methods"] == ["cross-encoder"]
         added = [as_added(d, "meta-title") for d in dataset.corpus if not d.empty]

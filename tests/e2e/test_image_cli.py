@@ -41,7 +41,7 @@ async def test_the_cli_indexes_an_image_and_finds_it_by_text_and_by_image(tmp_pa
         sys.executable, "-m", "rcpkit", "serve", "--stdio", "--engine", "index",
         "--index", str(tmp_path / "index"), "--embedder", "hashing:64", "--create",
     ]  # fmt: skip
-    async with await Client.connect_stdio(command) as client:
+    async with await Client.connect_stdio(command, connect_timeout=60) as client:
         assert "image" in (client.capabilities.index.modalities or [])  # type: ignore[union-attr]
         added = await client.index_add(
             [

@@ -38,7 +38,7 @@ async def _rankings(tmp_path: Path, setting: str) -> tuple[list[tuple[str, float
     # The stages after the feedback pass off: this compares the passes alone.
     config.write_text(f"[engine]\nproximity_weight = 0\nsmoothing_weight = 0\n{setting}\n")
     index = tmp_path / f"idx-{len(setting)}"
-    async with await Client.connect_stdio(_serve(index, config)) as client:
+    async with await Client.connect_stdio(_serve(index, config), connect_timeout=60) as client:
         await client.index_add([{"id": f"d{i}", "text": t} for i, t in enumerate(ONE_LINERS)])
         query = "solar energy for homes"
         default = await client.retrieve(query, k=10)

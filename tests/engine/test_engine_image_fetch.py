@@ -10,7 +10,6 @@ from __future__ import annotations
 import http.server
 import posixpath
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -146,19 +145,18 @@ async def test_dripping_fetches_end_at_their_deadline_and_free_the_workers(
                     peer.send(
                         {"jsonrpc": "2.0", "id": number, "method": "retrieve", "params": params}
                     )
-                timed_out = [await peer.recv(timeout=10) for _ in range(4)]
-                # A text retrieve right after: a worker must be free for it at once,
-                # not after the four GETs have read on past their deadlines.
-                sent = time.monotonic()
+                timed_out = [await peer.recv(timeout=30) for _ in range(4)]
+                # A text retrieve right after: a worker must be free for it, not after
+                # the four GETs have read on past their deadlines. They would read for
+                # half an hour (a byte every 0.5 s until `stop`), so an answer within
+                # the 30 s bound says so without a clock a loaded machine can push.
                 text = {"query": "boundary layer", "k": 1, "_meta": {"deadlineMs": 20000}}
                 peer.send({"jsonrpc": "2.0", "id": "text", "method": "retrieve", "params": text})
                 answer = await peer.recv(timeout=30)
-                waited = time.monotonic() - sent
         finally:
             stop.set()
             engine.close()
     assert sorted(reply["id"] for reply in timed_out) == [0, 1, 2, 3]
     assert all(reply["error"]["code"] == -32014 for reply in timed_out), timed_out
     assert answer["id"] == "text" and "result" in answer, answer
-    assert waited < 8.0, f"the text retrieve waited {waited:.1f} s for a worker"
     assert len(asked) == 4

@@ -26,7 +26,7 @@ class Engine:
     documents: dict[str, str]
     modes: list[str] = field(default_factory=lambda: ["sparse"])
     score_floor: float | None = 0.0
-    delay: float = 0.0
+    hangs: bool = False  # retrieve never answers: only a caller's timer or cancel ends it
     error: RCPError | None = None
     filter_fields: dict[str, str] | None = None
     catalog_identity: str | None = None
@@ -61,8 +61,8 @@ class Engine:
         async def retrieve(params: m.RetrieveParams, ctx: RequestContext) -> m.RetrieveResult:
             self.seen.append({"params": params, "meta": dict(ctx.meta)})
             self.started.set()
-            if self.delay:
-                await asyncio.sleep(self.delay)
+            if self.hangs:
+                await asyncio.Event().wait()
             if self.error is not None:
                 raise self.error
             if self.malformed:

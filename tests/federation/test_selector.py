@@ -74,7 +74,9 @@ async def test_the_selector_fails_over_when_the_primary_process_is_killed(tmp_pa
         {"id": "secondary", "transport": "stdio", "command": [*KEYWORD, "--sample"], "priority": 1},
     ]
     path.write_text(json.dumps({"engines": engines}))
-    async with Selector.load(path, ping_timeout=2.0) as selector:
+    # Bounds that only catch a hang: a loaded machine took 10-11 s to start a serve
+    # (issue 52), and a 2 s ping could drop a live primary. A killed one fails at once.
+    async with Selector.load(path, ping_timeout=60.0, connect_timeout=60.0) as selector:
         primary = await selector.select_primary()
         assert selector.connected == ["primary"]
         channel = primary.connection.channel

@@ -28,7 +28,12 @@ __all__ = [
     "write_registry",
 ]
 
-GATEWAY = [PYTHON, "-m", "rcpkit", "gateway"]
+# The gateway's timers only catch a hang here: a real `rcpkit serve` took 10-11 s to
+# start under load 17 on 2 cores (issue 52), past the 10 s connect and engine
+# defaults, and an engine slower than --slow-engine (2 s) twice is demoted to a
+# 0.25 s timeout. A test of a timer names its own value after these (the last wins).
+PATIENT = ["--connect-timeout", "60", "--engine-timeout", "60", "--slow-engine", "60"]
+GATEWAY = [PYTHON, "-m", "rcpkit", "gateway", *PATIENT]
 
 NOTES = {
     "fusion-notes.md": "# Fusion notes\n\nReciprocal rank fusion merges the rankings of many "

@@ -29,7 +29,7 @@ __all__ = [
 # Spawned servers get a least-privilege environment (§15.1): without PYTHONPATH they
 # would import the installed rcpkit, not the tree under test.
 TREE: dict[str, Any] = {"passEnv": ["PYTHONPATH"]}
-SPAWN: dict[str, Any] = {"pass_env": ("PYTHONPATH",), "connect_timeout": 30}
+SPAWN: dict[str, Any] = {"pass_env": ("PYTHONPATH",), "connect_timeout": 60}
 
 
 def free_port() -> int:
@@ -39,7 +39,7 @@ def free_port() -> int:
         return port
 
 
-def wait_for_text(path: Path, pattern: str, timeout: float = 20.0) -> re.Match[str]:
+def wait_for_text(path: Path, pattern: str, timeout: float = 60.0) -> re.Match[str]:
     """The first match of ``pattern`` in the file at ``path``, waiting (bounded) for it."""
     deadline = time.monotonic() + timeout
     while True:
@@ -97,4 +97,4 @@ def sample(metrics: str, name: str, **labels: str) -> float | None:
 
 def rcp(url: str, method: str, params: dict[str, Any], **headers: str) -> httpx.Response:
     body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return httpx.post(f"{url}/{method}", json=body, headers=headers, timeout=20)
+    return httpx.post(f"{url}/{method}", json=body, headers=headers, timeout=60)

@@ -31,7 +31,7 @@ async def test_two_real_engines_over_different_corpora_behind_the_gateway(
     tmp_path: Path, persistent: list[str]
 ) -> None:
     path = _two_engines(tmp_path, persistent)
-    async with await Client.connect_stdio([*GATEWAY, str(path)]) as client:
+    async with await Client.connect_stdio([*GATEWAY, str(path)], connect_timeout=60) as client:
         assert client.supports("catalog") and client.supports("retrieve")
         assert set(client.raw_capabilities["retrieve"]["modes"]) == {"dense", "sparse", "hybrid"}
         listed = await client.catalog_list()
@@ -57,7 +57,7 @@ async def test_a_registry_listing_its_own_gateway_terminates_and_notes_the_cycle
             {"id": "self", "transport": "stdio", "command": [*GATEWAY, str(path)]},
         ],
     )
-    async with await Client.connect_stdio([*GATEWAY, str(path)], connect_timeout=20) as client:
+    async with await Client.connect_stdio([*GATEWAY, str(path)], connect_timeout=60) as client:
         raw = await client.call("retrieve", {"query": "bm25", "k": 2})
         listed = await client.catalog_list()
     assert raw["_meta"]["federation"]["answered"] == ["samples"]
@@ -102,7 +102,7 @@ async def test_the_gateway_over_http_applies_bearer_auth(
     command = [*GATEWAY, str(path), "--http", "127.0.0.1:0"]
     with announced_http(command, {"RCPKIT_HTTP_TOKENS": token}) as (url, _):
         with pytest.raises(RCPError) as refused:
-            await Client.connect_http(url, connect_timeout=5)
+            await Client.connect_http(url, connect_timeout=60)
         assert refused.value.code == -32012
         client = await Client.connect_http(url, token=token)
         async with client, client.stream_retrieve("reciprocal rank fusion", k=3) as call:

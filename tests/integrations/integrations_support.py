@@ -121,7 +121,7 @@ def slow_server(folder: Path) -> tuple[list[str], Path]:
     return [sys.executable, str(script), str(record)], record
 
 
-async def until_recorded(record: Path, key: str, timeout: float = 20.0) -> dict[str, Any]:
+async def until_recorded(record: Path, key: str, timeout: float = 60.0) -> dict[str, Any]:
     """The first line of the child's record that has ``key``, within ``timeout``."""
     import asyncio
     import json

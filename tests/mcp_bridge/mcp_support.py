@@ -36,7 +36,7 @@ def stdio_bridge(args: Sequence[str]) -> StdioServerParameters:
 
 
 @contextmanager
-def http_bridge(args: Sequence[str], timeout: float = 30.0) -> Iterator[str]:
+def http_bridge(args: Sequence[str], timeout: float = 60.0) -> Iterator[str]:
     """Start ``rcpkit mcp ... --http 127.0.0.1:0``; yield the URL it announced."""
     words = list(args)
     cut = words.index("--") if "--" in words else len(words)  # options before `-- CMD`

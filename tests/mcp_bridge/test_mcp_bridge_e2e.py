@@ -165,7 +165,7 @@ def _records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-async def _until(path: Path, key: str, timeout: float = 20.0) -> dict[str, Any]:
+async def _until(path: Path, key: str, timeout: float = 60.0) -> dict[str, Any]:
     async with asyncio.timeout(timeout):
         while True:
             for record in _records(path):

@@ -12,6 +12,10 @@ from rcpkit.protocol import messages as m
 from rcpkit.server.app import App
 from rcpkit.server.context import RequestContext
 
+# A test's wait for a handler's event (started, stopped, an answer) ends on the event;
+# this bound only catches a hang. 2-3 s could pass on a loaded machine (issue 52).
+PATIENT = 30.0
+
 
 @dataclass
 class Probe:

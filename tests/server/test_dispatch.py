@@ -5,7 +5,7 @@ import logging
 
 import pytest
 
-from server.apps import Probe, probe_app
+from server.apps import PATIENT, Probe, probe_app
 from support import running, silent
 
 
@@ -21,7 +21,7 @@ async def test_a_slow_request_does_not_block_others_on_the_connection() -> None:
     probe = Probe()
     async with running(probe_app(probe)) as peer:
         peer.send(request(1, "retrieve", {"query": "block"}))
-        await asyncio.wait_for(probe.started.wait(), 2)
+        await asyncio.wait_for(probe.started.wait(), PATIENT)
         peer.send(request(2, "ping"))
         peer.send(request(3, "retrieve", {"query": "fast"}))
         answered = [(await peer.recv())["id"], (await peer.recv())["id"]]
@@ -34,7 +34,7 @@ async def test_cancel_stops_an_async_handler_and_answers_cancelled_once() -> Non
     probe = Probe()
     async with running(probe_app(probe)) as peer:
         peer.send(request("c", "retrieve", {"query": "block"}))
-        await asyncio.wait_for(probe.started.wait(), 2)
+        await asyncio.wait_for(probe.started.wait(), PATIENT)
         peer.send(cancel("c"))
         reply = await peer.recv()
         assert reply == {
@@ -50,10 +50,10 @@ async def test_cancel_stops_a_worker_thread_at_its_next_checkpoint() -> None:
     probe = Probe()
     async with running(probe_app(probe)) as peer:
         peer.send(request(5, "rerank", {"query": "q", "passages": ["a"]}))
-        await asyncio.to_thread(probe.thread_started.wait, 2)
+        assert await asyncio.to_thread(probe.thread_started.wait, PATIENT)
         peer.send(cancel(5))
         assert (await peer.recv())["error"]["code"] == -32006
-        await asyncio.to_thread(probe.stopped.wait, 2)
+        assert await asyncio.to_thread(probe.stopped.wait, PATIENT)
         steps = probe.steps
         await asyncio.sleep(0.05)
         assert probe.steps == steps  # the loop really stopped
@@ -87,7 +87,7 @@ async def test_notifications_are_never_answered_known_or_unknown() -> None:
 async def test_the_server_deadline_answers_timeout_and_stops_the_handler() -> None:
     probe = Probe()
     async with running(probe_app(probe), deadline=0.1) as peer:
-        reply = await peer.request(1, "retrieve", {"query": "block"}, timeout=3)
+        reply = await peer.request(1, "retrieve", {"query": "block"}, timeout=PATIENT)
         assert reply["error"]["code"] == -32014
         assert probe.stopped.is_set()
 
@@ -99,14 +99,14 @@ async def test_meta_deadline_ms_shortens_the_deadline_of_one_request() -> None:
             1, "rerank", {"query": "q", "passages": ["a"], "_meta": {"deadlineMs": 50}}
         )
         assert reply["error"]["code"] == -32014
-        await asyncio.to_thread(probe.stopped.wait, 2)
+        assert await asyncio.to_thread(probe.stopped.wait, PATIENT)
 
 
 async def test_a_duplicate_in_flight_id_is_refused_without_disturbing_the_first() -> None:
     probe = Probe()
     async with running(probe_app(probe)) as peer:
         peer.send(request(1, "retrieve", {"query": "block"}))
-        await asyncio.wait_for(probe.started.wait(), 2)
+        await asyncio.wait_for(probe.started.wait(), PATIENT)
         duplicate = await peer.request(1, "ping")
         assert duplicate["error"]["code"] == -32600
         probe.release.set()
@@ -197,7 +197,7 @@ async def test_requests_beyond_the_in_flight_cap_are_rate_limited_with_a_retry_h
     async with running(probe_app(probe), max_in_flight=2) as peer:
         peer.send(request(1, "retrieve", {"query": "block"}))
         peer.send(request(2, "retrieve", {"query": "block"}))
-        await asyncio.wait_for(probe.started.wait(), 2)
+        await asyncio.wait_for(probe.started.wait(), PATIENT)
         refused = await peer.request(3, "retrieve", {"query": "fast"})
         assert refused["error"]["code"] == -32011
         assert refused["error"]["data"]["retryable"] is True

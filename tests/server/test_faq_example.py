@@ -39,7 +39,9 @@ def test_the_rcpkit_faq_server_is_no_longer_than_the_mcp_one() -> None:
 
 async def _rcpkit_answers() -> list[list[tuple[Any, float, str | None]]]:
     command = [sys.executable, str(RCPKIT_FAQ)]
-    async with await Client.connect_stdio(command, pass_env=["PYTHONPATH"]) as client:
+    async with await Client.connect_stdio(
+        command, pass_env=["PYTHONPATH"], connect_timeout=60
+    ) as client:
         results = [await client.call("retrieve", query) for query in QUERIES]
     return [[(h["id"], h["score"], h.get("text")) for h in r["hits"]] for r in results]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 
 from rcpkit.server.app import App
-from server.apps import Probe, echo_app, probe_app
+from server.apps import PATIENT, Probe, echo_app, probe_app
 from support import running, silent
 
 
@@ -71,7 +71,7 @@ async def test_nothing_after_shutdown_is_processed_but_in_flight_work_finishes()
         peer.send(
             {"jsonrpc": "2.0", "id": "slow", "method": "retrieve", "params": {"query": "block"}}
         )
-        await asyncio.wait_for(probe.started.wait(), 2)
+        await asyncio.wait_for(probe.started.wait(), PATIENT)
         peer.send({"jsonrpc": "2.0", "id": "bye", "method": "shutdown", "params": {}})
         assert (await peer.recv())["id"] == "bye"
         peer.send({"jsonrpc": "2.0", "id": "late", "method": "ping"})
@@ -85,7 +85,7 @@ async def test_end_of_input_finishes_in_flight_requests() -> None:
     probe = Probe()
     async with running(probe_app(probe)) as peer:
         peer.send({"jsonrpc": "2.0", "id": 1, "method": "retrieve", "params": {"query": "block"}})
-        await asyncio.wait_for(probe.started.wait(), 2)
+        await asyncio.wait_for(probe.started.wait(), PATIENT)
         peer.close()
         asyncio.get_running_loop().call_later(0.05, probe.release.set)
         assert (await peer.recv())["result"]["hits"][0]["id"] == "block"

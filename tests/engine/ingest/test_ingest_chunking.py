@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import time
 from collections.abc import Callable, Sequence
 
 import pytest
@@ -304,10 +303,11 @@ def test_a_megabyte_is_chunked_fast_with_a_few_batched_counter_calls() -> None:
         calls.append(len(texts))
         return whitespace_token_counter(texts)
 
-    started = time.perf_counter()
     chunks = chunk_document(document, counting)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 5.0, f"{elapsed:.2f}s for 1 MB"
+    # The work, not the clock (a loaded machine stretches any clock, issue 52): a few
+    # batched calls, and each paragraph counted a bounded number of times (7,184 texts
+    # for 1,081 paragraphs), not again for every chunk it might join.
     assert len(calls) <= 10
+    assert sum(calls) < 10 * len(paragraphs), (sum(calls), len(paragraphs))
     assert len(chunks) > 500
     assert all(chunk.text == document.text[chunk.start : chunk.end] for chunk in chunks)

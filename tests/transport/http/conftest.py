@@ -64,5 +64,5 @@ def serve() -> Iterator[Serve]:
 
 @pytest.fixture
 def client() -> Iterator[httpx.Client]:
-    with httpx.Client(timeout=5.0) as http:
+    with httpx.Client(timeout=30.0) as http:
         yield http

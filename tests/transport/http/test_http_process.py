@@ -73,13 +73,13 @@ def test_the_reference_client_completes_a_session_against_rcpkit_serve_http(spaw
     finally:
         client.shutdown()
     # A remote shutdown ends nothing but that caller's session: the server goes on.
-    assert httpx.post(f"{server.url}/ping", json=rpc(1, "ping"), timeout=5).status_code == 200
+    assert httpx.post(f"{server.url}/ping", json=rpc(1, "ping"), timeout=30).status_code == 200
 
 
 def test_serve_http_without_auth_is_read_only_and_says_so(spawn: Any) -> None:
     server = spawn(*KEYWORD_SERVER)
     assert b"serving read-only over HTTP" in server.stderr_so_far
-    info = httpx.post(f"{server.url}/info", json=rpc(1, "info"), timeout=5).json()["result"]
+    info = httpx.post(f"{server.url}/info", json=rpc(1, "info"), timeout=30).json()["result"]
     assert info["capabilities"]["index"]["writable"] is False  # no write is advertised
     for id, (method, params) in enumerate(
         [
@@ -87,11 +87,11 @@ def test_serve_http_without_auth_is_read_only_and_says_so(spawn: Any) -> None:
             ("index/delete", {"ids": ["a"]}),
         ]
     ):
-        refused = httpx.post(f"{server.url}/{method}", json=rpc(id, method, params), timeout=5)
+        refused = httpx.post(f"{server.url}/{method}", json=rpc(id, method, params), timeout=30)
         assert refused.status_code == 403, method
         assert refused.json()["error"]["code"] == -32012
     search = rpc(9, "retrieve", {"query": "probe"})
-    hits = httpx.post(f"{server.url}/retrieve", json=search, timeout=5).json()["result"]["hits"]
+    hits = httpx.post(f"{server.url}/retrieve", json=search, timeout=30).json()["result"]["hits"]
     assert hits == []  # nothing was written
 
 
@@ -112,7 +112,7 @@ def test_sigterm_drains_in_flight_requests_then_exits_zero(spawn: Any) -> None:
     assert answers[0].json()["result"]["hits"][0]["id"] == "drained"
     assert server.process.wait(10) == 0
     with pytest.raises(httpx.ConnectError):
-        httpx.post(f"{server.url}/ping", json=rpc(2, "ping"), timeout=5)
+        httpx.post(f"{server.url}/ping", json=rpc(2, "ping"), timeout=30)
 
 
 def test_the_command_refuses_tenant_tokens_for_an_engine_that_ignores_tenants() -> None:

@@ -86,7 +86,7 @@ def test_a_connection_is_kept_alive_across_requests(serve: Serve) -> None:
         f"POST {parts.path}/ping HTTP/1.1\r\nHost: {parts.netloc}\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     ).encode() + body
-    with socket.create_connection((parts.hostname, parts.port), timeout=5) as sock:
+    with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
         for _ in range(3):  # three requests, one connection
             sock.sendall(request)
             head, reply = _read_response(sock)
@@ -98,7 +98,7 @@ def test_a_connection_is_kept_alive_across_requests(serve: Serve) -> None:
 async def test_a_slow_request_does_not_hold_up_other_requests(serve: Serve) -> None:
     probe = Probe()
     live = serve(probe_app(probe))
-    async with httpx.AsyncClient(timeout=5.0) as http:
+    async with httpx.AsyncClient(timeout=30.0) as http:
         slow = asyncio.create_task(
             http.post(f"{live.url}/retrieve", json=rpc(1, "retrieve", {"query": "block"}))
         )
@@ -115,7 +115,7 @@ async def test_a_slow_request_does_not_hold_up_other_requests(serve: Serve) -> N
 async def test_two_callers_may_use_the_same_id_at_once(serve: Serve) -> None:
     probe = Probe()
     live = serve(probe_app(probe))
-    async with httpx.AsyncClient(timeout=5.0) as first, httpx.AsyncClient(timeout=5.0) as second:
+    async with httpx.AsyncClient(timeout=30.0) as first, httpx.AsyncClient(timeout=30.0) as second:
         blocked = asyncio.create_task(
             first.post(f"{live.url}/retrieve", json=rpc(1, "retrieve", {"query": "block"}))
         )

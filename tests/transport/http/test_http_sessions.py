@@ -113,8 +113,8 @@ def test_a_session_belongs_to_the_credential_that_opened_it(serve: Serve) -> Non
     credentials = Credentials([Credential.of("a", "token-a"), Credential.of("b", "token-b")])
     live = serve(probe_app(Probe()), HttpConfig(stateful=True, credentials=credentials))
     with (
-        httpx.Client(timeout=5.0, headers={"authorization": "Bearer token-a"}) as alice,
-        httpx.Client(timeout=5.0, headers={"authorization": "Bearer token-b"}) as bob,
+        httpx.Client(timeout=30.0, headers={"authorization": "Bearer token-a"}) as alice,
+        httpx.Client(timeout=30.0, headers={"authorization": "Bearer token-b"}) as bob,
     ):
         token, _ = initialize(alice, live.url)
         stolen = call(bob, live.url, token, rpc(1, "retrieve", {"query": "q"}))
@@ -125,13 +125,13 @@ def test_a_session_belongs_to_the_credential_that_opened_it(serve: Serve) -> Non
 def test_a_cancel_posted_with_the_session_cancels_that_sessions_request(serve: Serve) -> None:
     probe = Probe()
     live = serve(probe_app(probe), STATEFUL)
-    with httpx.Client(timeout=5.0) as http:
+    with httpx.Client(timeout=30.0) as http:
         mine, _ = initialize(http, live.url)
         other, _ = initialize(http, live.url)
     answers: list[Any] = []
 
     def blocked() -> None:
-        with httpx.Client(timeout=5.0) as http:
+        with httpx.Client(timeout=30.0) as http:
             answers.append(call(http, live.url, mine, rpc("r", "retrieve", {"query": "block"})))
 
     worker = threading.Thread(target=blocked)
@@ -139,7 +139,7 @@ def test_a_cancel_posted_with_the_session_cancels_that_sessions_request(serve: S
     try:
         assert probe.gate.entered.wait(5)
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancel", "params": {"id": "r"}}
-        with httpx.Client(timeout=5.0) as http:
+        with httpx.Client(timeout=30.0) as http:
             url = f"{live.url}/notifications/cancel"
             # Another session's cancel names the same id, but not this request.
             assert http.post(url, json=cancel, headers={"rcp-session": other}).status_code == 204

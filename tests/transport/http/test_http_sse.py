@@ -49,7 +49,7 @@ def test_frames_arrive_as_they_are_produced_not_at_the_end(serve: Serve) -> None
     probe = Probe()
     live = serve(probe_app(probe))
     with (
-        httpx.Client(timeout=5.0) as http,
+        httpx.Client(timeout=30.0) as http,
         http.stream(
             "POST", f"{live.url}/retrieve", json=progress_request(2, "stream"), headers=EVENTS
         ) as response,
@@ -118,7 +118,7 @@ def test_a_client_that_disconnects_mid_stream_cancels_the_handler(serve: Serve) 
         "Content-Type: application/json\r\nAccept: text/event-stream\r\n"
         f"Content-Length: {len(body)}\r\n\r\n"
     ).encode()
-    with socket.create_connection((parts.hostname, parts.port), timeout=5) as sock:
+    with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
         sock.sendall(head + body)
         assert sock.recv(4096).startswith(b"HTTP/1.1 200")
         assert probe.gate.entered.wait(5)
@@ -134,7 +134,7 @@ def test_a_buffered_client_that_disconnects_cancels_its_request_too(serve: Serve
         f"POST {parts.path}/retrieve HTTP/1.1\r\nHost: {parts.netloc}\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     ).encode()
-    with socket.create_connection((parts.hostname, parts.port), timeout=5) as sock:
+    with socket.create_connection((parts.hostname, parts.port), timeout=30) as sock:
         sock.sendall(head + body)
         assert probe.gate.entered.wait(5)
     assert probe.gate.cancelled.wait(5)

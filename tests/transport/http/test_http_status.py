@@ -118,7 +118,7 @@ def test_a_server_at_capacity_is_503_with_retry_after(serve: Serve) -> None:
     blocked: list[httpx.Response] = []
 
     def hold() -> None:
-        with httpx.Client(timeout=5.0) as http:
+        with httpx.Client(timeout=30.0) as http:
             params = {"query": "block"}
             blocked.append(http.post(f"{live.url}/retrieve", json=rpc(1, "retrieve", params)))
 
@@ -126,7 +126,7 @@ def test_a_server_at_capacity_is_503_with_retry_after(serve: Serve) -> None:
     holder.start()
     try:
         assert probe.gate.entered.wait(5)
-        with httpx.Client(timeout=5.0) as http:
+        with httpx.Client(timeout=30.0) as http:
             full = http.post(f"{live.url}/ping", json=rpc(2, "ping"))
         assert full.status_code == 503
         assert full.headers["retry-after"] == "1"

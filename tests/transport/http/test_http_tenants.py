@@ -23,7 +23,7 @@ CONFIG = HttpConfig(credentials=CREDENTIALS, tenant_aware=True)
 class Tenant:
     def __init__(self, url: str, token: str) -> None:
         self.url = url
-        self.http = httpx.Client(timeout=5.0, headers={"authorization": f"Bearer {token}"})
+        self.http = httpx.Client(timeout=30.0, headers={"authorization": f"Bearer {token}"})
 
     def call(self, method: str, params: dict[str, Any]) -> Any:
         return self.http.post(f"{self.url}/{method}", json=rpc(1, method, params)).json()
