@@ -1,4 +1,5 @@
-"""Session-wide fixtures: the private PostgreSQL some engine and end-to-end tests share."""
+"""Session-wide fixtures: the private PostgreSQL and the local SolrCloud some engine and
+end-to-end tests share."""
 
 from __future__ import annotations
 
@@ -27,11 +28,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(scope="session", autouse=True)
 def _postgres_session() -> Iterator[None]:
-    """Stop the session's PostgreSQL (started lazily by ``pg_support``) at the end."""
+    """Stop the session's PostgreSQL and SolrCloud (started lazily by ``pg_support`` and
+    ``solr_support``) at the end."""
     yield
     pg_support = sys.modules.get("pg_support")
     if pg_support is not None:
         pg_support.stop_server()
+    solr_support = sys.modules.get("solr_support")
+    if solr_support is not None:
+        solr_support.stop_cluster()
 
 
 @pytest.fixture
@@ -42,3 +47,13 @@ def postgres_url() -> Iterator[str]:
     url = pg_support.fresh_database()
     yield url
     pg_support.drop_database(url)
+
+
+@pytest.fixture
+def solr_url() -> Iterator[str]:
+    """A fresh 2-shard collection on the session's SolrCloud, deleted after."""
+    import solr_support
+
+    url = solr_support.fresh_collection()
+    yield url
+    solr_support.drop_collection(url)

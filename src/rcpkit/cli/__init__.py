@@ -34,6 +34,7 @@ from rcpkit.cli import (
     query,
     serve,
     show,
+    solr,
     stats,
     tenants,
 )
@@ -66,6 +67,7 @@ COMMANDS: dict[str, Subcommand] = {
     "eval": evaluate,
     "collections": collections,
     "db": db,
+    "solr": solr,
     "demo": demo,
     "gateway": gateway,
     "check": check,
