@@ -27,7 +27,7 @@ GraphStorageFactory = Callable[[str, str], GraphStorage]
 class Backend:
     """What one configured backend provides, built once by ``open_backend``."""
 
-    kind: Literal["sqlite", "postgres", "sharded"]
+    kind: Literal["sqlite", "postgres", "sharded", "solr"]
     store: Store
     # A standby (PostgreSQL in recovery) takes no writes, whatever --read-only says.
     read_only: bool
@@ -35,3 +35,6 @@ class Backend:
     state: EngineState
     # Where each tenant's knowledge graph lives (§7.9): a file of its own, or the database.
     graph_storage: GraphStorageFactory
+    # §7.7.1: whether a pinned indexVersion or a cursor reads the version it names. A
+    # SolrCloud keeps only its latest state, so it does not (issue 48).
+    snapshots: bool = True

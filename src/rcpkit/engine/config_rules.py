@@ -135,11 +135,11 @@ def _hashing(spec: str) -> bool:
 
 def _store(value: Any) -> str:
     spec = _text(value)
-    if spec == "sqlite" or spec.startswith(("postgres://", "postgresql://")):
+    if spec == "sqlite" or spec.startswith(("postgres://", "postgresql://", "solr://")):
         return spec
     if spec.endswith((".toml", ".json")):
         return spec  # a shard registry (issue 32), read when the store opens
-    raise _Refused("'sqlite', a postgres:// URL or a shard registry (.toml, .json)")
+    raise _Refused("'sqlite', a postgres:// URL, a solr:// URL or a shard registry (.toml, .json)")
 
 
 def _field_types(value: Any) -> dict[str, str]:

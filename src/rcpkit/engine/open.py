@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from rcpkit.engine.store.postgres import PostgresStore
     from rcpkit.engine.store.postgres.dense import HnswSettings
     from rcpkit.engine.store.sharded import ShardedStore
+    from rcpkit.engine.store.solr import SolrStore
 
 __all__ = [
     "bm25_settings",
@@ -43,6 +44,7 @@ __all__ = [
     "in_databases",
     "is_postgres_url",
     "is_shard_registry",
+    "is_solr_url",
     "open_backend",
     "open_engine",
     "open_store",
@@ -105,12 +107,18 @@ def open_backend(config: EngineConfig, *, create: bool = True) -> Backend:
     ``create`` is the embedded file's: a database is created by ``rcpkit db``.
     """
     folder = config.index / "graph"
+
+    def graph_file(name: str, identity: str) -> GraphStorage:
+        return GraphStore(folder / f"{name}.sqlite3", identity)
+
+    if is_solr_url(config.store):
+        # Issue 48: Solr holds the corpus; the engine state and graphs stay beside
+        # this server (--index), and the server advertises no snapshots.
+        return Backend(
+            "solr", _open_solr(config), False, _embedded_state(config), graph_file, snapshots=False
+        )
     if not in_databases(config.store):
         embedded = _open_sqlite(config, create)
-
-        def graph_file(name: str, identity: str) -> GraphStorage:
-            return GraphStore(folder / f"{name}.sqlite3", identity)
-
         return Backend("sqlite", embedded, False, _embedded_state(config), graph_file)
     from rcpkit.engine.graph._pg_store import PostgresGraphStore
     from rcpkit.engine.state.postgres import postgres_state
@@ -193,9 +201,14 @@ _SHARD_POOL_TIMEOUT = 5.0
 
 
 def in_databases(store: str | None) -> bool:
-    """Whether the index lives in PostgreSQL (one database or a registry of shards):
-    then the database is the index, and ``--index`` holds only caches."""
-    return is_postgres_url(store) or is_shard_registry(store)
+    """Whether the index lives in a server (PostgreSQL, a registry of shards, SolrCloud):
+    then the server is the index, and ``--index`` holds only caches and local state."""
+    return is_postgres_url(store) or is_shard_registry(store) or is_solr_url(store)
+
+
+def is_solr_url(store: str | None) -> bool:
+    """Whether ``--store`` names a SolrCloud collection (issue 48)."""
+    return bool(store) and str(store).startswith("solr://")
 
 
 def is_shard_registry(store: str | None) -> bool:
@@ -206,7 +219,9 @@ def is_shard_registry(store: str | None) -> bool:
 
 
 def open_store(config: EngineConfig, *, create: bool = True) -> Store:
-    """The configured store alone (the admin commands'): SQLite, a PostgreSQL, or shards."""
+    """The configured store alone (the admin commands'): SQLite, PostgreSQL, shards, Solr."""
+    if is_solr_url(config.store):
+        return _open_solr(config)
     if is_shard_registry(config.store):
         return _open_sharded(config)
     if is_postgres_url(config.store):
@@ -216,9 +231,18 @@ def open_store(config: EngineConfig, *, create: bool = True) -> Store:
 
 def _open_sqlite(config: EngineConfig, create: bool) -> SQLiteStore:
     if config.store not in (None, "", "sqlite"):
-        raise ValueError(f"--store must be a postgres:// URL, not {config.store!r}")
+        raise ValueError(f"--store must be a postgres:// or solr:// URL, not {config.store!r}")
     path = config.index / "index.sqlite3"
     return SQLiteStore(path, bm25=bm25_settings(config), create=create)
+
+
+def _open_solr(config: EngineConfig) -> SolrStore:
+    from rcpkit.engine.store.solr import SolrStore
+
+    if config.sparse:
+        raise ValueError("the Solr backend stores no learned-sparse weights: drop --sparse")
+    config.index.mkdir(parents=True, exist_ok=True)  # the engine state lives here
+    return SolrStore(config.store or "", bm25=bm25_settings(config))
 
 
 def _open_postgres(

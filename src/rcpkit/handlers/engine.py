@@ -90,7 +90,7 @@ def build_engine_app(engine: Engine) -> App:
         mmr=True,
         rerank_builtin=bool(rerank_methods),
         deterministic=True,
-        snapshots=True,
+        snapshots=engine.backend.snapshots,
         units=[*CHUNK_UNITS, *(GRAPH_UNITS if engine.graphs else ())],
         token_budget=True,
         confidence=True,

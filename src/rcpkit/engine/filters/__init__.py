@@ -28,6 +28,7 @@ engine's array fields), and ``rcpkit.engine.query.Query`` carries the tree.
 from __future__ import annotations
 
 from rcpkit.engine.filters._postgres import compile_postgres
+from rcpkit.engine.filters._solr import compile_solr, solr_filter_fields
 from rcpkit.engine.filters._sqlite import compile_sqlite
 from rcpkit.protocol.filters import (
     OPERATORS,
@@ -52,9 +53,11 @@ __all__ = [
     "Not",
     "Or",
     "compile_postgres",
+    "compile_solr",
     "compile_sqlite",
     "matches",
     "normalize_meta",
     "operators_for",
     "parse_filter",
+    "solr_filter_fields",
 ]

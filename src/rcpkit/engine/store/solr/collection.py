@@ -1,0 +1,113 @@
+"""One Solr collection as the store reads and writes it: select, paging, realtime get, update.
+
+Solr's failures become the protocol's: no node reachable, or a node refusing
+because the cluster is failing over, is ``-32010`` retryable (§12); a version
+conflict between two writers too (the retry applies the batch again, §7.10).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from numbers import Integral
+from typing import Any, TypeVar
+
+from rcpkit.engine.store.solr.http import SolrError, SolrHttp, SolrUnavailable
+from rcpkit.protocol.errors import ErrorCode, RCPError
+
+__all__ = ["Collection", "parse_url", "terms_filter"]
+
+T = TypeVar("T")
+_PAGE = 1000
+
+
+def parse_url(url: str) -> tuple[list[str], str]:
+    """``solr://HOST:PORT[,HOST:PORT…]/solr/COLLECTION`` → (node base URLs, collection)."""
+    parsed = urllib.parse.urlsplit(url)
+    path = parsed.path.strip("/").split("/")
+    if parsed.scheme != "solr" or not parsed.netloc or len(path) != 2 or not path[1]:
+        raise ValueError(f"--store must be solr://HOST:PORT/solr/COLLECTION, not {url!r}")
+    hosts = parsed.netloc.split(",")
+    return [f"http://{host}/{path[0]}" for host in hosts], path[1]
+
+
+def terms_filter(field: str, values: Sequence[object]) -> str:
+    """An ``fq`` matching ``field`` against any of ``values``, each exactly.
+
+    Numbers go through Solr's terms parser; strings are quoted terms (the terms
+    parser splits on a separator a document id may hold).
+    """
+    if not values:
+        return "(-*:*)"
+    if all(isinstance(value, Integral) for value in values):
+        return f"{{!terms f={field}}}" + ",".join(str(int(value)) for value in values)  # type: ignore[call-overload]
+    quoted = ('"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values)
+    return f"{field}:(" + " OR ".join(quoted) + ")"
+
+
+@contextmanager
+def _mapped() -> Iterator[None]:
+    try:
+        yield
+    except SolrUnavailable as error:
+        raise RCPError(ErrorCode.BACKEND_UNAVAILABLE, str(error), retryable=True) from None
+    except SolrError as error:
+        retryable = error.status in (409, 503) or "version conflict" in error.message.lower()
+        raise RCPError(
+            ErrorCode.BACKEND_UNAVAILABLE, f"Solr refused: {error.message}", retryable=retryable
+        ) from None
+
+
+class Collection:
+    """Requests to one collection through any live node."""
+
+    def __init__(self, http: SolrHttp, name: str) -> None:
+        self.http = http
+        self.name = name
+
+    def select(self, body: dict[str, Any], **params: Any) -> dict[str, Any]:
+        with _mapped():
+            return self.http.post_json(f"/{self.name}/select", body, **params)
+
+    def docs(self, body: dict[str, Any], **params: Any) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = self.select(body, **params)["response"]["docs"]
+        return found
+
+    def count(self, filters: Sequence[str], query: str = "*:*") -> int:
+        answer = self.select({"query": query, "filter": list(filters), "limit": 0})
+        return int(answer["response"]["numFound"])
+
+    def each(self, filters: Sequence[str], fields: str, sort: str) -> Iterator[dict[str, Any]]:
+        """Every matching document, paged with a cursor (``sort`` must end on ``id``)."""
+        mark = "*"
+        while True:
+            body = {"query": "*:*", "filter": list(filters), "fields": fields,
+                    "limit": _PAGE, "sort": sort}  # fmt: skip
+            answer = self.select(body, cursorMark=mark)
+            yield from answer["response"]["docs"]
+            following = answer.get("nextCursorMark", mark)
+            if following == mark:
+                return
+            mark = following
+
+    def get(self, ids: Sequence[str], fields: str = "*") -> list[dict[str, Any]]:
+        """Realtime get: the latest written version of each id, committed or not."""
+        if not ids:
+            return []
+        with _mapped():
+            # One `id` parameter each: `ids=` splits on commas, which an id may hold.
+            answer = self.http.get(f"/{self.name}/get", id=list(ids), fl=fields)
+        if "doc" in answer:  # one id asked: Solr answers with the document alone
+            return [answer["doc"]] if answer["doc"] else []
+        found: list[dict[str, Any]] = answer.get("response", {}).get("docs", [])
+        return found
+
+    def update(self, body: Any, commit: bool = False) -> None:
+        params = {"commit": "true", "waitSearcher": "true"} if commit else {}
+        with _mapped():
+            self.http.post_json(f"/{self.name}/update", body, **params)
+
+    def guarded(self, work: Callable[[], T]) -> T:
+        with _mapped():
+            return work()
