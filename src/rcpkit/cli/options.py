@@ -23,8 +23,8 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         "--store",
         default=None,
         metavar="URL",
-        help="postgres://… to share one PostgreSQL between servers (default: $RCPKIT_STORE, "
-        "else the SQLite file in --index)",
+        help="postgres://… to share one PostgreSQL between servers, solr://HOST:PORT/solr/NAME"
+        " for a SolrCloud collection (default: $RCPKIT_STORE, else the SQLite file in --index)",
     )
     parser.add_argument(
         "--graph",
