@@ -11,7 +11,7 @@ BIN    := $(VENV)/bin
 DEMO_STAMP := $(VENV)/.installed-demo
 STAMP      := $(VENV)/.installed
 
-.PHONY: demo test lint imports typecheck docs pytest coverage system-deps bench bench-readme clean
+.PHONY: demo test lint imports typecheck docs pytest coverage system-deps solr-jars bench bench-readme clean
 
 $(BIN)/pip:
 	$(PYTHON) -m venv $(VENV)
@@ -69,7 +69,22 @@ system-deps:
 # on the 2-core machine. PYTEST_WORKERS=0 runs in this process.
 PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 2
-pytest: $(STAMP) system-deps
+# The local SolrCloud the Solr tests start (docs/solr.md): Java 17 and Maven from
+# Debian when missing (as root), then Solr's jars from Maven Central through the
+# shipped pom, resolved once into ~/.m2 with the node launcher compiled beside the
+# venv; later runs are offline. Without Java or Maven the Solr tests fail in CI.
+solr-jars: $(STAMP)
+	@{ command -v javac >/dev/null && command -v mvn >/dev/null; } || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	    { export DEBIAN_FRONTEND=noninteractive; \
+	      apt-get install -y -qq --no-install-recommends default-jdk-headless maven >/dev/null 2>&1 || \
+	      { apt-get update -qq >/dev/null 2>&1 && \
+	        apt-get install -y -qq --no-install-recommends default-jdk-headless maven >/dev/null 2>&1; }; }; } || \
+	  echo "Java and Maven could not be installed: the Solr tests will fail in CI, skip elsewhere"
+	@$(BIN)/python -c "from rcpkit.engine.store.solr.localcloud import launcher; launcher()" || \
+	  echo "Solr's jars could not be resolved: the Solr tests will say why"
+
+pytest: $(STAMP) system-deps solr-jars
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS); \
 	  status=$$?; if [ $$status -eq 5 ]; then exit 0; else exit $$status; fi
 
