@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,6 +39,7 @@ from rcpkit.engine.store.base import (
     Keys,
     WriteBatch,
 )
+from rcpkit.engine.store.partial import LeftOut, leave_out, tolerated
 from rcpkit.engine.store.solr.collection import Collection, parse_url, terms_filter
 from rcpkit.engine.store.solr.http import SolrHttp
 from rcpkit.engine.store.solr.reads import SolrDense, SolrIndex, chunk_filters
@@ -52,7 +53,7 @@ from rcpkit.engine.store.solr.rows import (
     document_row,
     tenant_value,
 )
-from rcpkit.protocol.errors import RCPError
+from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["SolrStore", "SolrTenancy", "is_solr_url"]
 
@@ -64,12 +65,21 @@ def is_solr_url(store: str | None) -> bool:
     return bool(store) and str(store).startswith("solr://")
 
 
+# The store's own records share one routing prefix (SolrCloud's compositeId router), so
+# they live on one shard: a dead shard that does not hold them costs a read only its rows.
+_RECORDS = "rcpkit!"
+
+
 def _setting_id(name: str) -> str:
-    return "s" + name
+    return f"{_RECORDS}s{name}"
 
 
 def _tenant_id(tenant: str | None) -> str:
-    return "q" + json.dumps(tenant or "")
+    return f"{_RECORDS}q{json.dumps(tenant or '')}"
+
+
+def _idempotency_id(key: str) -> str:
+    return f"{_RECORDS}i{key}"
 
 
 class SolrTenancy:
@@ -79,8 +89,11 @@ class SolrTenancy:
         self._store = store
 
     def latest(self, tenant: str | None) -> int:
-        found = self._store.collection.get([_tenant_id(tenant)], "value")
-        return int(found[0]["value"]) if found else 0
+        def read() -> int:
+            found = self._store.collection.get([_tenant_id(tenant)], "value")
+            return int(found[0]["value"]) if found else 0
+
+        return self._store.counter(_tenant_id(tenant), read)
 
     def names(self) -> list[str]:
         body = {"query": "*:*", "filter": ["kind:document"], "limit": 0,
@@ -105,6 +118,7 @@ class SolrStore:
         self.collection = Collection(http, name)
         self._learn_nodes(http, name)
         self._write = threading.Lock()
+        self._counters: dict[str, int] = {}  # the last value read of each counter
         self.bm25: BM25 = resolve_bm25(self.setting_default, bm25, url)
         self._check_bm25()
         self.tenancy = SolrTenancy(self)
@@ -130,10 +144,31 @@ class SolrStore:
     @property
     def version(self) -> int:
         """The last committed version (read from the committed index, as every server sees)."""
-        body = {"query": "*:*", "filter": [terms_filter("id", [_setting_id(_VERSION)])],
-                "fields": "value", "limit": 1}  # fmt: skip
-        found = self.collection.docs(body)
-        return int(found[0]["value"]) if found else 0
+
+        def read() -> int:
+            body = {"query": "*:*", "filter": [terms_filter("id", [_setting_id(_VERSION)])],
+                    "fields": "value", "limit": 1}  # fmt: skip
+            found = self.collection.docs(body)
+            return int(found[0]["value"]) if found else 0
+
+        return self.counter(_setting_id(_VERSION), read)
+
+    def counter(self, name: str, read: Callable[[], int]) -> int:
+        """A counter read; in a retrieve whose records' shard is down, the last one read.
+
+        The retrieve then says so (``_meta.degraded``: the records left out) rather
+        than fail: its rows are read from the shards that answer.
+        """
+        try:
+            value = read()
+        except RCPError as error:
+            known = self._counters.get(name)
+            if known is None or not tolerated() or error.code != ErrorCode.BACKEND_UNAVAILABLE:
+                raise
+            leave_out(LeftOut("records", int(error.code), error.message))
+            return known
+        self._counters[name] = value
+        return value
 
     @property
     def floor(self) -> int:
@@ -146,6 +181,9 @@ class SolrStore:
             if idempotency is not None:
                 found = self.remembered(idempotency[0])
                 if found is not None:
+                    # Its batch may have failed after the update, before the commit: the
+                    # rows are in the update log; committing makes the answer true.
+                    self.collection.update([], commit=True)
                     return CommitResult(self.version, [], [], 0, found)
             current = self._record(_setting_id(_VERSION))
             version = (int(current["value"]) if current else 0) + 1
@@ -188,7 +226,7 @@ class SolrStore:
     def _remember(self, idempotency: Idempotency, shown: int, commit: bool) -> dict[str, Any]:
         key, result = idempotency
         record = {
-            "id": "i" + key,
+            "id": _idempotency_id(key),
             "kind": "idempotency",
             "value": result(shown) if callable(result) else result,
             "added": int(time.time()),
@@ -232,7 +270,7 @@ class SolrStore:
     # --- settings and idempotency ---
 
     def remembered(self, idempotency_key: str) -> str | None:
-        found = self.collection.get(["i" + idempotency_key], "value")
+        found = self.collection.get([_idempotency_id(idempotency_key)], "value")
         return str(found[0]["value"]) if found else None
 
     def setting(self, name: str) -> str | None:

@@ -7,12 +7,14 @@ conflict between two writers too (the retry applies the batch again, §7.10).
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from numbers import Integral
 from typing import Any, TypeVar
 
+from rcpkit.engine.store.partial import LeftOut, leave_out, tolerated
 from rcpkit.engine.store.solr.http import SolrError, SolrHttp, SolrUnavailable
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
@@ -46,6 +48,17 @@ def terms_filter(field: str, values: Sequence[object]) -> str:
     return f"{field}:(" + " OR ".join(quoted) + ")"
 
 
+def _record_left_out(info: dict[str, Any]) -> None:
+    """Each shard a tolerant search went on without, named as SolrCloud names it."""
+    for address, shard in info.items():
+        if not isinstance(shard, dict) or "error" not in shard:
+            continue
+        named = re.search(r"_(shard\d+)_replica", address)
+        part = named.group(1) if named else address
+        message = str(shard.get("error") or "unreachable").splitlines()[0]
+        leave_out(LeftOut(part, int(ErrorCode.BACKEND_UNAVAILABLE), message))
+
+
 @contextmanager
 def _mapped() -> Iterator[None]:
     try:
@@ -53,7 +66,9 @@ def _mapped() -> Iterator[None]:
     except SolrUnavailable as error:
         raise RCPError(ErrorCode.BACKEND_UNAVAILABLE, str(error), retryable=True) from None
     except SolrError as error:
-        retryable = error.status in (409, 503) or "version conflict" in error.message.lower()
+        # A 5xx is the cluster's own failure (a leader lost, a replica recovering): the
+        # retry may land once it has failed over. A 409 is another writer's version.
+        retryable = error.status == 409 or error.status >= 500
         raise RCPError(
             ErrorCode.BACKEND_UNAVAILABLE, f"Solr refused: {error.message}", retryable=retryable
         ) from None
@@ -67,8 +82,19 @@ class Collection:
         self.name = name
 
     def select(self, body: dict[str, Any], **params: Any) -> dict[str, Any]:
+        """A search; inside a retrieve (``store.partial``) one that tolerates a dead shard.
+
+        A shard with no live replica is then left out (Solr's ``shards.tolerant``)
+        and named in the result (``_meta.degraded``); elsewhere it fails the read.
+        """
+        tolerant = tolerated()
+        if tolerant:
+            params = {**params, "shards.tolerant": "true", "shards.info": "true"}
         with _mapped():
-            return self.http.post_json(f"/{self.name}/select", body, **params)
+            answer = self.http.post_json(f"/{self.name}/select", body, **params)
+        if tolerant and answer.get("responseHeader", {}).get("partialResults"):
+            _record_left_out(answer.get("shards.info", {}))
+        return answer
 
     def docs(self, body: dict[str, Any], **params: Any) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = self.select(body, **params)["response"]["docs"]

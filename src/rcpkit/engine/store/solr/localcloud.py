@@ -187,8 +187,11 @@ class Cluster:
         )
 
     def kill_node(self, position: int) -> None:
-        """SIGKILL node ``position`` (a crash: no shutdown, no flush)."""
-        _signal(self.nodes[position].pid, signal.SIGKILL, self._children)
+        """SIGKILL node ``position`` (a crash: no shutdown, no flush), and reap it."""
+        pid = self.nodes[position].pid
+        _signal(pid, signal.SIGKILL, self._children)
+        _gone(pid, self._children, _STOP_TIMEOUT)
+        self._children.pop(pid, None)
 
     def restart_node(self, position: int) -> None:
         """Start node ``position`` again on its port and folder (it rejoins the cluster)."""
