@@ -207,16 +207,21 @@ class SolrStore:
                     self._remember(idempotency, shown, commit=True)
                 return CommitResult(version - 1, [], [], 0, shown=shown)
             shown = self.tenancy.latest(tenant) + 1
-            records = [
+            counters = [
                 _counter(_setting_id(_VERSION), version, current),
                 _counter(_tenant_id(tenant), shown, self._record(_tenant_id(tenant))),
             ]
-            if idempotency is not None:
-                records.append(self._remember(idempotency, shown, commit=False))
             # The counters first: a conflicting writer fails before any row is sent.
-            self.collection.update(records + docs)
+            self.collection.update(counters + docs)
+            # §7.10: the key is recorded only with the request that commits, after every
+            # row was accepted: a retry that finds it finds the batch written too.
+            final: dict[str, Any] = {}
+            if idempotency is not None:
+                final["add"] = {"doc": self._remember(idempotency, shown, commit=False)}
             gone = [str(key) for key in removed] + [document_id(tenant, d) for d in present]
-            self.collection.update({"delete": gone} if gone else [], commit=True)
+            if gone:
+                final["delete"] = gone
+            self.collection.update(final or [], commit=True)
         return CommitResult(version, added, removed, len(present), shown=shown)
 
     def _record(self, record_id: str) -> dict[str, Any] | None:
