@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -98,3 +99,11 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert len(nothing.stderr.strip().splitlines()) == 1
     zero = _rcpkit("solr", "up", "--dir", str(tmp_path / "c"), "--nodes", "0")
     assert zero.returncode == 2 and "Traceback" not in zero.stderr
+    # A store URL that is malformed, or names no reachable node: one line, exit 2.
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    for url in ("solr://127.0.0.1:1/nothing", f"solr://127.0.0.1:{port}/solr/docs"):
+        done = _rcpkit("stats", "--store", url, "--index", str(tmp_path / "idx"))
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith("rcpkit: ") and len(done.stderr.splitlines()) == 1

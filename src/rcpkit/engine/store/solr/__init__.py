@@ -116,10 +116,13 @@ class SolrStore:
         http = SolrHttp(bases)
         self.url = url
         self.collection = Collection(http, name)
-        self._learn_nodes(http, name)
         self._write = threading.Lock()
         self._counters: dict[str, int] = {}  # the last value read of each counter
-        self.bm25: BM25 = resolve_bm25(self.setting_default, bm25, url)
+        try:
+            self._learn_nodes(http, name)
+            self.bm25: BM25 = resolve_bm25(self.setting_default, bm25, url)
+        except RCPError as error:  # at open: a command's one-line error, not a traceback
+            raise ValueError(f"{url}: {error.message}") from None
         self._check_bm25()
         self.tenancy = SolrTenancy(self)
         self.index = SolrIndex(self.collection)
