@@ -6,10 +6,11 @@ them (``reads``: lexical, dense and filters are Solr requests); rcpkit embeds,
 chunks and analyses as with any store, and runs its pipeline (fusion, feedback,
 proximity, collapse, MMR, packing) over what Solr returns.
 
-Writes (``commit``): one batch is one update request (the store's records
-first: the version, under Solr's optimistic concurrency, so two writers never
-take the same number) and one delete request, then a hard commit, which fsyncs
-the index on every replica; the batch is acknowledged only after it. Upserts
+Writes (``commit``): one batch is one update request (the version counters
+first, under Solr's optimistic concurrency, so two writers never take the same
+number; then the rows), then one request with the deletions, the idempotency
+key (§7.10) and a hard commit, which fsyncs the index on every replica; the
+batch is acknowledged only after it. Upserts
 are by id: a re-sent batch writes the same documents (§7.10). A batch is
 not atomic across shards: a failure before the commit leaves its documents
 uncommitted (the next commit shows them; the retry writes the same ids).
