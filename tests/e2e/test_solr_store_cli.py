@@ -133,6 +133,9 @@ def test_a_server_on_solr_writes_durably_reads_every_arm_and_filters(
             assert _ids(found)[0] == "fox#0", (mode, found)
         hit = server.call("retrieve", {"query": "swept wing", "k": 1})["result"]["hits"][0]
         assert hit["id"] == "wing#0" and "swept wing" in hit["text"]
+        # A document hit is its document's own text (Store.documents_of).
+        whole = server.call("retrieve", {"query": "swept wing", "k": 1, "unit": "document"})
+        assert whole["result"]["hits"][0]["text"] == _documents()[1]["text"], whole
 
         def filtered(clause: dict[str, Any], query: str = "brown fox") -> list[str]:
             return _ids(server.call("retrieve", {"query": query, "k": 5, "filter": clause}))

@@ -268,7 +268,11 @@ class SolrStore:
             self.collection.update({"delete": {"query": query}}, commit=True)
         return count
 
-    def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
+    def purge_tenant(
+        self, tenant: str, schemas: Sequence[str] = (), *, keep_numbers: bool = True
+    ) -> dict[str, int]:
+        # The tenant's counter record stays either way: its numbers go on from there, so
+        # a tenant of that name created again never serves the old ones.
         scope = terms_filter("tenant", [tenant_value(tenant)])
         documents = self.collection.count(["kind:document", scope])
         chunks = self.collection.count(["kind:chunk", scope])
@@ -321,6 +325,21 @@ class SolrStore:
                     "fields": CHUNK_FL, "limit": len(group)}  # fmt: skip
             rows.update((int(doc["key"]), chunk_row(doc)) for doc in self.collection.docs(body))
         return rows
+
+    def documents_of(self, keys: Sequence[int]) -> dict[int, DocumentRow]:
+        """Each chunk's document: the live one its chunk was cut from (Solr keeps no
+        replaced document, and a replaced document's chunks are gone with it)."""
+        owners: dict[int, str] = {}  # chunk key -> its document record's id
+        for group in _groups(list(dict.fromkeys(keys))):
+            body = {"query": "*:*", "filter": ["kind:chunk", terms_filter("key", group)],
+                    "fields": "key,tenant,doc_id", "limit": len(group)}  # fmt: skip
+            for doc in self.collection.docs(body):
+                owners[int(doc["key"])] = document_id(str(doc["tenant"])[2:], doc["doc_id"])
+        found = {
+            record["id"]: document_row(record)
+            for record in self.collection.get(sorted(set(owners.values())))
+        }
+        return {key: found[owner] for key, owner in owners.items() if owner in found}
 
     def body_terms(self, keys: Sequence[int]) -> dict[int, str]:
         found: dict[int, str] = {}
