@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 import time
 from collections.abc import Iterator
@@ -279,7 +280,7 @@ def test_bm25_at_a_pinned_version_keeps_its_scores_after_more_writes(postgres_ur
 def test_a_repeated_query_term_weighs_alike_in_sql_in_the_index_and_in_sqlite(
     postgres_url: str, tmp_path: Path
 ) -> None:
-    # Issue 50: a term's part is multiplied by how often the query holds it, on every
+    # Issue 50: a term's part is multiplied by its query weight (1 + ln of its count), on every
     # path: PostgreSQL's SQL (a version the index does not hold), its query index, and
     # the embedded store's.
     stores = [PostgresStore(postgres_url), SQLiteStore(tmp_path / "index.sqlite3")]
@@ -303,7 +304,9 @@ def test_a_repeated_query_term_weighs_alike_in_sql_in_the_index_and_in_sqlite(
     once = [dict(postgres.lexical_sql([term], 20)) for term in ("alpha", "delta")]
     twice = dict(postgres.lexical_sql(["alpha", "delta", "delta"], 20))
     for key, score in twice.items():
-        assert score == pytest.approx(once[0].get(key, 0.0) + 2 * once[1].get(key, 0.0))
+        # w = 1 + ln(count): a repeat counts, sublinearly
+        expected = once[0].get(key, 0.0) + (1 + math.log(2)) * once[1].get(key, 0.0)
+        assert score == pytest.approx(expected)
     for store in stores:
         store.close()
 

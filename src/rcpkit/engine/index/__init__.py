@@ -245,7 +245,7 @@ class QueryIndex:
     ) -> Ranked:
         """BM25 over title and body at ``version`` (None: latest); higher is better.
 
-        ``terms``: the analysed query with its repeats (a term's weight is its count,
+        ``terms``: the analysed query with its repeats (a term's weight grows with its count,
         ``query_weights``). The formula and parameters are ``bm25``'s (FTS5's weighted-column bm25
         with this index's k1, b and weights), over the statistics of the rows
         ``tenant`` sees at ``version`` (§7.7.1, §15.6), or ``statistics`` when

@@ -254,7 +254,7 @@ def top_k(
     """The exact BM25 top ``k`` (key, score) of ``view``; higher is better.
 
     ``weights``: each distinct query token and its weight ``w`` (``query_weights``:
-    how often the query holds it), which scales the term's part and its bound alike.
+    1 + ln of how often the query holds it), which scales the term's part and its bound alike.
 
     ``floor`` > 0: a lower bound on the k-th best score the caller knows (the
     feedback pass's expanded query scores every row at least as the query it

@@ -606,7 +606,7 @@ class PostgresStore:
     ) -> list[tuple[int, float]]:
         """The same BM25 computed in one SQL statement (``_pg_lexical``), scoring every posting;
         with ``statistics`` (a collection's, this store a shard of it) instead of its own."""
-        weights = query_weights(terms)  # a repeated term counts its repeats (bm25)
+        weights = query_weights(terms)  # a repeat weighs the term, 1 + ln(count) (bm25)
         if not weights or limit <= 0:
             return []
         filter_sql, params = self._compiled(filter, "c.filter_meta")
