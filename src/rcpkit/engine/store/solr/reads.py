@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter, compile_solr
-from rcpkit.engine.index.bm25 import query_tokens
+from rcpkit.engine.index.bm25 import query_tokens, query_weights
 from rcpkit.engine.store.base import CommitResult
 from rcpkit.engine.store.solr.collection import Collection, terms_filter
 from rcpkit.engine.store.solr.rows import tenant_value, vector_field
@@ -51,8 +51,14 @@ def _quoted(term: str) -> str:
     return '"' + term.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _lexical_query(tokens: Sequence[str]) -> str:
-    return " OR ".join(f"terms:{_quoted(token)}" for token in tokens)
+def _lexical_query(weights: dict[str, float]) -> str:
+    # A repeated query term weighs ``1 + ln(c)`` on every lexical path (issue 50): a Lucene
+    # boost multiplies that term's BM25 score, which is the same product. Weight 1 is left
+    # unboosted so a query of distinct terms is the plain disjunction it always was.
+    return " OR ".join(
+        f"terms:{_quoted(token)}" + ("" if weight == 1.0 else f"^{weight!r}")
+        for token, weight in weights.items()
+    )
 
 
 def _ranked(docs: list[dict[str, Any]]) -> Ranked:
@@ -75,11 +81,11 @@ class SolrIndex:
         *,
         floor: float = 0.0,
     ) -> Ranked:
-        tokens = query_tokens(terms)
-        if not tokens or limit <= 0:
+        weights = query_weights(terms)
+        if not weights or limit <= 0:
             return []
         body = {
-            "query": _lexical_query(tokens),
+            "query": _lexical_query(weights),
             "filter": chunk_filters(tenant, filter),
             "fields": "key,score",
             "limit": limit,
@@ -95,11 +101,11 @@ class SolrIndex:
         tenant: str | None = None,
     ) -> dict[int, float] | None:
         scores = dict.fromkeys(keys, 0.0)
-        tokens = query_tokens(terms)
-        if not tokens or not scores:
+        weights = query_weights(terms)
+        if not weights or not scores:
             return scores
         body = {
-            "query": _lexical_query(tokens),
+            "query": _lexical_query(weights),
             "filter": [*chunk_filters(tenant), terms_filter("key", list(scores))],
             "fields": "key,score",
             "limit": len(scores),
