@@ -10,6 +10,8 @@ same run, interleaved so the machine's drift falls on both:
   process: imports, index open, model load, retrieve, print) against the least
   any process answering with this model pays, a new ``python`` that imports
   onnxruntime and tokenizers and loads MiniLM's session and tokenizer.
+* ``url ÷ floor``: the same query as ``rcpkit query --url`` against a running
+  ``rcpkit serve --http`` on the same index (what interactive use pays).
 * ``first ÷ warm``: over ``rcpkit serve`` (stdio), the first ``retrieve`` after
   ``initialize`` against the median of the next ones; and how long the fresh
   server took from spawn to its ``initialize`` answer.
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -57,10 +60,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cli-latency-") as scratch:
         index = args.index or _sample_index(Path(scratch) / "index")
         query, floor = _query_against_floor(index, args.runs)
+        remote = _query_over_http(index, args.runs)
         first, warm, ready = _fresh_servers(index, args.servers)
     load = " ".join(f"{value:.1f}" for value in os.getloadavg())
     print(
         f"query {query:.2f} s, floor {floor:.2f} s: query/floor {query / floor:.2f}x | "
+        f"query --url {remote:.2f} s: url/floor {remote / floor:.2f}x | "
         f"serve: initialize after {ready:.2f} s, first retrieve {first * 1000:.0f} ms, "
         f"warm {warm * 1000:.0f} ms: first/warm {first / warm:.2f}x | load average {load}"
     )
@@ -95,6 +100,30 @@ def _query_against_floor(index: Path, runs: int) -> tuple[float, float]:
         queries.append(_rcpkit(*asked))
         floors.append(_floor())
     return statistics.median(queries), statistics.median(floors)
+
+
+def _query_over_http(index: Path, runs: int) -> float:
+    """``rcpkit query --url`` against one ``rcpkit serve --http`` kept running."""
+    command = [sys.executable, "-m", "rcpkit", "serve", "--index", str(index)]
+    command += ["--http", "127.0.0.1:0", "--workers", "1", "--no-ui"]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        url = _announced_url(server)
+        asked = ("query", QUERY, "--mode", "hybrid", "--url", url)
+        _rcpkit(*asked)
+        return statistics.median(_rcpkit(*asked) for _ in range(runs))
+    finally:
+        server.terminate()
+        server.wait(30)
+
+
+def _announced_url(server: subprocess.Popen[bytes]) -> str:
+    assert server.stderr is not None
+    for line in server.stderr:
+        found = re.search(rb"serving RCP over HTTP on (\S+)", line)
+        if found:
+            return found.group(1).decode()
+    raise RuntimeError("rcpkit serve --http exited before serving")
 
 
 def _fresh_servers(index: Path, servers: int) -> tuple[float, float, float]:
