@@ -110,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         from rcpkit.handlers.engine import build_engine_app
 
         engine = open_from_args(args, create=args.create, writable=not args.read_only)
+        engine.warm()  # before the first frame is read: initialize means ready to retrieve
         app = build_engine_app(engine)
         # Closed when serving ends: the store saves its mirror (issue 34: a server that
         # never closed its engine left no index.mirror, and the next one rebuilt it all).

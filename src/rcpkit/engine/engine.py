@@ -170,6 +170,22 @@ class Engine:
         model: SparseEncoder = self.sparse_slot.get(checkpoint)
         return model
 
+    def warm(self) -> None:
+        """Wait for the models and run each once, so the first request pays for neither.
+
+        A server calls this before it answers ``initialize`` (issue 51: a fresh
+        server's first retrieve was ~50× a warm one, all of it the model load). A
+        model that fails to load is reported on use (-32010), as without warming.
+        """
+        try:
+            self.embedder().embed(["warm"], "query")
+            encoder = self.sparse_encoder()
+            if encoder is not None:
+                encoder.encode(["warm"], "query")
+        except RCPError:
+            return  # the slot has logged why; retrieve answers -32010
+        log.info("models loaded and warm")
+
     def close(self) -> None:
         self.embedder_slot.settle()
         if self.sparse_slot is not None:

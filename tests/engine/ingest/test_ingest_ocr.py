@@ -61,7 +61,7 @@ def test_an_image_is_read_into_text_with_a_page_and_a_box_per_line(tmp_path: Pat
 def test_a_pdf_page_without_a_text_layer_is_read_through_ocr(tmp_path: Path) -> None:
     pytest.importorskip("pypdfium2")
     _page().save(tmp_path / "scanned.pdf", resolution=100.0)
-    assert _pdf._pypdf is not None
+    assert _pdf.pdf_library() is not None
     (document,) = _documents(tmp_path)
     assert isinstance(document, SourceDocument)
     assert {"supersonic", "speeds"} <= _words(document.text)

@@ -88,7 +88,7 @@ def test_a_corrupt_pdf_is_skipped(tmp_path: Path) -> None:
 def test_without_pypdf_a_pdf_is_skipped_with_the_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(pdf_module, "_pypdf", None)
+    monkeypatch.setattr(pdf_module, "pdf_library", lambda: None)
     skip = _load(tmp_path, build_pdf([PAGE_ONE]))
     assert isinstance(skip, Skipped)
     assert "pypdf" in skip.reason

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from rcpkit.engine.ingest._decoding import normalize_newlines
@@ -12,15 +13,10 @@ from rcpkit.engine.ingest._ocr import OCR_MISSING, join_lines, ocr_available, oc
 from rcpkit.engine.ingest._source import FileSource, SkipFile, build_document, read_source_bytes
 from rcpkit.engine.ingest._types import PageSpan, SourceDocument
 
-try:
-    import pypdf as _pypdf
-except ImportError:  # pragma: no cover - tested by patching this to None
-    _pypdf = None  # type: ignore[assignment]
-
 if TYPE_CHECKING:
     from pypdf import PdfReader
 
-__all__ = ["join_pages", "load_pdf"]
+__all__ = ["join_pages", "load_pdf", "pdf_library"]
 
 # A blank line between pages makes a page end a paragraph boundary for the chunker.
 _PAGE_SEPARATOR = "\n\n"
@@ -30,10 +26,11 @@ _MIN_LAYER_CHARS = 16
 
 def load_pdf(source: FileSource) -> Iterable[SourceDocument]:
     """One document whose `pages` map each 1-based page to its range of the text."""
-    if _pypdf is None:
+    pypdf = pdf_library()
+    if pypdf is None:
         raise SkipFile("PDF support needs the 'pypdf' package")
     raw = read_source_bytes(source)
-    reader = _open(raw)
+    reader = _open(pypdf, raw)
     try:
         page_texts = [page.extract_text() or "" for page in reader.pages]
     except Exception as error:  # pypdf raises many types on broken files
@@ -64,6 +61,16 @@ def load_pdf(source: FileSource) -> Iterable[SourceDocument]:
     return [build_document(source, raw, text=text, title=title, pages=pages, extra=extra)]
 
 
+def pdf_library() -> ModuleType | None:
+    """pypdf, imported on the first PDF: it costs a quarter of a second that every
+    ``rcpkit query`` and server start would pay for ingest code they never run."""
+    try:
+        import pypdf
+    except ImportError:  # pragma: no cover - tested by patching this function
+        return None
+    return pypdf
+
+
 def _usable(page_text: str) -> bool:
     """A text layer with a few real words; a scan's stray glyphs or nothing is not one."""
     return sum(char.isalnum() for char in page_text) >= _MIN_LAYER_CHARS
@@ -85,9 +92,9 @@ def join_pages(page_texts: Iterable[str]) -> tuple[str, list[PageSpan]]:
     return "".join(parts), pages
 
 
-def _open(raw: bytes) -> PdfReader:
+def _open(pypdf: ModuleType, raw: bytes) -> PdfReader:
     try:
-        reader = _pypdf.PdfReader(io.BytesIO(raw))
+        reader: PdfReader = pypdf.PdfReader(io.BytesIO(raw))
         if reader.is_encrypted and not reader.decrypt(""):
             raise SkipFile("encrypted PDF")
     except SkipFile:
