@@ -26,7 +26,7 @@ def test_building_the_parser_imports_no_engine_client_federation_or_web_framewor
 
 def test_every_subcommand_is_a_registered_module_with_help_options_and_run() -> None:
     wanted = (
-        "index serve query stats show delete tenants export backup eval collections db demo "
+        "index serve query stats show delete tenants export backup eval collections db solr demo "
         "gateway check mcp console"
     )
     assert list(COMMANDS) == [*wanted.split(), "bench"]
