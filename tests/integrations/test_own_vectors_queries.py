@@ -131,3 +131,51 @@ def test_a_query_vector_is_refused_by_an_index_with_its_own_model(tmp_path: Path
         assert connection.client.retrieve("walrus").hits[0].id == "a#0"
     finally:
         connection.close()
+
+
+class Topics:
+    """LangChain ``Embeddings``: the same explicit axes."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [embed(text) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return embed(text)
+
+
+def test_langchain_vector_store_keeps_the_user_s_embeddings(own: Path) -> None:
+    from rcpkit.integrations.langchain import RCPVectorStore
+
+    with rcpkit.open(own) as opened:
+        store = RCPVectorStore.from_texts(
+            ["icebergs drift south", "lava fields cool"],
+            Topics(),  # type: ignore[arg-type]
+            metadatas=[{"topic": "glacier", "n": [1, 2]}, {"topic": "volcano"}],
+            ids=["ice", "lava"],
+            index=opened,
+        )
+        # No word of "which glacier" is in "icebergs drift south": the vector found it.
+        found = store.similarity_search("which glacier", k=2, filter={"topic": "glacier"})
+        assert [(doc.id, doc.metadata) for doc in found] == [
+            ("ice", {"topic": "glacier", "n": [1, 2]})
+        ]
+        assert store.similarity_search_by_vector(embed("volcano"), k=1)[0].id == "v"
+        assert store.delete(None) is None  # as InMemoryVectorStore: nothing, never all
+        assert opened.stats()["documents"] == 5
+        store.delete(["ice", "lava"])
+        assert opened.stats()["documents"] == 3  # the documents written before stay
+
+
+def test_langchain_vector_store_on_an_index_with_its_own_model(tmp_path: Path) -> None:
+    from rcpkit.integrations.langchain import RCPVectorStore
+
+    with rcpkit.open(tmp_path / "model", create=True, embedder="hashing:64") as opened:
+        store = RCPVectorStore.from_texts(
+            ["walrus on the ice", "lava flows"],
+            Topics(),  # type: ignore[arg-type]
+            ids=["w", "l"],
+            index=opened,
+        )
+        assert store.similarity_search("walrus", k=1)[0].id == "w"  # the index embeds
+        with pytest.raises(ValueError, match="own model"):
+            store.similarity_search_by_vector(embed("walrus"), k=1)
