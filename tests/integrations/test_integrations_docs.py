@@ -93,13 +93,16 @@ def test_every_python_snippet_of_the_integrations_page_runs_against_real_servers
     page_setup: str,
 ) -> None:
     blocks = python_blocks(PAGE)
-    assert len(blocks) == 6  # connections, shorthand, in process, LangChain, LlamaIndex, Haystack
+    # connections, shorthand, in process, LangChain (retriever, vector store), LlamaIndex,
+    # Haystack
+    assert len(blocks) == 7
     namespace: dict[str, Any] = {}
     try:
         for block in blocks:
             shown = run_block(block.replace(PLACEHOLDER_URL, page_setup), namespace)
             assert all(nothing_empty(value) for value in shown), shown
         assert namespace["docs"] and namespace["nodes"]
+        assert len(namespace["refunds"]) == 2 and len(namespace["nearest"]) == 1
         connections = [value for value in namespace.values() if isinstance(value, Connection)]
         assert len(connections) == 3
         for connection in connections:  # each of the page's three ways reaches its server

@@ -123,8 +123,6 @@ def test_the_frameworks_own_embeddings_go_into_an_index_of_own_vectors(tmp_path:
     with rcpkit.open(tmp_path / "own", create=True, vectors=3) as opened:
         store = RCPDocumentStore(index=opened)
         written = [Document(id="h", content="haystack", embedding=[0.0, 1.0, 0.0])]
-        # OVERWRITE: FAIL and SKIP list the index first, by a dense retrieve of a text,
-        # which an index of own vectors cannot embed (-32602; see docs/integrations.md).
         store.write_documents(written, policy=DuplicatePolicy.OVERWRITE)
         RCPVectorStore(index=opened).add([TextNode(id_="l", text="llama", embedding=[1.0, 0, 0])])
         assert opened.search(vector=[0.1, 0.9, 0.0], k=1)[0].id == "h#0"

@@ -25,8 +25,10 @@ from llama_index.core.vector_stores.types import (
     VectorStoreQueryMode,
 )
 
+import rcpkit
 from rcpkit.client import CapabilityMissing
 from rcpkit.integrations import Connection, Passthrough
+from rcpkit.integrations._local import LocalConnection
 from rcpkit.integrations.llamaindex import (
     RCPRetriever,
     RCPVectorStore,
@@ -53,17 +55,28 @@ def _documents() -> list[Document]:
     ]
 
 
-@pytest.fixture(params=["stdio", "http"])
+@pytest.fixture(params=["stdio", "http", "in-process"])
 def connection(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Connection]:
-    from integrations_support import http_server
+    from integrations_support import HASHING, http_server
 
     index = tmp_path / "index"
     if request.param == "stdio":
         with Connection.stdio(serve_args(index)) as opened:
             yield opened
-    else:
+    elif request.param == "http":
         with http_server(index) as url, Connection.http(url) as opened:
             yield opened
+    else:  # index= in process: the same tests, no server
+        rcpkit.open(index, create=True, embedder=HASHING).close()
+        with LocalConnection(index) as opened:
+            yield opened
+
+
+def _again(connection: Connection) -> Connection:
+    """A second connection to the same index (in process: the folder opened again)."""
+    if isinstance(connection, LocalConnection):
+        return LocalConnection(connection.index.where)
+    return Connection(connection.source)
 
 
 def test_from_documents_writes_through_index_add_and_queries_through_retrieve(
@@ -73,7 +86,7 @@ def test_from_documents_writes_through_index_add_and_queries_through_retrieve(
     context = StorageContext.from_defaults(vector_store=store)
     index = VectorStoreIndex.from_documents(_documents(), storage_context=context)
     # The server holds the nodes: a fresh connection sees the same four.
-    with Connection(connection.source) as again:
+    with _again(connection) as again:
         (hit,) = RCPRetriever(again, similarity_top_k=1).retrieve("bm25 ranks")
     assert hit.node.metadata["tag"] == "bm25"
     assert hit.node.relationships[NodeRelationship.SOURCE].node_id == "source-1"

@@ -74,12 +74,19 @@ def retrieve_call(
     index_version: str | None = None,
     strict: bool | None = None,
     cursor: str | None = None,
+    vector: Sequence[float] | None = None,
     timeout: float | None = None,
     options: CallOptions | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> Prepared[m.RetrieveResult]:
-    """§7.7 ``retrieve``: every ``RetrieveParams`` field as a typed keyword (snake_case)."""
+    """§7.7 ``retrieve``: every ``RetrieveParams`` field as a typed keyword (snake_case).
+
+    ``vector`` is rcpkit's extension (``_meta.retrieveParams``): the query's own vector
+    on an index of your own vectors.
+    """
     given = locals()
+    if vector is not None:
+        given["vector"] = [float(value) for value in vector]
     fields = {name: given[name] for name in _RETRIEVE_FIELDS if given[name] is not None}
     params = build_params(m.RetrieveParams, **fields)
     merged = (options or CallOptions()).merged(timeout, on_progress)

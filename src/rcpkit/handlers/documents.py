@@ -17,7 +17,7 @@ from rcpkit.engine.models import Vectors, is_external, own_vectors
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.errors import RCPError
 
-__all__ = ["document_vectors", "source_document", "wire_vectors"]
+__all__ = ["document_vectors", "query_vector", "source_document", "wire_vectors"]
 
 
 def source_document(
@@ -86,3 +86,22 @@ def document_vectors(
         )
     matrix = own_vectors(rows, len(sources), engine.dimension, identity, path)
     return {source.id: row for source, row in zip(sources, matrix, strict=True)}
+
+
+def query_vector(engine: Engine, row: Sequence[float] | None) -> tuple[float, ...] | None:
+    """``retrieve``'s own query ``vector``, checked and unit-length; None: the engine embeds.
+
+    Only an index of your own vectors takes one: against an index with a model it
+    would compare vectors of two models (§15.7), so it is -32602, as is a wrong dimension.
+    """
+    if row is None:
+        return None
+    identity = engine.identity
+    if not is_external(identity):
+        raise RCPError.invalid_params(
+            "vector",
+            f"this index embeds queries with {identity}; a query vector goes to an index "
+            "created for your own vectors (vectors=<dimension>, --embedder vectors:<dimension>)",
+        )
+    (unit,) = own_vectors([list(row)], 1, engine.dimension, identity, lambda _: "vector")
+    return tuple(float(value) for value in unit)

@@ -25,7 +25,12 @@ from rcpkit.engine.retrieve.recall import SCORE_FLOORS
 from rcpkit.engine.retrieve.rescore import rerank_passages
 from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.transform import TRANSFORM_METHODS
-from rcpkit.handlers.documents import document_vectors, source_document, wire_vectors
+from rcpkit.handlers.documents import (
+    document_vectors,
+    query_vector,
+    source_document,
+    wire_vectors,
+)
 from rcpkit.handlers.graph import graph_handler
 from rcpkit.handlers.images import (
     OCR_MISSING,
@@ -106,7 +111,8 @@ def build_engine_app(engine: Engine) -> App:
             params = msgspec.structs.replace(
                 params, query=query_text(params.query, "query", ctx, fetchable)
             )
-        return run_retrieve(engine, params, ctx.filter, ctx)
+        own = query_vector(engine, params.vector)  # rcpkit's `_meta.retrieveParams` extension
+        return run_retrieve(engine, params, ctx.filter, ctx, own)
 
     @app.embed(
         dimension=engine.dimension,

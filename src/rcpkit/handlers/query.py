@@ -34,7 +34,8 @@ def run_retrieve(
     """``params`` (validated and gated, §7.7, §12) run by the engine's pipeline.
 
     ``tree`` is the §8 filter as the runtime parsed and checked it; ``vector`` the
-    query's own unit vector for the dense arm (in process; the wire has none).
+    query's own unit vector for the dense arm (in process, or the wire's `vector`
+    extension, checked by the handler).
     """
     return retrieve(engine, replace(query_of(params, tree), vector=vector), request)
 

@@ -17,6 +17,8 @@ __all__ = [
     "every_hit",
     "hit_metadata",
     "holds_own_vectors",
+    "listing_vector",
+    "query_vector",
     "retrieve",
     "retrieve_async",
 ]
@@ -35,6 +37,8 @@ class Passthrough:
     candidate_k: int | None = None
     min_score: float | None = None
     unit: str | None = None
+    # The query's own vector (the framework's query embedding) on an index of own vectors.
+    vector: tuple[float, ...] | None = None
 
     def arguments(self, k: int, filter: Filter | None) -> dict[str, Any]:
         given = {
@@ -47,6 +51,7 @@ class Passthrough:
             "candidate_k": self.candidate_k,
             "min_score": self.min_score,
             "unit": self.unit,
+            "vector": list(self.vector) if self.vector is not None else None,
         }
         return {name: value for name, value in given.items() if value is not None}
 
@@ -102,7 +107,10 @@ def every_hit(
     connection.require("retrieve", "pagination")
     maximum = block.get("maxK")
     size = min(page, maximum) if isinstance(maximum, int) and maximum > 0 else page
-    arguments = Passthrough(mode="dense", unit=unit).arguments(size, filter)
+    # An index of own vectors cannot embed the probe text: any vector of its dimension
+    # ranks every chunk as well (the order does not matter to a listing).
+    own = listing_vector(connection)
+    arguments = Passthrough(mode="dense", unit=unit, vector=own).arguments(size, filter)
     hits: list[Hit] = []
     cursor: str | None = None
     while True:
@@ -152,3 +160,22 @@ def holds_own_vectors(connection: Connection) -> bool:
     block = connection.capabilities.get("embed")
     identity = block.get("identity") if isinstance(block, Mapping) else None
     return isinstance(identity, str) and identity.startswith("vectors:")
+
+
+def listing_vector(connection: Connection) -> tuple[float, ...] | None:
+    """A query vector for listing an index of own vectors (a unit axis); None for another."""
+    if not holds_own_vectors(connection):
+        return None
+    block = connection.capabilities.get("embed")
+    dimension = block.get("dimension") if isinstance(block, Mapping) else None
+    if not isinstance(dimension, int) or dimension < 1:
+        raise CapabilityMissing("retrieve", "embed.dimension")
+    return (1.0,) + (0.0,) * (dimension - 1)
+
+
+def query_vector(connection: Connection, embedding: Any) -> tuple[float, ...] | None:
+    """A framework's query embedding as the query's own vector, on an index of own
+    vectors; None on an index that embeds the query text itself (its own model)."""
+    if embedding is None or not holds_own_vectors(connection):
+        return None
+    return tuple(float(value) for value in embedding)

@@ -31,10 +31,12 @@ from haystack.utils import Secret, deserialize_secrets_inplace
 from rcpkit.integrations._connect import Connection, Source
 from rcpkit.integrations._local import connection_from
 from rcpkit.integrations._retrieval import (
+    PROBE_QUERY,
     Passthrough,
     every_hit,
     hit_metadata,
     holds_own_vectors,
+    query_vector,
     retrieve,
     retrieve_async,
 )
@@ -42,7 +44,7 @@ from rcpkit.protocol.content import Hit
 from rcpkit.protocol.errors import ErrorCode, RCPError
 from rcpkit.protocol.messages import RetrieveMode
 
-__all__ = ["RCPDocumentStore", "RCPRetriever", "to_rcp_filter"]
+__all__ = ["RCPDocumentStore", "RCPEmbeddingRetriever", "RCPRetriever", "to_rcp_filter"]
 
 
 class RCPDocumentStore:
@@ -299,6 +301,73 @@ class RCPRetriever:
     ) -> dict[str, list[Document]]:
         count, tree, options = self._arguments(top_k, filters)
         hits = await retrieve_async(self.document_store.connection, query, count, tree, options)
+        return {"documents": [_retrieved(hit) for hit in hits]}
+
+
+@component
+class RCPEmbeddingRetriever:
+    """Documents for a query embedding, on an index of your own vectors (Haystack's
+    embedding retriever shape: the embedder before it in the pipeline is yours).
+
+    ``query`` (optional) is the lexical arm's text: with it the search is hybrid,
+    without it dense by the embedding alone.
+    """
+
+    def __init__(
+        self,
+        document_store: RCPDocumentStore,
+        *,
+        top_k: int = 10,
+        filters: dict[str, Any] | None = None,
+        fusion: dict[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(document_store, RCPDocumentStore):
+            raise ValueError("document_store must be an RCPDocumentStore")
+        self.document_store = document_store
+        self.top_k = top_k
+        self.filters = filters
+        self.fusion = fusion
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            document_store=self.document_store.to_dict(),
+            top_k=self.top_k,
+            filters=self.filters,
+            fusion=self.fusion,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RCPEmbeddingRetriever:
+        parameters = data["init_parameters"]
+        parameters["document_store"] = RCPDocumentStore.from_dict(parameters["document_store"])
+        retriever: RCPEmbeddingRetriever = default_from_dict(cls, data)
+        return retriever
+
+    @component.output_types(documents=list[Document])
+    def run(
+        self,
+        query_embedding: list[float],
+        filters: dict[str, Any] | None = None,
+        top_k: int | None = None,
+        query: str | None = None,
+    ) -> dict[str, list[Document]]:
+        connection = self.document_store.connection
+        vector = query_vector(connection, query_embedding)
+        if vector is None:
+            raise ValueError(
+                "this index embeds queries with its own model: query it by text "
+                "(RCPRetriever); an embedding goes to an index of your own vectors"
+            )
+        options = Passthrough(
+            mode=None if query else "dense",
+            fusion=self.fusion if query else None,
+            vector=vector,
+        )
+        tree = to_rcp_filter(self.filters if filters is None else filters)
+        count = self.top_k if top_k is None else top_k
+        with _store_errors():
+            hits = retrieve(connection, query or PROBE_QUERY, count, tree, options)
         return {"documents": [_retrieved(hit) for hit in hits]}
 
 

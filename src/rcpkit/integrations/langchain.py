@@ -1,4 +1,5 @@
-"""LangChain: :class:`RCPRetriever`, a ``BaseRetriever`` over any RCP server.
+"""LangChain: :class:`RCPRetriever`, a ``BaseRetriever`` over any RCP server, and
+:class:`RCPVectorStore`, a ``VectorStore`` that keeps your ``Embeddings``.
 
 Install with ``pip install 'rcpkit[langchain]'``.
 
@@ -29,12 +30,13 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from rcpkit.integrations._connect import Connection
+from rcpkit.integrations._langchain_store import RCPVectorStore
 from rcpkit.integrations._local import connection_from
 from rcpkit.integrations._retrieval import Passthrough, hit_metadata, retrieve, retrieve_async
 from rcpkit.protocol.content import Hit
 from rcpkit.protocol.messages import RetrieveMode
 
-__all__ = ["RCPRetriever"]
+__all__ = ["RCPRetriever", "RCPVectorStore"]
 
 
 class RCPRetriever(BaseRetriever):

@@ -10,7 +10,10 @@
 
 The server embeds (``is_embedding_query=False``): the index never needs an
 embedding model for queries, and the vectors LlamaIndex computes for inserted
-nodes are not sent. A node's citation offsets become its ``start_char_idx`` /
+nodes are not sent. An index of your own vectors (``rcpkit.open(..., vectors=N)``)
+takes the embed model's vectors instead: the nodes' with them, the query's as
+``retrieve``'s ``vector`` (``is_embedding_query`` is then True in process; over a
+server pass it). A node's citation offsets become its ``start_char_idx`` /
 ``end_char_idx`` and its SOURCE relationship; the full citation, score,
 confidence and trust are in ``node.metadata``.
 """
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -46,10 +50,12 @@ from pydantic import PrivateAttr
 from rcpkit.integrations._connect import Connection
 from rcpkit.integrations._local import connection_from
 from rcpkit.integrations._retrieval import (
+    PROBE_QUERY,
     Passthrough,
     every_hit,
     hit_metadata,
     holds_own_vectors,
+    query_vector,
     retrieve,
     retrieve_async,
 )
@@ -150,6 +156,10 @@ class RCPVectorStore(BasePydanticVectorStore):
             timeout=timeout,
             index=index,
         )
+        if index is not None and "is_embedding_query" not in kwargs:
+            # In process the index is at hand: one of your own vectors is queried by the
+            # embed model's vectors (a server's: pass is_embedding_query=True).
+            self.is_embedding_query = holds_own_vectors(self._connection)
 
     @classmethod
     def class_name(cls) -> str:
@@ -207,13 +217,12 @@ class RCPVectorStore(BasePydanticVectorStore):
             self._connection.call(lambda client: client.index_delete(ids))
 
     def query(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
-        """``retrieve`` with the query's text, top_k, mode, alpha and filters."""
-        if not query.query_str:
-            raise ValueError("an RCP server embeds the query itself: `query_str` is required")
-        options = _passthrough(query)
+        """``retrieve`` with the query's text, top_k, mode, alpha and filters, and on an
+        index of your own vectors the query's embedding for the dense arm."""
+        text, options = self._request(query)
         tree = to_rcp_filter(query.filters)
         tree = _and(tree, _ids_filter(query))
-        hits = retrieve(self._connection, query.query_str, query.similarity_top_k, tree, options)
+        hits = retrieve(self._connection, text, query.similarity_top_k, tree, options)
         nodes = [node_with_score(hit) for hit in hits]
         return VectorStoreQueryResult(
             nodes=[item.node for item in nodes],
@@ -222,18 +231,28 @@ class RCPVectorStore(BasePydanticVectorStore):
         )
 
     async def aquery(self, query: VectorStoreQuery, **kwargs: Any) -> VectorStoreQueryResult:
-        if not query.query_str:
-            raise ValueError("an RCP server embeds the query itself: `query_str` is required")
+        text, options = self._request(query)
         tree = _and(to_rcp_filter(query.filters), _ids_filter(query))
-        hits = await retrieve_async(
-            self._connection, query.query_str, query.similarity_top_k, tree, _passthrough(query)
-        )
+        hits = await retrieve_async(self._connection, text, query.similarity_top_k, tree, options)
         nodes = [node_with_score(hit) for hit in hits]
         return VectorStoreQueryResult(
             nodes=[item.node for item in nodes],
             similarities=[item.score or 0.0 for item in nodes],
             ids=[item.node.node_id for item in nodes],
         )
+
+    def _request(self, query: VectorStoreQuery) -> tuple[str, Passthrough]:
+        """The query text and options; the embedding rides along on an index of own vectors."""
+        options = _passthrough(query)
+        vector = query_vector(self._connection, query.query_embedding)
+        if vector is not None:
+            options = replace(options, vector=vector)
+        if query.query_str:
+            return query.query_str, options
+        if vector is None:
+            raise ValueError("an RCP server embeds the query itself: `query_str` is required")
+        # §7.7 wants a non-empty query; by its vector alone the search is dense.
+        return PROBE_QUERY, replace(options, mode="dense", fusion=None)
 
 
 def node_with_score(hit: Hit) -> NodeWithScore:

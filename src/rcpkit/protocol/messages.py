@@ -281,6 +281,9 @@ class RetrieveParams(Wire):
     index_version: Token | None = None
     strict: bool | None = None
     cursor: Cursor | None = None
+    # rcpkit: the query's own vector for the dense arm, on an index of your own vectors
+    # (declared in ``initialize``'s ``_meta.retrieveParams``, §4.4, §6.2).
+    vector: list[float] | None = None
 
     def __post_init__(self) -> None:
         if self.rerank is True:
@@ -400,6 +403,11 @@ def index_document_extension() -> dict[str, Any]:
         "body": ["text", "content"],  # either one; the schema's `required: [text]` is relaxed
         "extensions": [name for name in names if name not in SPEC_DOCUMENT_FIELDS],
     }
+
+
+def retrieve_params_extension() -> dict[str, Any]:
+    """``_meta.retrieveParams`` of ``initialize``: what ``retrieve`` takes beyond §7.7."""
+    return {"extensions": ["vector"]}
 
 
 class IndexAddParams(Wire):

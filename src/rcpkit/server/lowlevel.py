@@ -16,7 +16,7 @@ import msgspec
 
 from rcpkit.protocol import capabilities as caps
 from rcpkit.protocol.base import Wire
-from rcpkit.protocol.messages import index_document_extension
+from rcpkit.protocol.messages import index_document_extension, retrieve_params_extension
 from rcpkit.protocol.methods import METHODS
 from rcpkit.server.registration import HandlerMode, Registration
 from rcpkit.server.runner import serve_stdio
@@ -174,6 +174,8 @@ class Server:
                 self._info["_meta"]["fetchableUris"] = list(self._fetchable)
             if "index/add" in self._registrations:
                 self._info["_meta"]["indexDocument"] = index_document_extension()
+            if "retrieve" in self._registrations:  # §4.4: a declared extension, not a guess
+                self._info["_meta"]["retrieveParams"] = retrieve_params_extension()
         return {"protocolVersion": version, **self._info}
 
     def _derive(self) -> caps.Capabilities:

@@ -1,0 +1,181 @@
+"""Querying an index of your own vectors with the framework's own query embedding.
+
+The "user's embedder" here is three explicit axes (one per topic word), so the
+vector alone decides: no query text shares a word with the document it must find.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import rcpkit
+from rcpkit.integrations import Connection
+from rcpkit.protocol.errors import RCPError
+
+AXES = ("walrus", "glacier", "volcano")
+TEXTS = {
+    "w": "walrus colonies haul out on ice floes",
+    "g": "glacier tongues calve into the fjord",
+    "v": "volcano vents release sulphur gases",
+}
+
+
+def embed(text: str) -> list[float]:
+    """The user's embedder: a topic word per axis (and a little of every axis)."""
+    return [1.0 if axis in text else 0.05 for axis in AXES]
+
+
+@pytest.fixture
+def own(tmp_path: Path) -> Path:
+    where = tmp_path / "own"
+    with rcpkit.open(where, create=True, vectors=len(AXES)) as index:
+        index.add(
+            [{"id": key, "text": text, "meta": {"key": key}} for key, text in TEXTS.items()],
+            vectors=[embed(text) for text in TEXTS.values()],
+        )
+    return where
+
+
+def test_llamaindex_vector_store_index_with_an_embed_model_retrieves_by_its_vectors(
+    tmp_path: Path,
+) -> None:
+    from llama_index.core import Document, StorageContext, VectorStoreIndex
+    from llama_index.core.embeddings import BaseEmbedding
+
+    from rcpkit.integrations.llamaindex import RCPVectorStore
+
+    class Topics(BaseEmbedding):  # type: ignore[misc]
+        def _get_query_embedding(self, query: str) -> list[float]:
+            return embed(query)
+
+        def _get_text_embedding(self, text: str) -> list[float]:
+            return embed(text)
+
+        async def _aget_query_embedding(self, query: str) -> list[float]:
+            return embed(query)
+
+    with rcpkit.open(tmp_path / "li", create=True, vectors=len(AXES)) as opened:
+        store = RCPVectorStore(index=opened)
+        assert store.is_embedding_query  # the embed model's vectors, not the index's
+        index = VectorStoreIndex.from_documents(
+            [Document(text=text, id_=key) for key, text in TEXTS.items()],
+            storage_context=StorageContext.from_defaults(vector_store=store),
+            embed_model=Topics(),
+        )
+        # "volcano" is in the embedding's axis only: no word of the query is in the text.
+        nodes = index.as_retriever(similarity_top_k=1).retrieve("which volcano")
+        assert nodes[0].node.get_content() == TEXTS["v"]
+        nodes = index.as_retriever(similarity_top_k=1).retrieve("a walrus question")
+        assert nodes[0].node.get_content() == TEXTS["w"]
+
+
+def test_haystack_embedding_retriever_and_listing_on_own_vectors(own: Path) -> None:
+    from haystack import Document
+
+    from rcpkit.integrations.haystack import RCPDocumentStore, RCPEmbeddingRetriever
+
+    store = RCPDocumentStore(index=str(own))
+    try:
+        # Listing (count, filter, the FAIL policy's check) needs no text embedding.
+        assert store.count_documents() == 3
+        assert [
+            doc.id
+            for doc in store.filter_documents({"field": "meta.key", "operator": "==", "value": "g"})
+        ] == ["g"]
+        store.write_documents([Document(id="x", content="lava", embedding=embed("volcano"))])
+        assert store.count_documents() == 4
+        retriever = RCPEmbeddingRetriever(document_store=store, top_k=2)
+        found = retriever.run(query_embedding=embed("glacier"))["documents"]
+        assert found[0].id == "g"
+        hybrid = retriever.run(query_embedding=embed("volcano"), query="lava")["documents"]
+        assert hybrid[0].id == "x"
+    finally:
+        store.connection.close()
+
+
+def _serve(index: Path) -> Connection:
+    return Connection.stdio([sys.executable, "-m", "rcpkit", "serve", "--index", str(index)])
+
+
+def test_a_query_vector_over_rcp_is_a_declared_extension(own: Path) -> None:
+    from llama_index.core.vector_stores.types import VectorStoreQuery
+
+    from rcpkit.integrations.llamaindex import RCPVectorStore
+
+    connection = _serve(own)
+    try:
+        declared = connection.client.client.meta.get("retrieveParams")
+        store = RCPVectorStore(connection, is_embedding_query=True)
+        query = VectorStoreQuery(query_embedding=embed("glacier"), similarity_top_k=1)
+        result = store.query(query)
+        assert result.ids == ["g"]
+        with pytest.raises(RCPError) as wrong:
+            connection.client.retrieve("x", vector=[1.0, 0.0])
+        assert wrong.value.code == -32602 and "dimension" in str(wrong.value)
+    finally:
+        connection.close()
+    assert declared == {"extensions": ["vector"]}
+
+
+def test_a_query_vector_is_refused_by_an_index_with_its_own_model(tmp_path: Path) -> None:
+    with rcpkit.open(tmp_path / "model", create=True, embedder="hashing:3") as index:
+        index.add([{"id": "a", "text": "walrus"}])
+    connection = _serve(tmp_path / "model")
+    try:
+        with pytest.raises(RCPError) as refused:
+            connection.client.retrieve("walrus", vector=[1.0, 0.0, 0.0])
+        assert refused.value.code == -32602 and "own vectors" in str(refused.value)
+        assert connection.client.retrieve("walrus").hits[0].id == "a#0"
+    finally:
+        connection.close()
+
+
+class Topics:
+    """LangChain ``Embeddings``: the same explicit axes."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [embed(text) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return embed(text)
+
+
+def test_langchain_vector_store_keeps_the_user_s_embeddings(own: Path) -> None:
+    from rcpkit.integrations.langchain import RCPVectorStore
+
+    with rcpkit.open(own) as opened:
+        store = RCPVectorStore.from_texts(
+            ["icebergs drift south", "lava fields cool"],
+            Topics(),  # type: ignore[arg-type]
+            metadatas=[{"topic": "glacier", "n": [1, 2]}, {"topic": "volcano"}],
+            ids=["ice", "lava"],
+            index=opened,
+        )
+        # No word of "which glacier" is in "icebergs drift south": the vector found it.
+        found = store.similarity_search("which glacier", k=2, filter={"topic": "glacier"})
+        assert [(doc.id, doc.metadata) for doc in found] == [
+            ("ice", {"topic": "glacier", "n": [1, 2]})
+        ]
+        assert store.similarity_search_by_vector(embed("volcano"), k=1)[0].id == "v"
+        assert store.delete(None) is None  # as InMemoryVectorStore: nothing, never all
+        assert opened.stats()["documents"] == 5
+        store.delete(["ice", "lava"])
+        assert opened.stats()["documents"] == 3  # the documents written before stay
+
+
+def test_langchain_vector_store_on_an_index_with_its_own_model(tmp_path: Path) -> None:
+    from rcpkit.integrations.langchain import RCPVectorStore
+
+    with rcpkit.open(tmp_path / "model", create=True, embedder="hashing:64") as opened:
+        store = RCPVectorStore.from_texts(
+            ["walrus on the ice", "lava flows"],
+            Topics(),  # type: ignore[arg-type]
+            ids=["w", "l"],
+            index=opened,
+        )
+        assert store.similarity_search("walrus", k=1)[0].id == "w"  # the index embeds
+        with pytest.raises(ValueError, match="own model"):
+            store.similarity_search_by_vector(embed("walrus"), k=1)
