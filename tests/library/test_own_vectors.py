@@ -121,6 +121,11 @@ def test_an_index_with_a_model_takes_no_vectors(tmp_path: Path) -> None:
         with pytest.raises(rcpkit.LibraryError, match="embeds its documents with") as caught:
             opened.add(_documents(), vectors=_vectors())
         assert caught.value.field == "vectors[0]"
+        opened.add(_documents())
+        # The same check as `retrieve`'s wire `vector` (§15.7: two models' vectors never meet).
+        with pytest.raises(rcpkit.LibraryError, match="embeds queries with") as refused:
+            opened.search("first", vector=_vectors()[0])
+        assert refused.value.field == "vector"
 
 
 async def test_index_add_over_rcp_carries_vectors_only_into_an_index_made_for_them(

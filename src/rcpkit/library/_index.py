@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.fields import declare_fields, first_sight
 from rcpkit.engine.ingest.indexer import delete_documents, index_documents
-from rcpkit.engine.models import own_vectors
-from rcpkit.handlers.documents import document_vectors, source_document
+from rcpkit.handlers.documents import document_vectors, query_vector, source_document
 from rcpkit.handlers.inspect import index_figures
 from rcpkit.handlers.query import run_retrieve
 from rcpkit.library._errors import LibraryError, translated
@@ -329,9 +328,10 @@ def _vector_path(separate: bool) -> Callable[[int], str]:
 
 
 def _query_vector(engine: Engine, vector: object | None) -> tuple[float, ...] | None:
-    """The query's own vector, checked against the index's dimension, at unit length."""
+    """The query's own vector, checked as ``retrieve``'s wire ``vector`` is (one check:
+    refused on an index with its own model, or at another dimension), at unit length."""
     if vector is None:
         return None
-    rows = [vector] if not hasattr(vector, "ndim") or getattr(vector, "ndim", 1) == 1 else vector
-    (unit,) = own_vectors(rows, 1, engine.dimension, engine.identity, lambda _: "vector")
-    return tuple(float(value) for value in unit)
+    if getattr(vector, "ndim", 1) == 2 and len(vector) == 1:  # type: ignore[arg-type]
+        vector = vector[0]  # type: ignore[index]
+    return query_vector(engine, vector)  # type: ignore[arg-type]
