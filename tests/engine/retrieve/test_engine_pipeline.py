@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import time
 from pathlib import Path
 
 import pytest
 from engine_support import Calls, ids, indexed, make_engine, serving
 
 from rcpkit.engine.engine import Engine
+from rcpkit.engine.retrieve import pipeline
+from rcpkit.handlers.engine import build_engine_app
+from rcpkit.server import context, dispatcher
+from support import running
 
 NOTES = [
     {"id": "a", "text": "solar panels convert sunlight into electricity for homes"},
@@ -380,21 +385,46 @@ async def test_an_injection_laden_document_is_flagged_and_hidden_text_stripped(
     assert trust["fine#0"] == {"level": "untrusted", "injectionSuspected": False}
 
 
-async def test_near_the_deadline_rerank_degrades_only_when_not_strict(call: Calls) -> None:
+class _StoppedClock:
+    """The runtime's deadline clock, stopped: a request's deadline stays exactly
+    as far away as it asked, however slowly the machine runs."""
+
+    perf_counter = staticmethod(time.perf_counter)
+
+    def __init__(self) -> None:
+        self.now = time.monotonic()
+
+    def monotonic(self) -> float:
+        return self.now
+
+
+async def test_near_the_deadline_rerank_degrades_only_when_not_strict(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Where the runtime sets (dispatcher) and reads (context) a request's deadline.
+    clock = _StoppedClock()
+    monkeypatch.setattr(dispatcher, "time", clock)
+    monkeypatch.setattr(context, "time", clock)
+    # "Near" is the estimated rerank cost against the time left: at a minute a
+    # passage, an hour's deadline (no runtime default caps it) leaves room for 25
+    # of 100. The rule alone, not the machine's speed, decides each side.
+    monkeypatch.setattr(pipeline, "_RERANK_SECONDS_PER_PASSAGE", 60.0)
     many = [{"text": f"electricity note number {i}"} for i in range(150)]
-    await call.result("index/add", {"documents": many})
     params = {
         "query": "electricity",
         "k": 1,
         "rerank": {"method": "colbert", "topN": 100},
-        "_meta": {"deadlineMs": 400},
+        "_meta": {"deadlineMs": 3_600_000},
     }
-    degraded = await call.result("retrieve", {**params, "strict": False})
-    strict = await call.result("retrieve", params)
-    notes = degraded["usage"]["notes"]
-    assert any(note.startswith("rerank head cut from 100") for note in notes), notes
-    assert degraded["usage"]["reranked"] < 100
+    async with running(build_engine_app(engine), deadline=None) as peer:
+        call = Calls(peer)
+        await call.result("index/add", {"documents": many})
+        degraded = await call.result("retrieve", {**params, "strict": False})
+        strict = await call.result("retrieve", params)
+    assert degraded["usage"]["notes"] == ["rerank head cut from 100 to 25 to meet the deadline"]
+    assert degraded["usage"]["reranked"] == 25
     assert strict["usage"]["reranked"] == 100
+    assert "notes" not in strict["usage"], strict["usage"]
 
 
 async def test_a_cancel_racing_a_rerank_gets_exactly_one_answer(call: Calls) -> None:
