@@ -8,7 +8,7 @@ import select
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -17,10 +17,11 @@ import pytest
 class StdioServer:
     """A spawned ``rcpkit serve --stdio`` with line-level access to its pipes."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, launcher: Sequence[str] = ("-m", "rcpkit")) -> None:
         # Protocol-level tests default to the in-memory keyword engine.
         engine = [] if "--engine" in args else ["--engine", "keyword"]
-        command = [sys.executable, "-m", "rcpkit", "serve", "--stdio", *engine, *args]
+        # ``launcher``: what runs the CLI, ``python -m rcpkit`` unless a test wraps it.
+        command = [sys.executable, *launcher, "serve", "--stdio", *engine, *args]
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
@@ -75,8 +76,8 @@ class StdioServer:
 def spawn() -> Iterator[Any]:
     servers: list[StdioServer] = []
 
-    def start(*args: str) -> StdioServer:
-        server = StdioServer(*args)
+    def start(*args: str, launcher: Sequence[str] = ("-m", "rcpkit")) -> StdioServer:
+        server = StdioServer(*args, launcher=launcher)
         servers.append(server)
         return server
 
