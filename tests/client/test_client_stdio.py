@@ -33,6 +33,17 @@ async def test_a_full_typed_session_with_the_keyword_engine() -> None:
         assert len(result.hits) <= 2
 
 
+# ``rcpkit serve`` started 12 s late: a server importing its model stack took 10-11 s
+# to answer initialize on a loaded machine (issue 52), past the old 10 s default.
+LATE = "import runpy, time; time.sleep(12); runpy.run_module('rcpkit', run_name='__main__')"
+
+
+async def test_the_default_connect_waits_for_a_server_slower_to_start_than_ten_seconds() -> None:
+    command = [PYTHON, "-c", LATE, *KEYWORD[3:]]
+    async with await Client.connect_stdio(command, pass_env=("PYTHONPATH",)) as client:
+        assert client.server.name == "rcpkit-keyword"
+
+
 async def test_gating_refuses_what_the_keyword_engine_does_not_advertise() -> None:
     async with await Client.connect_stdio(KEYWORD, connect_timeout=60) as client:
         with pytest.raises(CapabilityMissing):

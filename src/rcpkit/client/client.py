@@ -40,7 +40,12 @@ from rcpkit.protocol.base import Wire
 from rcpkit.protocol.capabilities import Capabilities
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
-__all__ = ["MAX_PROTOCOL_VERSION", "MIN_PROTOCOL_VERSION", "Client"]
+__all__ = ["DEFAULT_CONNECT_TIMEOUT", "MAX_PROTOCOL_VERSION", "MIN_PROTOCOL_VERSION", "Client"]
+
+# Spawning a server and having its initialize answered: a server importing its
+# model stack took 10-11 s to answer on a loaded machine (issue 52), so a 10 s
+# wall refused a normal start. A server that never answers still fails, in a minute.
+DEFAULT_CONNECT_TIMEOUT = 60.0
 
 # §7.1: this client speaks the contiguous range [MIN .. MAX].
 MIN_PROTOCOL_VERSION = 1
@@ -79,7 +84,7 @@ class Client(TypedMethods):
         endpoint: Endpoint | Channel,
         *,
         timeout: float | None = 60.0,
-        connect_timeout: float = 10.0,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         retry: RetryPolicy | None = None,
         on_log: LogCallback | None = None,
     ) -> Client:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Coroutine, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar
 
-from rcpkit.client.client import Client
+from rcpkit.client.client import DEFAULT_CONNECT_TIMEOUT, Client
 from rcpkit.client.errors import DeadlineExceeded
 from rcpkit.client.options import CallOptions
 from rcpkit.client.streaming import Event, StreamingCall
@@ -153,7 +153,7 @@ class SyncClient:
     @classmethod
     def connect(cls, endpoint: Endpoint, **options: Any) -> SyncClient:
         runner = LoopThread()
-        bound = float(options.get("connect_timeout", 10.0)) + _GRACE
+        bound = float(options.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)) + _GRACE
         try:
             client = runner.run(Client.connect(endpoint, **options), bound)
         except BaseException:
@@ -164,7 +164,7 @@ class SyncClient:
     @classmethod
     def connect_stdio(cls, command: list[str] | tuple[str, ...], **options: Any) -> SyncClient:
         runner = LoopThread()
-        bound = float(options.get("connect_timeout", 10.0)) + _GRACE
+        bound = float(options.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)) + _GRACE
         try:
             client = runner.run(Client.connect_stdio(command, **options), bound)
         except BaseException:
@@ -175,7 +175,7 @@ class SyncClient:
     @classmethod
     def connect_http(cls, url: str, **options: Any) -> SyncClient:
         runner = LoopThread()
-        bound = float(options.get("connect_timeout", 10.0)) + _GRACE
+        bound = float(options.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)) + _GRACE
         try:
             client = runner.run(Client.connect_http(url, **options), bound)
         except BaseException:

@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from rcpkit.client.client import Client
+from rcpkit.client.client import DEFAULT_CONNECT_TIMEOUT, Client
 from rcpkit.federation.connect import Connector, connect_engine
 from rcpkit.federation.registry import EngineSpec, Registry, load_registry
 from rcpkit.protocol.errors import ErrorCode, RCPError
@@ -59,7 +59,7 @@ class Selector:
         *,
         connector: Connector | None = None,
         ping_timeout: float = 2.0,
-        connect_timeout: float = 10.0,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         retry_dead_after: float = 30.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
