@@ -2,11 +2,11 @@
 
     python benchmarks/serve_start.py [RUNS]     (default 3)
 
-The test suite checks that the handshake never waits for the model
-(tests/e2e/test_engine_cli.py holds the model's load until initialize is
-answered); this prints how long ``rcpkit serve --stdio`` takes to answer it over
-an index of the bundled samples, as a ratio against the in-memory keyword
-engine's server measured alternately in the same run, so the machine's load
+The test suite checks the order (tests/e2e/test_engine_cli.py: since issue 51
+``initialize`` is answered only once the model is loaded and warm); this prints
+how long ``rcpkit serve --stdio`` takes to answer it over an index of the
+bundled samples, as a ratio against the in-memory keyword engine's server
+measured alternately in the same run, so the machine's load
 falls on both.
 """
 
