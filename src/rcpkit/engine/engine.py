@@ -32,7 +32,9 @@ _CALIBRATION_SAMPLE = 4096  # vectors a shared store hands over for confidence c
 
 
 class ModelSlot:
-    """A model loaded in the background so the handshake never waits for it."""
+    """A model loaded on a background thread from the moment the engine opens: the
+    index and the mirror open meanwhile, and ``Engine.warm`` (what a server runs
+    before it answers ``initialize``) waits for it."""
 
     def __init__(self, name: str, load: Callable[[], Any]) -> None:
         self.name = name
