@@ -7,6 +7,7 @@ OCR: 2.1 GB) to index 8 files. It now installs the engine and the model only;
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -21,9 +22,13 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="no make he
 
 def planned(venv: Path, target: str) -> list[str]:
     """The commands ``make TARGET`` would run with its venv at ``venv`` (none is run)."""
+    # Under `make test` this runs inside a make: its MAKEFLAGS/MAKELEVEL would have the
+    # inner make print "Entering directory" lines among the commands.
+    outer = {"MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES"}
     done = subprocess.run(
-        ["make", "-n", f"VENV={venv}", target],
+        ["make", "--no-print-directory", "-n", f"VENV={venv}", target],
         cwd=ROOT,
+        env={name: value for name, value in os.environ.items() if name not in outer},
         capture_output=True,
         text=True,
         timeout=60,

@@ -100,6 +100,8 @@ def test_the_package_exports_exactly_the_intended_names() -> None:
         "matches",
         "compile_sqlite",
         "compile_postgres",
+        "compile_solr",
+        "solr_filter_fields",
         "OPERATORS",
     }
     for name in filters.__all__:
