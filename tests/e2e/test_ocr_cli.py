@@ -71,7 +71,9 @@ def test_scans_indexed_by_two_ocr_workers_give_the_chunks_in_process_ocr_gives(
     got = documents(tmp_path / "pooled")
     assert got == documents(tmp_path / "inline")
     assert count(pooled.stdout, "total") == count(inline.stdout, "total") == 3
-    assert re.findall(r"(\d+) chunks", pooled.stdout) == re.findall(r"(\d+) chunks", inline.stdout)
+    # Chunk counts, not the summary's rate ("embedded 5.7 chunks/s"), which differs run to run.
+    counts = r"(?<![\d.])(\d+) chunks(?!/)"
+    assert re.findall(counts, pooled.stdout) == re.findall(counts, inline.stdout)
     assert {doc for doc, _, _ in got} == {"wing.png", "shock.png", "scanned.pdf"}
     text = " ".join(text for _, text, _ in got).casefold()
     for word in ("swept", "tunnel", "supersonic", "blunt", "laminar"):
