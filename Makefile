@@ -66,7 +66,8 @@ system-deps:
 # (measured: 11.5 min without, 17.9 min with, on the 2-core machine).
 # Two worker processes, each test file in one of them (module fixtures stay shared;
 # each worker starts its own PostgreSQL): 8.9 min against 13-17 min in one process
-# on the 2-core machine. PYTEST_WORKERS=0 runs in this process.
+# on the 2-core machine. PYTEST_WORKERS=0 runs in this process. The 25 slowest tests
+# are listed at the end, so a CI log shows where the time went.
 PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 2
 # The local SolrCloud the Solr tests start (docs/solr.md): Java 17 and Maven from
@@ -85,7 +86,7 @@ solr-jars: $(STAMP)
 	  echo "Solr's jars could not be resolved: the Solr tests will say why"
 
 pytest: $(STAMP) system-deps solr-jars
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS); \
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=25 $(PYTEST_ARGS); \
 	  status=$$?; if [ $$status -eq 5 ]; then exit 0; else exit $$status; fi
 
 coverage: PYTEST_ARGS = --cov=rcpkit --cov-report=term:skip-covered
