@@ -84,27 +84,12 @@ def test_the_race_campaign_loses_duplicates_and_tears_nothing(tmp_path: Path) ->
         assert _one(figures, counter)["value"] == 0, counter
 
 
-@pytest.mark.parametrize("store", [(), ("--store", "shards")], ids=["embedded", "shards"])
-def test_the_tenants_campaign_finds_no_trace_of_one_tenant_in_another(
-    tmp_path: Path, store: tuple[str, ...]
-) -> None:
+def test_the_tenants_campaign_finds_no_trace_of_one_tenant_in_another(tmp_path: Path) -> None:
     # Issue 35 item 3: before tenants had versions of their own, this counted 12
     # changed confidences, 6 moved versions, 8 expired pins/cursors and 7 leaks.
-    # Issue 32: on two shards, before tenants' numbers were their own there, the
-    # versions moved with the other tenant's writes.
-    figures = _figures(tmp_path, "tenants", *store)
+    figures = _figures(tmp_path, "tenants")
     assert _one(figures, "tenants: comparisons")["value"] >= 30
     for counter in (
         "changed", "versions moved", "expired", "leaks", "-32603", "hangs", "crashes",
     ):  # fmt: skip
         assert _one(figures, counter)["value"] == 0, counter
-
-
-def test_the_shards_suite_gets_one_database_answers_from_every_layout(tmp_path: Path) -> None:
-    # Issue 32: 1, 2 and 3 PostgreSQL shards against one database, in one run.
-    figures = _figures(tmp_path, "shards")
-    equal = [row for name, row in figures.items() if "equal to one database" in name]
-    assert len(equal) == 12  # three layouts and BM25 in the databases, three modes
-    assert all(row["value"] == 10 for row in equal), equal
-    loads = [row for name, row in figures.items() if name.endswith(": load")]
-    assert len(loads) == 3 and all(row["baseline_value"] > 0 for row in loads)

@@ -73,3 +73,41 @@ def test_a_mistyped_index_is_an_error_and_creates_nothing(
     done = rcpkit(*command, "--index", str(typo), *HASHING)
     assert f"no index at {typo}" in one_error_line(done)
     assert not typo.exists()
+
+
+REGISTRY_RETIRED = "rcpkit: the shard registry was retired; run SolrCloud: see docs/solr.md"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("index", "{docs}", "--index", "{index}", *HASHING),
+        ("serve", "--index", "{index}", *HASHING),
+        ("stats", "--index", "{index}"),
+        ("query", "rivers", "--index", "{index}", *HASHING),
+        ("db", "status"),
+    ],
+    ids=["index", "serve", "stats", "query", "db"],
+)
+def test_a_shard_registry_store_is_refused_with_where_to_go_instead(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    # Issue 48 item 6: `--store shards.toml` (issue 32's registry) is retired; one way
+    # past one machine remains, SolrCloud. A registry as its users wrote it:
+    registry = tmp_path / "shards.toml"
+    registry.write_text('[[shard]]\nname = "s0"\nurl = "postgres://127.0.0.1:1/rcpkit"\n')
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nAlpha text about rivers.\n")
+    index = tmp_path / "idx"
+    words = [word.format(docs=docs, index=index) for word in command]
+    done = rcpkit(*words, "--store", str(registry))
+    assert one_error_line(done) == REGISTRY_RETIRED
+    assert not index.exists()
+
+
+def test_a_shard_registry_in_the_config_file_is_refused_the_same_way(tmp_path: Path) -> None:
+    config = tmp_path / "rcpkit.toml"
+    config.write_text('[engine]\nstore = "shards.json"\n')
+    done = rcpkit("stats", "--index", str(tmp_path / "idx"), "--config", str(config))
+    assert one_error_line(done) == REGISTRY_RETIRED

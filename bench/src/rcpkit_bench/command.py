@@ -3,8 +3,7 @@
 ``all`` is the speed suites; the campaigns (``load``, ``auth``, ``crash``: kill -9
 during writes, then an audit; ``gateway``: lying engines; ``mcp``: the MCP bridge;
 ``cache``: damaged cache files, then a restart; ``race``: writers racing on one
-index; ``shards``: 1, 2, 3 PostgreSQL shards against one database) run only
-when named.
+index) run only when named.
 
 For the CLI: ``add_arguments(parser)`` declares the options, ``run(args)``
 runs the chosen suites in order and returns the exit status: 0 when every
@@ -53,7 +52,6 @@ _MODULES = {
     "cache": "cache_files",
     "race": "race",
     "tenants": "tenant_stats",
-    "shards": "shards",
 }
 
 
@@ -78,7 +76,7 @@ def _command(args: argparse.Namespace, scale: Scale) -> str:
     if scale != "full":
         words.append(f"--{scale}")
     if args.store:
-        words += ["--store", args.store if args.store in ("postgres", "shards") else "URL"]
+        words += ["--store", args.store if args.store == "postgres" else "URL"]
     if args.sizes:
         words += ["--sizes", ",".join(_spelled(size) for size in args.sizes)]
     if args.hnsw_up_to:

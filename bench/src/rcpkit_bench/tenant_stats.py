@@ -1,9 +1,8 @@
 """``rcpkit bench tenants``: what one tenant's writes tell another (issues 34 and 35).
 
-One ``rcpkit serve --http --workers 2`` (an embedded index, PostgreSQL with
-``--store``, or a registry of two PostgreSQL shards with ``--store shards``) with two
-tenant-scoped tokens, ``alpha`` and ``beta``. Beta indexes its corpus and takes
-its readings: for each query, the hits with their BM25 (``mode:
+One ``rcpkit serve --http --workers 2`` (an embedded index, or PostgreSQL with
+``--store``) with two tenant-scoped tokens, ``alpha`` and ``beta``. Beta indexes
+its corpus and takes its readings: for each query, the hits with their BM25 (``mode:
 sparse``) and hybrid scores and ``confidence``, its ``indexVersion``, a pin of
 that version, page 2 through the first page's cursor and its own
 ``x-rcpkit/stats`` version. Then alpha writes: a bulk of documents in beta's
@@ -314,17 +313,14 @@ def run_campaign(folder: Path, plan: Plan, store: str | None = None) -> TenantAu
 
 
 def run(scale: Scale, store: str | None = None) -> list[Figure]:
-    """The campaign at ``scale`` as report rows (``store``: ``postgres``, ``shards`` or a URL)."""
+    """The campaign at ``scale`` as report rows (``store``: ``postgres`` or a URL)."""
     from rcpkit.engine.store.postgres.pgserver import start_server
 
     started = time.monotonic()
-    servers = [start_server() for _ in range({"postgres": 1, "shards": 2}.get(store or "", 0))]
+    servers = [start_server()] if store == "postgres" else []
     try:
         with tempfile.TemporaryDirectory(prefix="rcpkit-tenants-") as folder:
-            if store == "shards":  # issue 32: each tenant's numbers over two shards
-                target: str | None = str(_registry(Path(folder), servers))
-            else:
-                target = servers[0].url() if servers else store
+            target = servers[0].url() if servers else store
             (Path(folder) / "run").mkdir()
             audit = run_campaign(Path(folder) / "run", PLANS[scale], target)
     finally:
@@ -332,22 +328,7 @@ def run(scale: Scale, store: str | None = None) -> list[Figure]:
             server.stop()
     for problem in audit.problems:
         print(f"rcpkit bench tenants: {problem}", file=sys.stderr)
-    backend = {"shards": "two PostgreSQL shards"}.get(store or "", "PostgreSQL")
-    return figures(audit, time.monotonic() - started, backend if store else "embedded SQLite")
-
-
-def _registry(folder: Path, servers: list[Any]) -> Path:
-    """A shard registry of a database ``shard`` on each server."""
-    from rcpkit.engine.store.postgres import connect
-
-    lines = []
-    for number, server in enumerate(servers):
-        with connect(server.url()) as connection:
-            connection.execute("CREATE DATABASE shard")
-        lines += ["[[shard]]", f'name = "s{number}"', f'url = "{server.url("shard")}"']
-    path = folder / "shards.toml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return figures(audit, time.monotonic() - started, "PostgreSQL" if store else "embedded SQLite")
 
 
 def figures(audit: TenantAudit, seconds: float, backend: str = "embedded SQLite") -> list[Figure]:

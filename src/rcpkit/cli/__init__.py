@@ -112,8 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if not isinstance(error, RCPError):
             raise
-        # Issue 52: what the opened engine refuses (a shard down under `db shards
-        # rebalance`) is a line, as the server would answer it, not a traceback.
+        # Issue 52: what the opened engine refuses is a line, as the server would
+        # answer it, not a traceback.
         return _refused(error.message)
 
 

@@ -10,7 +10,7 @@ __all__ = ["CAMPAIGNS", "SUITES", "add_arguments"]
 SUITES = ("protocol", "engine", "http")
 # The hardening campaigns (issue 13): run by name only, never as part of `all`.
 CAMPAIGNS = (
-    "fuzz", "load", "auth", "crash", "gateway", "mcp", "cache", "race", "tenants", "shards",
+    "fuzz", "load", "auth", "crash", "gateway", "mcp", "cache", "race", "tenants",
 )  # fmt: skip
 
 
@@ -41,8 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="postgres|URL",
         help="engine suite: also measure a PostgreSQL store against the embedded one; "
         "tenants campaign: run on PostgreSQL "
-        "('postgres' starts a private server; or a postgres:// URL; "
-        "'shards': two private servers as the shards of one registry)",
+        "('postgres' starts a private server; or a postgres:// URL)",
     )
     parser.add_argument(
         "--sizes",

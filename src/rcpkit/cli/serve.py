@@ -7,15 +7,11 @@ import logging
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rcpkit.cli.http_options import add_http_arguments
 from rcpkit.cli.observe_options import add_observe_arguments
 from rcpkit.cli.options import add_engine_arguments
-
-if TYPE_CHECKING:
-    from rcpkit.engine.store.partial import PartFigures, Parts
-    from rcpkit.observe.metrics import GaugeValue
 
 __all__ = ["HELP", "TENANT_AWARE_ENGINES", "add_arguments", "run"]
 
@@ -106,7 +102,6 @@ def run(args: argparse.Namespace) -> int:
         closing: Callable[[], None] = _nothing
     else:
         from rcpkit.cli.engine import open_from_args
-        from rcpkit.engine.store.partial import Parts
         from rcpkit.handlers.engine import build_engine_app
 
         engine = open_from_args(args, create=args.create, writable=not args.read_only)
@@ -117,8 +112,6 @@ def run(args: argparse.Namespace) -> int:
         closing = engine.close
         if observer is not None and observer.metrics is not None:
             observer.metrics.add_gauges(_index_gauges(engine), _INDEX_HELP)
-            if isinstance(engine.store, Parts):  # a sharded store: one series per shard
-                observer.metrics.add_gauges(_part_gauges(engine.store), _PART_HELP)
     try:
         if args.http is not None:
             from rcpkit.cli.http_serve import serve_command
@@ -185,36 +178,6 @@ def _index_gauges(engine: Any) -> Callable[[], dict[str, float]]:
             "rcp_index_documents": documents,
             "rcp_index_chunks": chunks,
             "rcp_index_version": engine.store.version,
-        }
-
-    return read
-
-
-_PART_HELP = {
-    "rcp_shard_up": "1 when the shard answered this scrape, else 0",
-    "rcp_shard_version": "the shard's own latest version",
-    "rcp_shard_documents": "live documents on the shard, every tenant",
-    "rcp_shard_chunks": "live chunks on the shard, every tenant",
-    "rcp_shard_left_out_total": "retrieves answered without the shard (degraded)",
-}
-
-
-def _part_gauges(store: Parts) -> Callable[[], dict[str, GaugeValue]]:
-    """Per-shard series (label ``shard``), read at scrape time."""
-
-    def read() -> dict[str, GaugeValue]:
-        figures = store.parts()
-
-        def series(value: Callable[[PartFigures], float | None]) -> GaugeValue:
-            found = ((part.name, value(part)) for part in figures)
-            return [({"shard": name}, float(v)) for name, v in found if v is not None]
-
-        return {
-            "rcp_shard_up": series(lambda part: float(part.up)),
-            "rcp_shard_version": series(lambda part: part.version),
-            "rcp_shard_documents": series(lambda part: part.documents),
-            "rcp_shard_chunks": series(lambda part: part.chunks),
-            "rcp_shard_left_out_total": series(lambda part: part.left_out),
         }
 
     return read

@@ -18,6 +18,10 @@ from rcpkit.protocol.filters._field_types import FIELD_KINDS
 __all__ = ["ENGINE_RULES", "INGEST_RULES", "SettingError", "check_setting", "ingest_options"]
 
 
+# What a `--store shards.toml` (issue 32's registry, retired by issue 48) is told.
+REGISTRY_RETIRED = "the shard registry was retired; run SolrCloud: see docs/solr.md"
+
+
 class SettingError(ValueError):
     """A setting outside what its key allows (a ValueError, so the CLI prints one line)."""
 
@@ -137,9 +141,9 @@ def _store(value: Any) -> str:
     spec = _text(value)
     if spec == "sqlite" or spec.startswith(("postgres://", "postgresql://", "solr://")):
         return spec
-    if spec.endswith((".toml", ".json")):
-        return spec  # a shard registry (issue 32), read when the store opens
-    raise _Refused("'sqlite', a postgres:// URL, a solr:// URL or a shard registry (.toml, .json)")
+    if spec.endswith((".toml", ".json")):  # issue 48: one way past one machine
+        raise SettingError(REGISTRY_RETIRED)
+    raise _Refused("'sqlite', a postgres:// URL or a solr:// URL")
 
 
 def _field_types(value: Any) -> dict[str, str]:

@@ -12,7 +12,7 @@ of the engine uses (issue 28).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rcpkit.engine.backend import Backend
 from rcpkit.engine.config import EngineConfig
@@ -35,7 +35,6 @@ from rcpkit.engine.transform.rewriter import Rewriter
 if TYPE_CHECKING:
     from rcpkit.engine.store.postgres import PostgresStore
     from rcpkit.engine.store.postgres.dense import HnswSettings
-    from rcpkit.engine.store.sharded import ShardedStore
     from rcpkit.engine.store.solr import SolrStore
 
 __all__ = [
@@ -43,7 +42,6 @@ __all__ = [
     "hnsw_settings",
     "in_databases",
     "is_postgres_url",
-    "is_shard_registry",
     "is_solr_url",
     "open_backend",
     "open_engine",
@@ -123,23 +121,6 @@ def open_backend(config: EngineConfig, *, create: bool = True) -> Backend:
     from rcpkit.engine.graph._pg_store import PostgresGraphStore
     from rcpkit.engine.state.postgres import postgres_state
 
-    if is_shard_registry(config.store):
-        # Issue 32: shards of one collection; the first one (the catalog) holds what
-        # the collection has once: the state, the graphs, settings and versions.
-        sharded = _open_sharded(config)
-        catalog = sharded.catalog
-
-        def catalog_schema(name: str, identity: str) -> GraphStorage:
-            if sharded.read_only and not PostgresGraphStore.exists(catalog, name):
-                return GraphStore(":memory:", identity)
-            return PostgresGraphStore(catalog, name, identity, live=sharded.live_keys)
-
-        shared_state = (
-            _embedded_state(config)  # standbys: the state stays beside this server
-            if sharded.read_only
-            else postgres_state(catalog, config.quarantine_reports, config.session_ttl_seconds)
-        )
-        return Backend("sharded", sharded, sharded.read_only, shared_state, catalog_schema)
     shared = _open_postgres(config)
 
     def graph_schema(name: str, identity: str) -> GraphStorage:
@@ -197,13 +178,10 @@ def is_postgres_url(store: str | None) -> bool:
     return bool(store) and str(store).startswith(("postgres://", "postgresql://"))
 
 
-_SHARD_POOL_TIMEOUT = 5.0
-
-
 def in_databases(store: str | None) -> bool:
-    """Whether the index lives in a server (PostgreSQL, a registry of shards, SolrCloud):
-    then the server is the index, and ``--index`` holds only caches and local state."""
-    return is_postgres_url(store) or is_shard_registry(store) or is_solr_url(store)
+    """Whether the index lives in a server (PostgreSQL, SolrCloud): then the server is
+    the index, and ``--index`` holds only caches and local state."""
+    return is_postgres_url(store) or is_solr_url(store)
 
 
 def is_solr_url(store: str | None) -> bool:
@@ -211,19 +189,10 @@ def is_solr_url(store: str | None) -> bool:
     return bool(store) and str(store).startswith("solr://")
 
 
-def is_shard_registry(store: str | None) -> bool:
-    """Whether ``--store`` names a shard registry file (issue 32), not a database."""
-    from rcpkit.engine.store.sharded.registry import is_registry
-
-    return is_registry(store)
-
-
 def open_store(config: EngineConfig, *, create: bool = True) -> Store:
-    """The configured store alone (the admin commands'): SQLite, PostgreSQL, shards, Solr."""
+    """The configured store alone (the admin commands'): SQLite, PostgreSQL, Solr."""
     if is_solr_url(config.store):
         return _open_solr(config)
-    if is_shard_registry(config.store):
-        return _open_sharded(config)
     if is_postgres_url(config.store):
         return _open_postgres(config)
     return _open_sqlite(config, create)
@@ -245,39 +214,15 @@ def _open_solr(config: EngineConfig) -> SolrStore:
     return SolrStore(config.store or "", bm25=bm25_settings(config))
 
 
-def _open_postgres(
-    config: EngineConfig, url: str | None = None, name: str = "postgres", **options: Any
-) -> PostgresStore:
+def _open_postgres(config: EngineConfig) -> PostgresStore:
     # Imported on use: the `postgres` extra (psycopg) is optional.
     from rcpkit.engine.store.postgres import PostgresStore
 
     config.index.mkdir(parents=True, exist_ok=True)  # the mirror's cache lives here
     return PostgresStore(
-        url or config.store or "",
-        **options,
+        config.store or "",
         hnsw=hnsw_settings(config),
         prepared_statements=config.postgres_prepared_statements,
         bm25=bm25_settings(config),
-        cache=config.index / f"{name}.mirror",
+        cache=config.index / "postgres.mirror",
     )
-
-
-def _open_sharded(config: EngineConfig) -> ShardedStore:
-    from pathlib import Path
-
-    from rcpkit.engine.store.sharded import ShardedStore, load_registry
-
-    registry = load_registry(Path(config.store or ""))
-
-    def shard(url: str, position: int) -> PostgresStore:
-        # A shard that is down fails each read that needs it after this wait for a
-        # connection, not the 30 s one database's pool gives a restarting primary.
-        return _open_postgres(
-            config,
-            url,
-            f"shard{position}",
-            pool_timeout=_SHARD_POOL_TIMEOUT,
-            lexical_in_memory=registry.lexical == "memory",
-        )
-
-    return ShardedStore(registry, shard)

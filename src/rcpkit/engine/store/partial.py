@@ -1,7 +1,7 @@
 """A read answered without part of the store: what was left out, collected per request.
 
-A sharded store (``store.sharded``) whose registry does not mark its shards
-required answers a read from the shards it can reach. It reports each shard it
+A SolrCloud collection with a shard down (``store.solr``, ``shards.tolerant``)
+answers a read from the shards it can reach. It reports each shard it
 left out here; the retrieve entry point opens a :func:`partial_scope` and puts
 what was left out in the result (``_meta.degraded`` and ``usage.notes``), so the
 caller can tell a thin answer from a complete one (§16.2). Outside a scope
@@ -18,9 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
-__all__ = ["LeftOut", "PartFigures", "Parts", "leave_out", "partial_scope", "tolerated"]
+__all__ = ["LeftOut", "leave_out", "partial_scope", "tolerated"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,22 +85,3 @@ def leave_out(part: LeftOut) -> bool:
 
 def _holds(left: list[LeftOut], part: str) -> bool:
     return any(known.part == part for known in left)
-
-
-@dataclass(frozen=True, slots=True)
-class PartFigures:
-    """One part of a store as its operators watch it (``/metrics``, per shard)."""
-
-    name: str
-    up: bool
-    version: int | None  # None: unreachable
-    documents: int | None
-    chunks: int | None
-    left_out: int  # retrieves answered without it since this process started
-
-
-@runtime_checkable
-class Parts(Protocol):
-    """A store made of parts (a sharded one): each part's figures, read now."""
-
-    def parts(self) -> list[PartFigures]: ...
