@@ -41,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="postgres|URL",
         help="engine suite: also measure a PostgreSQL store against the embedded one; "
         "tenants campaign: run on PostgreSQL "
-        "('postgres' starts a private server; or a postgres:// URL)",
+        "('postgres' starts a private server for trials only, fsync off;"
+        " or a postgres:// URL)",
     )
     parser.add_argument(
         "--sizes",

@@ -27,7 +27,7 @@ GraphStorageFactory = Callable[[str, str], GraphStorage]
 class Backend:
     """What one configured backend provides, built once by ``open_backend``."""
 
-    kind: Literal["sqlite", "postgres", "sharded", "solr"]
+    kind: Literal["sqlite", "postgres", "solr"]
     store: Store
     # A standby (PostgreSQL in recovery) takes no writes, whatever --read-only says.
     read_only: bool

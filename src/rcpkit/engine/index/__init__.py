@@ -121,8 +121,8 @@ class Statistics:
     """BM25's corpus statistics for one query: ``N``, the total length, ``n`` per token.
 
     One index's own (:meth:`QueryIndex.statistics`), or several summed: a sharded
-    store ranks every shard with the whole collection's (the DFS phase of
-    ``rcpkit.engine.store.sharded``), so its scores are one index's over the union.
+    store ranked every shard with the whole collection's (the DFS phase of
+    issue 32's shard registry, retired by issue 48), so its scores were one index's over the union.
     """
 
     documents: int

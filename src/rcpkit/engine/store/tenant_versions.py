@@ -214,7 +214,8 @@ class TenantVersions:
 
     def seq_at(self, tenant: str | None, version: int) -> int:
         """The tenant's number at global ``version``: its commits recorded at or below it
-        (exact from the tenant's floor up; a sharded store sums these, ``store.sharded``)."""
+        (exact from the tenant's floor up; the shard registry summed these, retired:
+        issue 48)."""
         found = self._query(
             "SELECT coalesce(max(seq), 0) FROM tenant_versions WHERE tenant = ? AND version <= ?",
             (tenant or "", version),

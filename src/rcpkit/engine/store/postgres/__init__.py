@@ -134,7 +134,7 @@ class PostgresStore:
         """``bm25``: the configured BM25 parameters (as ``SQLiteStore``'s); ``cache``: a
         local file for the mirror (``_mirror_cache``), checked against the database on load;
         ``lexical_in_memory`` False: BM25 ranks in SQL, no mirror is held (a shard of a
-        collection larger than a server's memory, ``store.sharded``)."""
+        collection larger than a server's memory; the shard registry, retired: issue 48)."""
         self.url = url
         self._lexical_in_memory = lexical_in_memory
         self.hnsw = hnsw or HnswSettings()
@@ -328,9 +328,10 @@ class PostgresStore:
     ) -> CommitResult:
         """Apply ``batch`` atomically as the next version; older versions stay readable.
 
-        ``move``: a shard move's half (``sharded``): the tenant's documents only change
-        place, so the commit records no number of the tenant's own (§15.6): its numbers,
-        and the retention they count, move only with its writes.
+        ``move``: a shard move's half (the shard registry, retired: issue 48): the
+        tenant's documents only change place, so the commit records no number of the
+        tenant's own (§15.6): its numbers, and the retention they count, move only
+        with its writes.
         """
         with unavailable(), unstorable("documents" if batch.documents else "ids"):
             return self._commit(batch, idempotency, move)
@@ -744,7 +745,7 @@ class PostgresStore:
     ) -> list[tuple[DocumentRow, list[NewChunk]]]:
         """The live documents ``doc_ids`` of ``tenant`` as upserts another store commits as
         they are: text, chunks, vectors, BM25 terms (from the postings) and SPLADE weights,
-        nothing analysed or embedded again (a shard move, ``store.sharded``)."""
+        nothing analysed or embedded again (a shard move; the registry, retired: issue 48)."""
         scope = (tenant or "", list(doc_ids))
         with self.reading() as connection:
             documents = connection.execute(
