@@ -54,8 +54,10 @@ class _Phases:
         self._began = threading.Event()
         self._ended = threading.Event()
 
-    def run(self, restart: Callable[[], None]) -> None:
+    def begin(self) -> None:
         self._began.set()
+
+    def run(self, restart: Callable[[], None]) -> None:
         restart()
         self._ended.set()
 
@@ -95,6 +97,7 @@ async def _load(
         outcomes.append((sent_in, message))
         after += sent_in == "after"
         if len(outcomes) == 20:
+            phases.begin()  # before the thread starts: what is sent from here may meet the restart
             restart.start()
         send()
     while sent:  # drain the last ones (answered or not, they were sent after the restart)

@@ -647,3 +647,17 @@ async def test_two_servers_on_one_database_see_one_graph(postgres_url: str, tmp_
     finally:
         one.close()
         other.close()
+
+
+def test_a_setting_another_request_set_first_is_read_inside_a_snapshot(postgres_url: str) -> None:
+    # Found under load: concurrent first retrieves each set the calibration
+    # default inside their REPEATABLE READ snapshot; the later insert failed to
+    # serialise and the retrieve was answered -32010 with the database up.
+    reader, other = PostgresStore(postgres_url), PostgresStore(postgres_url)
+    with reader.snapshot():
+        assert reader.setting("race.name") is None  # the snapshot is taken here
+        assert other.setting_default("race.name", "first") == "first"
+        assert reader.setting_default("race.name", "second") == "first"
+    assert reader.setting("race.name") == "first"
+    reader.close()
+    other.close()

@@ -928,12 +928,17 @@ class PostgresStore:
         existing = self.setting(name)
         if existing is not None or self.read_only:
             return existing or value
-        with self.connection() as connection:
+        # A connection of its own, outside any snapshot this thread holds: in a
+        # REPEATABLE READ snapshot the insert fails to serialise when another
+        # request set the name first, and the snapshot would not see its value.
+        with self._borrowed(self.pool_timeout, by_deadline=False) as connection:
             connection.execute(
                 "INSERT INTO settings (name, value) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
                 (name, value),
             )
-        return self.setting(name) or value
+            row = connection.execute("SELECT value FROM settings WHERE name = %s", (name,))
+            agreed = row.fetchone()
+        return value if agreed is None else str(agreed[0])
 
     def count(self, tenant: str | None = None) -> tuple[int, int]:
         """(documents, chunks) of a tenant's live corpus."""
