@@ -121,7 +121,7 @@ class HttpApp:
         runtime = Runtime(
             server, self._executor, config.deadline, config.max_batch, observer=observer
         )
-        self._exchanges = Exchanges(runtime, config, self.sessions)
+        self._exchanges = Exchanges(runtime, self.sessions)
         self._stateless = not config.stateful  # ping and info take the fast path
         self._any_origin = "*" in config.cors_origins
         self._origins = frozenset(config.cors_origins)
