@@ -10,9 +10,8 @@ says how the runtime calls the handler (``server/registration.py``).
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeAlias, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.base import Count, NonNegative
@@ -29,21 +28,9 @@ from rcpkit.protocol.capabilities import (
     SparseEmbedCapability,
     TransformCapability,
 )
-from rcpkit.server.context import RequestContext
-from rcpkit.server.registration import HandlerMode
+from rcpkit.server.registration import Handler, HandlerMode, Registrar
 
 __all__ = ["MethodDecorators"]
-
-P = TypeVar("P")
-R = TypeVar("R")
-F = TypeVar("F", bound=Callable[..., Any])
-
-# A typed-tier handler: ``(params)`` or ``(params, ctx)``, plain or async; it may
-# return the result struct or a mapping in the result's wire shape.
-Handler: TypeAlias = (
-    Callable[[P], R | Mapping[str, Any] | Awaitable[R | Mapping[str, Any]]]
-    | Callable[[P, RequestContext], R | Mapping[str, Any] | Awaitable[R | Mapping[str, Any]]]
-)
 
 EmbedHandler = TypeVar("EmbedHandler", bound=Handler[m.EmbedParams, m.EmbedResult])
 EmbedSparseHandler = TypeVar(
@@ -74,17 +61,8 @@ MemoryRecallHandler = TypeVar(
 )
 
 
-class MethodDecorators(ABC):
-    """``App``'s decorators; each hands its own keywords to ``App._register``.
-
-    A handler takes the method's params struct (and, if it asks, the
-    ``RequestContext``) and returns its result struct or a mapping in the
-    result's wire shape.
-    """
-
-    @abstractmethod
-    def _register(self, name: str, given: dict[str, Any]) -> Callable[[F], F]:
-        """Register the decorated handler for ``name``; ``given``: the decorator's locals."""
+class MethodDecorators(Registrar):
+    """``App``'s decorators; each hands its keywords to ``App._register``."""
 
     def embed(
         self,
