@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import inspect
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -52,3 +57,44 @@ def test_keywords_left_out_are_not_advertised_and_sequences_become_lists() -> No
     app = App("a", "1")
     app.rerank(methods=("colbert",))(lambda params: m.RerankResult(hits=[]))
     assert app.server.capabilities.to_wire() == {"rerank": {"methods": ["colbert"]}}
+
+
+def test_mypy_checks_a_decorators_keywords_and_its_handlers_types(tmp_path: Path) -> None:
+    pytest.importorskip("mypy")
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        textwrap.dedent(
+            """
+            from rcpkit.protocol import messages as m
+            from rcpkit.server import App
+
+            app = App("probe", "1")
+
+            @app.rerank(methods=["cross-encoder"], max_candidates=100)
+            def rerank(params: m.RerankParams) -> m.RerankResult:
+                return m.RerankResult(scores=[])
+
+            @app.rerank(max_candidate=100)
+            def misspelt(params: m.RerankParams) -> m.RerankResult:
+                return m.RerankResult(scores=[])
+
+            @app.index_delete()
+            def wrong_params(params: m.RerankParams) -> m.IndexDeleteResult:
+                return m.IndexDeleteResult(deleted=0)
+            """
+        )
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(probe)],
+        capture_output=True,
+        text=True,
+        timeout=170,
+        env={**os.environ, "MYPYPATH": str(Path(__file__).resolve().parents[2] / "src")},
+    )
+    lines = {line.split(":")[1] for line in done.stdout.splitlines() if ": error:" in line}
+    assert lines == {"11", "15"}, done.stdout
+
+
+test_mypy_checks_a_decorators_keywords_and_its_handlers_types = pytest.mark.timeout(180)(
+    test_mypy_checks_a_decorators_keywords_and_its_handlers_types
+)

@@ -35,6 +35,7 @@ __all__ = [
 ]
 
 R = TypeVar("R", bound=Wire)
+W = TypeVar("W", bound=Wire)
 P = ParamSpec("P")
 Struct = Mapping[str, Any]  # a nested params object may be given as its wire-shaped dict
 
@@ -87,13 +88,15 @@ def retrieve_call(
     given = locals()
     if vector is not None:
         given["vector"] = [float(value) for value in vector]
-    fields = {name: given[name] for name in _RETRIEVE_FIELDS if given[name] is not None}
-    params = build_params(m.RetrieveParams, **fields)
-    merged = (options or CallOptions()).merged(timeout, on_progress)
-    return Prepared("retrieve", params, m.RetrieveResult, merged)
+    return _prepared("retrieve", m.RetrieveParams, m.RetrieveResult, given)
 
 
-_RETRIEVE_FIELDS = tuple(field.name for field in msgspec.structs.fields(m.RetrieveParams))
+def _prepared(method: str, kind: type[W], result: type[R], given: dict[str, Any]) -> Prepared[R]:
+    """The call a declaration's keywords (its ``locals()``) describe: the set fields as params."""
+    fields = {name: given[name] for name in kind.__struct_fields__ if given[name] is not None}
+    options = given["options"] or CallOptions()
+    merged = options.merged(given["timeout"], given["on_progress"])
+    return Prepared(method, build_params(kind, **fields), result, merged)
 
 
 def _describe(method: Callable[..., Any], prepare: Callable[..., Any]) -> None:
@@ -123,15 +126,9 @@ def graph_call(
 ) -> Prepared[m.GraphResult]:
     """§7.9 ``graph``: ``op`` in the advertised ``graph.ops``, the rest as typed keywords."""
     given = locals()
-    fields = {name: given[name] for name in _GRAPH_FIELDS if given[name] is not None}
-    if "seed_ids" in fields:
-        fields["seed_ids"] = list(fields["seed_ids"])
-    params = build_params(m.GraphParams, **fields)
-    merged = (options or CallOptions()).merged(timeout, on_progress)
-    return Prepared("graph", params, m.GraphResult, merged)
-
-
-_GRAPH_FIELDS = tuple(field.name for field in msgspec.structs.fields(m.GraphParams))
+    if seed_ids is not None:
+        given["seed_ids"] = list(seed_ids)
+    return _prepared("graph", m.GraphParams, m.GraphResult, given)
 
 
 def awaited(
@@ -361,9 +358,6 @@ class TypedMethods(ABC):
     ) -> m.MemoryRecallResult:
         params = build_params(m.MemoryRecallParams, query=query, **fields)
         return await self._run("memory/recall", params, m.MemoryRecallResult, timeout, options)
-
-
-W = TypeVar("W", bound=Wire)
 
 
 def build_params(kind: type[W], **fields: Any) -> W:

@@ -62,6 +62,7 @@ SETTINGS_ENVIRONMENT: tuple[str, ...] = (
 
 StderrMode = Literal["capture", "inherit", "discard"]
 _STDERR_TAIL_LINES = 20
+_CLOSE_SECONDS = 2.0  # how long close() waits for an exit after EOF before terminating
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,9 +106,8 @@ def child_environment(
 class StdioChannel:
     """A spawned server process spoken to over its stdin/stdout."""
 
-    def __init__(self, endpoint: StdioEndpoint, *, close_timeout: float = 2.0) -> None:
+    def __init__(self, endpoint: StdioEndpoint) -> None:
         self.endpoint = endpoint
-        self._close_timeout = close_timeout
         self._process: asyncio.subprocess.Process | None = None
         self._stream: StreamChannel | None = None
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
@@ -193,7 +193,7 @@ class StdioChannel:
             return
         await stream.close()
         try:
-            await asyncio.wait_for(process.wait(), self._close_timeout)
+            await asyncio.wait_for(process.wait(), _CLOSE_SECONDS)
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 process.terminate()

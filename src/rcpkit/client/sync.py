@@ -152,32 +152,25 @@ class SyncClient:
 
     @classmethod
     def connect(cls, endpoint: Endpoint, **options: Any) -> SyncClient:
-        runner = LoopThread()
-        bound = float(options.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)) + _GRACE
-        try:
-            client = runner.run(Client.connect(endpoint, **options), bound)
-        except BaseException:
-            runner.stop()
-            raise
-        return cls(client, runner)
+        return cls._opened(lambda: Client.connect(endpoint, **options), options)
 
     @classmethod
     def connect_stdio(cls, command: list[str] | tuple[str, ...], **options: Any) -> SyncClient:
-        runner = LoopThread()
-        bound = float(options.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)) + _GRACE
-        try:
-            client = runner.run(Client.connect_stdio(command, **options), bound)
-        except BaseException:
-            runner.stop()
-            raise
-        return cls(client, runner)
+        return cls._opened(lambda: Client.connect_stdio(command, **options), options)
 
     @classmethod
     def connect_http(cls, url: str, **options: Any) -> SyncClient:
+        return cls._opened(lambda: Client.connect_http(url, **options), options)
+
+    @classmethod
+    def _opened(
+        cls, connecting: Callable[[], Coroutine[Any, Any, Client]], options: Mapping[str, Any]
+    ) -> SyncClient:
+        """A client connected on a new loop thread; the thread stops if connecting fails."""
         runner = LoopThread()
         bound = float(options.get("connect_timeout", DEFAULT_CONNECT_TIMEOUT)) + _GRACE
         try:
-            client = runner.run(Client.connect_http(url, **options), bound)
+            client = runner.run(connecting(), bound)
         except BaseException:
             runner.stop()
             raise

@@ -181,9 +181,6 @@ class Federation:
         sets = [frozenset(state.capabilities) for state in self._members()]
         return frozenset.intersection(*sets) if sets else frozenset()
 
-    def engines_with(self, capability: str) -> list[EngineState]:
-        return [state for state in self._members() if capability in state.capabilities]
-
     def catalog_wire(self, *, endpoints: bool = True) -> list[dict[str, Any]]:
         """``catalog``, each entry with ``_meta.health``: up or down (and why), demoted, p50."""
         entries = []

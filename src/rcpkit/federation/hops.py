@@ -29,6 +29,9 @@ DEFAULT_DEPTH = 3
 # A spawned stdio engine learns the path that spawned it, so that a registry
 # listing its own gateway stops at start-up instead of spawning forever.
 FEDERATION_PATH_ENV = "RCPKIT_FEDERATION_PATH"
+# What an aggregator keeps of its own budget for fusion: a tenth, and at least 5 ms.
+_RESERVE_FRACTION = 0.1
+_MINIMUM_RESERVE = 0.005
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,18 +72,12 @@ class Hop:
         return {"depth": self.depth, "path": list(self.path)}
 
 
-def downstream_budget(
-    remaining: float | None,
-    engine_timeout: float | None,
-    *,
-    reserve_fraction: float = 0.1,
-    minimum_reserve: float = 0.005,
-) -> float | None:
+def downstream_budget(remaining: float | None, engine_timeout: float | None) -> float | None:
     """Seconds an engine may take: strictly less than what remains (§16.2), and at most
     ``engine_timeout``. Zero or less means there is no time left to ask anyone."""
     if remaining is None:
         return engine_timeout
-    budget = remaining - max(minimum_reserve, remaining * reserve_fraction)
+    budget = remaining - max(_MINIMUM_RESERVE, remaining * _RESERVE_FRACTION)
     return budget if engine_timeout is None else min(budget, engine_timeout)
 
 

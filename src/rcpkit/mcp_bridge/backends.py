@@ -11,7 +11,7 @@ through ``on_progress``; cancelling the awaiting task sends
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -19,6 +19,7 @@ import msgspec
 
 from rcpkit.client import CallOptions, Client
 from rcpkit.federation import Federation
+from rcpkit.integrations._connect import DEFAULT_PASS_ENV
 from rcpkit.protocol import messages as m
 from rcpkit.protocol.errors import RCPError
 
@@ -167,22 +168,9 @@ async def open_backend(source: Source, *, connect_timeout: float = 30.0) -> Back
         )
     else:
         client = await Client.connect_stdio(
-            list(source.command), pass_env=_PASS_ENV, connect_timeout=connect_timeout
+            list(source.command), pass_env=DEFAULT_PASS_ENV, connect_timeout=connect_timeout
         )
     return ClientBackend(client)
-
-
-# The engine needs to find its index, config and Python path like the bridge does.
-_PASS_ENV: Sequence[str] = (
-    "RCPKIT_INDEX",
-    "RCPKIT_EMBEDDER",
-    "RCPKIT_SPARSE",
-    "RCPKIT_READ_ONLY",
-    "RCPKIT_STORE",
-    "PYTHONPATH",
-    "VIRTUAL_ENV",
-    "XDG_DATA_HOME",
-)
 
 
 def _label(stage: str | None, message: str | None) -> str | None:

@@ -24,7 +24,6 @@ __all__ = [
     "SessionCapability",
     "SparseEmbedCapability",
     "TransformCapability",
-    "capability_keys",
 ]
 
 FilterFieldType = Literal["keyword", "text", "int", "float", "bool", "date", "geo"]
@@ -163,8 +162,3 @@ class Capabilities(Wire):
 _WIRE_TO_ATTRIBUTE = {
     field.encode_name: field.name for field in msgspec.structs.fields(Capabilities)
 }
-
-
-def capability_keys() -> frozenset[str]:
-    """Every core capability key of §6, in wire spelling."""
-    return frozenset(_WIRE_TO_ATTRIBUTE)

@@ -10,12 +10,11 @@ says how the runtime calls the handler (``server/registration.py``).
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeAlias, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from rcpkit.protocol import messages as m
-from rcpkit.protocol.base import Count, NonNegative, Wire
+from rcpkit.protocol.base import Count, NonNegative
 from rcpkit.protocol.capabilities import (
     CatalogCapability,
     EmbedCapability,
@@ -29,21 +28,9 @@ from rcpkit.protocol.capabilities import (
     SparseEmbedCapability,
     TransformCapability,
 )
-from rcpkit.server.context import RequestContext
-from rcpkit.server.registration import HandlerMode
+from rcpkit.server.registration import Handler, HandlerMode, Registrar
 
 __all__ = ["MethodDecorators"]
-
-P = TypeVar("P")
-R = TypeVar("R")
-F = TypeVar("F", bound=Callable[..., Any])
-
-# A typed-tier handler: ``(params)`` or ``(params, ctx)``, plain or async; it may
-# return the result struct or a mapping in the result's wire shape.
-Handler: TypeAlias = (
-    Callable[[P], R | Mapping[str, Any] | Awaitable[R | Mapping[str, Any]]]
-    | Callable[[P, RequestContext], R | Mapping[str, Any] | Awaitable[R | Mapping[str, Any]]]
-)
 
 EmbedHandler = TypeVar("EmbedHandler", bound=Handler[m.EmbedParams, m.EmbedResult])
 EmbedSparseHandler = TypeVar(
@@ -74,19 +61,8 @@ MemoryRecallHandler = TypeVar(
 )
 
 
-class MethodDecorators(ABC):
-    """``App``'s decorators; ``method`` (the generic registration) is ``App``'s."""
-
-    @abstractmethod
-    def method(
-        self,
-        name: str,
-        *,
-        mode: HandlerMode | None = None,
-        capability: Wire | dict[str, Any] | None = None,
-        **metadata: Any,
-    ) -> Callable[[F], F]:
-        """Register the decorated function for the method ``name`` (App.method)."""
+class MethodDecorators(Registrar):
+    """``App``'s decorators; each hands its keywords to ``App._register``."""
 
     def embed(
         self,
@@ -100,24 +76,8 @@ class MethodDecorators(ABC):
         capability: EmbedCapability | dict[str, Any] | None = None,
         mode: HandlerMode | None = None,
     ) -> Callable[[EmbedHandler], EmbedHandler]:
-        """Register the ``embed`` handler (§7.3).
-
-        It takes ``EmbedParams`` (and the ``RequestContext``) and returns
-        ``EmbedResult``; the keywords are the ``embed`` capability's.
-        """
-        return self.method(
-            "embed",
-            mode=mode,
-            capability=capability,
-            **_given(
-                dimension=dimension,
-                identity=identity,
-                batch_limit=batch_limit,
-                normalized=normalized,
-                modalities=modalities,
-                encodings=encodings,
-            ),
-        )
+        """§7.3 ``embed``: ``EmbedParams`` in, ``EmbedResult`` out."""
+        return self._register("embed", locals())
 
     def embed_sparse(
         self,
@@ -127,20 +87,8 @@ class MethodDecorators(ABC):
         capability: SparseEmbedCapability | dict[str, Any] | None = None,
         mode: HandlerMode | None = None,
     ) -> Callable[[EmbedSparseHandler], EmbedSparseHandler]:
-        """Register the ``embed/sparse`` handler (§7.4).
-
-        It takes ``SparseEmbedParams`` (and the ``RequestContext``) and returns
-        ``SparseEmbedResult``; the keywords are the ``sparseEmbed`` capability's.
-        """
-        return self.method(
-            "embed/sparse",
-            mode=mode,
-            capability=capability,
-            **_given(
-                identity=identity,
-                vocabulary=vocabulary,
-            ),
-        )
+        """§7.4 ``embed/sparse``: ``SparseEmbedParams`` in, ``SparseEmbedResult`` out."""
+        return self._register("embed/sparse", locals())
 
     def embed_multi(
         self,
@@ -153,23 +101,8 @@ class MethodDecorators(ABC):
         capability: MultiVectorCapability | dict[str, Any] | None = None,
         mode: HandlerMode | None = None,
     ) -> Callable[[EmbedMultiHandler], EmbedMultiHandler]:
-        """Register the ``embed/multi`` handler (§7.5).
-
-        It takes ``MultiEmbedParams`` (and the ``RequestContext``) and returns
-        ``MultiEmbedResult``; the keywords are the ``multiVector`` capability's.
-        """
-        return self.method(
-            "embed/multi",
-            mode=mode,
-            capability=capability,
-            **_given(
-                dimension=dimension,
-                identity=identity,
-                similarity=similarity,
-                modalities=modalities,
-                encodings=encodings,
-            ),
-        )
+        """§7.5 ``embed/multi``: ``MultiEmbedParams`` in, ``MultiEmbedResult`` out."""
+        return self._register("embed/multi", locals())
 
     def rerank(
         self,
@@ -181,22 +114,8 @@ class MethodDecorators(ABC):
         capability: RerankCapability | dict[str, Any] | None = None,
         mode: HandlerMode | None = None,
     ) -> Callable[[RerankHandler], RerankHandler]:
-        """Register the ``rerank`` handler (§7.6).
-
-        It takes ``RerankParams`` (and the ``RequestContext``) and returns
-        ``RerankResult``; the keywords are the ``rerank`` capability's.
-        """
-        return self.method(
-            "rerank",
-            mode=mode,
-            capability=capability,
-            **_given(
-                methods=methods,
-                max_candidates=max_candidates,
-                models=models,
-                modalities=modalities,
-            ),
-        )
+        """§7.6 ``rerank``: ``RerankParams`` in, ``RerankResult`` out."""
+        return self._register("rerank", locals())
 
     def retrieve(
         self,
@@ -223,37 +142,8 @@ class MethodDecorators(ABC):
         capability: RetrieveCapability | dict[str, Any] | None = None,
         mode: HandlerMode | None = None,
     ) -> Callable[[RetrieveHandler], RetrieveHandler]:
-        """Register the ``retrieve`` handler (§7.7).
-
-        It takes fields by name or ``RetrieveParams`` (and the ``RequestContext``) and returns
-        ``RetrieveResult``; the keywords are the ``retrieve`` capability's.
-        """
-        return self.method(
-            "retrieve",
-            mode=mode,
-            capability=capability,
-            **_given(
-                max_k=max_k,
-                modes=modes,
-                modalities=modalities,
-                fusion=fusion,
-                mmr=mmr,
-                rerank_builtin=rerank_builtin,
-                deterministic=deterministic,
-                snapshots=snapshots,
-                units=units,
-                levels=levels,
-                token_budget=token_budget,
-                confidence=confidence,
-                score_scale=score_scale,
-                score_floor=score_floor,
-                default_mode=default_mode,
-                recency=recency,
-                rewrite=rewrite,
-                encodings=encodings,
-                filter=filter,
-            ),
-        )
+        """§7.7 ``retrieve``: fields by name or ``RetrieveParams`` in, ``RetrieveResult`` out."""
+        return self._register("retrieve", locals())
 
     def query_transform(
         self,
@@ -262,19 +152,8 @@ class MethodDecorators(ABC):
         capability: TransformCapability | dict[str, Any] | None = None,
         mode: HandlerMode | None = None,
     ) -> Callable[[QueryTransformHandler], QueryTransformHandler]:
-        """Register the ``query/transform`` handler (§7.8).
-
-        It takes ``TransformParams`` (and the ``RequestContext``) and returns
-        ``TransformResult``; the keywords are the ``transform`` capability's.
-        """
-        return self.method(
-            "query/transform",
-            mode=mode,
-            capability=capability,
-            **_given(
-                methods=methods,
-            ),
-        )
+        """§7.8 ``query/transform``: ``TransformParams`` in, ``TransformResult`` out."""
+        return self._register("query/transform", locals())
 
     def graph(
         self,
@@ -284,20 +163,8 @@ class MethodDecorators(ABC):
         capability: GraphCapability | dict[str, Any] | None = None,
         mode: HandlerMode | None = None,
     ) -> Callable[[GraphHandler], GraphHandler]:
-        """Register the ``graph`` handler (§7.9).
-
-        It takes ``GraphParams`` (and the ``RequestContext``) and returns
-        ``GraphResult``; the keywords are the ``graph`` capability's.
-        """
-        return self.method(
-            "graph",
-            mode=mode,
-            capability=capability,
-            **_given(
-                ops=ops,
-                max_hops=max_hops,
-            ),
-        )
+        """§7.9 ``graph``: ``GraphParams`` in, ``GraphResult`` out."""
+        return self._register("graph", locals())
 
     def index_add(
         self,
@@ -309,22 +176,8 @@ class MethodDecorators(ABC):
         capability: IndexCapability | dict[str, Any] | None = None,
         mode: HandlerMode | None = None,
     ) -> Callable[[IndexAddHandler], IndexAddHandler]:
-        """Register the ``index/add`` handler (§7.10).
-
-        It takes ``IndexAddParams`` (and the ``RequestContext``) and returns
-        ``IndexAddResult``; the keywords are the ``index`` capability's.
-        """
-        return self.method(
-            "index/add",
-            mode=mode,
-            capability=capability,
-            **_given(
-                writable=writable,
-                chunking=chunking,
-                contextual=contextual,
-                modalities=modalities,
-            ),
-        )
+        """§7.10 ``index/add``: ``IndexAddParams`` in, ``IndexAddResult`` out."""
+        return self._register("index/add", locals())
 
     def index_delete(
         self,
@@ -336,22 +189,8 @@ class MethodDecorators(ABC):
         capability: IndexCapability | dict[str, Any] | None = None,
         mode: HandlerMode | None = None,
     ) -> Callable[[IndexDeleteHandler], IndexDeleteHandler]:
-        """Register the ``index/delete`` handler (§7.11).
-
-        It takes ``IndexDeleteParams`` (and the ``RequestContext``) and returns
-        ``IndexDeleteResult``; the keywords are the ``index`` capability's.
-        """
-        return self.method(
-            "index/delete",
-            mode=mode,
-            capability=capability,
-            **_given(
-                writable=writable,
-                chunking=chunking,
-                contextual=contextual,
-                modalities=modalities,
-            ),
-        )
+        """§7.11 ``index/delete``: ``IndexDeleteParams`` in, ``IndexDeleteResult`` out."""
+        return self._register("index/delete", locals())
 
     def catalog_list(
         self,
@@ -360,19 +199,8 @@ class MethodDecorators(ABC):
         capability: CatalogCapability | dict[str, Any] | None = None,
         mode: HandlerMode | None = None,
     ) -> Callable[[CatalogListHandler], CatalogListHandler]:
-        """Register the ``catalog/list`` handler (§7.13).
-
-        It takes ``CatalogListParams`` (and the ``RequestContext``) and returns
-        ``CatalogListResult``; the keywords are the ``catalog`` capability's.
-        """
-        return self.method(
-            "catalog/list",
-            mode=mode,
-            capability=capability,
-            **_given(
-                engines=engines,
-            ),
-        )
+        """§7.13 ``catalog/list``: ``CatalogListParams`` in, ``CatalogListResult`` out."""
+        return self._register("catalog/list", locals())
 
     def feedback(
         self,
@@ -380,16 +208,8 @@ class MethodDecorators(ABC):
         capability: Empty | dict[str, Any] | None = None,
         mode: HandlerMode | None = None,
     ) -> Callable[[FeedbackHandler], FeedbackHandler]:
-        """Register the ``feedback`` handler (§7.16).
-
-        It takes ``FeedbackParams`` (and the ``RequestContext``) and returns
-        ``FeedbackResult``; the keywords are the ``feedback`` capability's.
-        """
-        return self.method(
-            "feedback",
-            mode=mode,
-            capability=capability,
-        )
+        """§7.16 ``feedback``: ``FeedbackParams`` in, ``FeedbackResult`` out."""
+        return self._register("feedback", locals())
 
     def memory_build(
         self,
@@ -399,20 +219,8 @@ class MethodDecorators(ABC):
         capability: MemoryCapability | dict[str, Any] | None = None,
         mode: HandlerMode | None = None,
     ) -> Callable[[MemoryBuildHandler], MemoryBuildHandler]:
-        """Register the ``memory/build`` handler (§7.17).
-
-        It takes ``MemoryBuildParams`` (and the ``RequestContext``) and returns
-        ``MemoryBuildResult``; the keywords are the ``memory`` capability's.
-        """
-        return self.method(
-            "memory/build",
-            mode=mode,
-            capability=capability,
-            **_given(
-                scopes=scopes,
-                clues=clues,
-            ),
-        )
+        """§7.17 ``memory/build``: ``MemoryBuildParams`` in, ``MemoryBuildResult`` out."""
+        return self._register("memory/build", locals())
 
     def memory_recall(
         self,
@@ -422,26 +230,5 @@ class MethodDecorators(ABC):
         capability: MemoryCapability | dict[str, Any] | None = None,
         mode: HandlerMode | None = None,
     ) -> Callable[[MemoryRecallHandler], MemoryRecallHandler]:
-        """Register the ``memory/recall`` handler (§7.17).
-
-        It takes ``MemoryRecallParams`` (and the ``RequestContext``) and returns
-        ``MemoryRecallResult``; the keywords are the ``memory`` capability's.
-        """
-        return self.method(
-            "memory/recall",
-            mode=mode,
-            capability=capability,
-            **_given(
-                scopes=scopes,
-                clues=clues,
-            ),
-        )
-
-
-def _given(**metadata: Any) -> dict[str, Any]:
-    """The metadata keywords a caller set (None means "not advertised", §6), lists as lists."""
-    return {
-        key: list(value) if isinstance(value, tuple) else value
-        for key, value in metadata.items()
-        if value is not None
-    }
+        """§7.17 ``memory/recall``: ``MemoryRecallParams`` in, ``MemoryRecallResult`` out."""
+        return self._register("memory/recall", locals())

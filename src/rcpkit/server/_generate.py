@@ -12,7 +12,6 @@ out, so a reader and mypy see ``app.retrieve(max_k=…)`` where it is defined.
 
 from __future__ import annotations
 
-import keyword
 import re
 import subprocess
 import sys
@@ -52,55 +51,20 @@ says how the runtime calls the handler (``server/registration.py``).
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeAlias, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from rcpkit.protocol import messages as m
 {imports}
-from rcpkit.server.context import RequestContext
-from rcpkit.server.registration import HandlerMode
+from rcpkit.server.registration import Handler, HandlerMode, Registrar
 
 __all__ = ["MethodDecorators"]
-
-P = TypeVar("P")
-R = TypeVar("R")
-F = TypeVar("F", bound=Callable[..., Any])
-
-# A typed-tier handler: ``(params)`` or ``(params, ctx)``, plain or async; it may
-# return the result struct or a mapping in the result's wire shape.
-Handler: TypeAlias = (
-    Callable[[P], R | Mapping[str, Any] | Awaitable[R | Mapping[str, Any]]]
-    | Callable[[P, RequestContext], R | Mapping[str, Any] | Awaitable[R | Mapping[str, Any]]]
-)
 '''
 
 _CLASS = '''
 
-class MethodDecorators(ABC):
-    """``App``'s decorators; ``method`` (the generic registration) is ``App``'s."""
-
-    @abstractmethod
-    def method(
-        self,
-        name: str,
-        *,
-        mode: HandlerMode | None = None,
-        capability: Wire | dict[str, Any] | None = None,
-        **metadata: Any,
-    ) -> Callable[[F], F]:
-        """Register the decorated function for the method ``name`` (App.method)."""
-'''
-
-_FOOTER = '''
-
-def _given(**metadata: Any) -> dict[str, Any]:
-    """The metadata keywords a caller set (None means "not advertised", §6), lists as lists."""
-    return {
-        key: list(value) if isinstance(value, tuple) else value
-        for key, value in metadata.items()
-        if value is not None
-    }
+class MethodDecorators(Registrar):
+    """``App``'s decorators; each hands its keywords to ``App._register``."""
 '''
 
 
@@ -118,7 +82,7 @@ def render() -> str:
         handlers.append(_handler_type(spec))
         methods.append(_decorator(spec, keywords))
     text = _HEADER.format(imports=_imports(names - _BUILTIN_NAMES))
-    text += "\n" + "".join(handlers) + _CLASS + "".join(methods) + _FOOTER
+    text += "\n" + "".join(handlers) + _CLASS + "".join(methods)
     return _formatted(text)
 
 
@@ -164,7 +128,7 @@ def _optional(annotation: object) -> str:
 
 def _imports(names: set[str]) -> str:
     """Each name from the module that defines it (mypy strict re-exports nothing)."""
-    in_base = sorted(name for name in names | {"Wire"} if name in vars(base))
+    in_base = sorted(name for name in names if name in vars(base))
     in_capabilities = sorted(name for name in names if name not in vars(base))
     return "\n".join(
         (
@@ -199,11 +163,11 @@ def _decorator(spec: MethodSpec, keywords: dict[str, str]) -> str:
     struct = CAPABILITY_TYPES[_key(spec)].__name__
     handler = _handler_name(spec)
     parameters = "".join(
-        f"        {_python(name)}: {annotation} = None,\n" for name, annotation in keywords.items()
+        f"        {name}: {annotation} = None,\n" for name, annotation in keywords.items()
     )
-    given = "".join(f"                {name}={_python(name)},\n" for name in keywords)
-    metadata = f"            **_given(\n{given}            ),\n" if keywords else ""
-    tier = "fields by name or " if spec.name == "retrieve" else ""
+    takes = "fields by name or " if spec.name == "retrieve" else ""
+    doc = f"§{spec.section} ``{spec.name}``: {takes}``{spec.params.__name__}`` in, "
+    doc += f"``{spec.result.__name__}`` out."
     return f'''
     def {spec.python_name}(
         self,
@@ -211,21 +175,9 @@ def _decorator(spec: MethodSpec, keywords: dict[str, str]) -> str:
 {parameters}        capability: {struct} | dict[str, Any] | None = None,
         mode: HandlerMode | None = None,
     ) -> Callable[[{handler}], {handler}]:
-        """Register the ``{spec.name}`` handler (§{spec.section}).
-
-        It takes {tier}``{spec.params.__name__}`` (and the ``RequestContext``) and returns
-        ``{spec.result.__name__}``; the keywords are the ``{spec.capability}`` capability's.
-        """
-        return self.method(
-            "{spec.name}",
-            mode=mode,
-            capability=capability,
-{metadata}        )
+        """{doc}"""
+        return self._register("{spec.name}", locals())
 '''
-
-
-def _python(name: str) -> str:
-    return f"{name}_" if keyword.iskeyword(name) else name
 
 
 def main(argv: list[str]) -> int:

@@ -73,6 +73,11 @@ class App(MethodDecorators):
 
         return register
 
+    def _register(self, name: str, given: dict[str, Any]) -> Callable[[F], F]:
+        """A generated decorator's keywords (its ``locals()``) as ``method``'s arguments."""
+        mode, capability = given.pop("mode"), given.pop("capability")
+        return self.method(name, mode=mode, capability=capability, **_given(given))
+
     def advertise(self, key: str, **metadata: Any) -> None:
         """Advertise a capability that is not a method (``streaming``, ``filter``, …)."""
         capability_type = CAPABILITY_TYPES.get(key)
@@ -103,6 +108,15 @@ class App(MethodDecorators):
         address is printed on stderr). ``config``: base path, auth, sessions, limits.
         """
         run_async(self.serve_http(port, host, config=config))
+
+
+def _given(keywords: dict[str, Any]) -> dict[str, Any]:
+    """The metadata keywords a caller set (None means "not advertised", §6), lists as lists."""
+    return {
+        key: list(value) if isinstance(value, tuple) else value
+        for key, value in keywords.items()
+        if value is not None and key != "self"
+    }
 
 
 def _capability(

@@ -3,19 +3,42 @@
 ``rcpkit.server.lowlevel.Server`` is the implementation; the session, the
 dispatcher and the runner see it through :class:`Served` only, so the server
 tiers can offer ``serve_stdio`` on top of the runner without an import circle.
+``Handler`` types a typed-tier handler and ``Registrar`` is what the generated
+decorators (``server/_decorators.py``) register through, ``App``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeAlias, TypeVar
 
 from rcpkit.protocol.capabilities import Capabilities
+from rcpkit.server.context import RequestContext
 
-__all__ = ["HandlerMode", "Registration", "Served"]
+__all__ = ["Handler", "HandlerMode", "Registrar", "Registration", "Served"]
 
 HandlerMode = Literal["async", "thread", "inline"]
+
+P = TypeVar("P")
+R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
+
+# A typed-tier handler: ``(params)`` or ``(params, ctx)``, plain or async; it may
+# return the result struct or a mapping in the result's wire shape.
+Handler: TypeAlias = (
+    Callable[[P], R | Mapping[str, Any] | Awaitable[R | Mapping[str, Any]]]
+    | Callable[[P, RequestContext], R | Mapping[str, Any] | Awaitable[R | Mapping[str, Any]]]
+)
+
+
+class Registrar(ABC):
+    """Registers what a generated decorator decorates (``App`` implements it)."""
+
+    @abstractmethod
+    def _register(self, name: str, given: dict[str, Any]) -> Callable[[F], F]:
+        """Register the decorated handler for ``name``; ``given``: the decorator's locals()."""
 
 
 @dataclass(frozen=True, slots=True)

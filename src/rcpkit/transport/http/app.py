@@ -45,6 +45,7 @@ from rcpkit.transport.http.wire import (
     ClientGone,
     Reply,
     RequestHeaders,
+    lifespan,
     read_body,
     send_json,
     send_reply,
@@ -120,7 +121,7 @@ class HttpApp:
         runtime = Runtime(
             server, self._executor, config.deadline, config.max_batch, observer=observer
         )
-        self._exchanges = Exchanges(runtime, config, self.sessions)
+        self._exchanges = Exchanges(runtime, self.sessions)
         self._stateless = not config.stateful  # ping and info take the fast path
         self._any_origin = "*" in config.cors_origins
         self._origins = frozenset(config.cors_origins)
@@ -132,7 +133,7 @@ class HttpApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             if scope["type"] == "lifespan":
-                await self._lifespan(receive, send)
+                await lifespan(receive, send, self._closed)
             return
         if self._console is not None and self._console.owns(scope["path"]):
             # Public files, before auth (a browser navigating sends no token) and outside
@@ -287,15 +288,8 @@ class HttpApp:
         if self._observer is not None:
             self._observer.shed(reason)
 
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                self.close()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+    async def _closed(self) -> None:
+        self.close()
 
     def close(self) -> None:
         """After the drain (every exchange has ended or was cancelled): release threads."""

@@ -22,7 +22,6 @@ from rcpkit.server.dispatcher import Dispatcher
 from rcpkit.server.runner import Runtime
 from rcpkit.server.session import Immediate, Session
 from rcpkit.transport.http.auth import Principal
-from rcpkit.transport.http.config import HttpConfig
 from rcpkit.transport.http.sessions import HttpSession, SessionEntry, SessionStore
 from rcpkit.transport.http.wire import (
     EVENT_STREAM,
@@ -67,10 +66,9 @@ class _Route:
 class Exchanges:
     """Runs admitted exchanges against stateless or stateful sessions."""
 
-    def __init__(self, runtime: Runtime, config: HttpConfig, sessions: SessionStore | None) -> None:
+    def __init__(self, runtime: Runtime, sessions: SessionStore | None) -> None:
         self._runtime = runtime
         self._server = runtime.server
-        self._config = config
         self._sessions = sessions
         self._stateless = Session(self._server, stateless=True)  # for ping and info only
         self._fixed: dict[str, bytes] = {}  # their encoded results for empty params

@@ -19,9 +19,10 @@ from collections.abc import AsyncIterator, Sequence
 import httpx
 from starlette.types import Message, Receive, Scope, Send
 
+from rcpkit.transport.http.wire import SESSION_HEADER, lifespan
+
 __all__ = ["WorkerRouter", "session_worker"]
 
-SESSION_HEADER = b"rcp-session"
 # Hop-by-hop headers (RFC 9110 §7.6.1) end at each hop; the relay sets its own framing.
 _HOP_BY_HOP = frozenset(
     {
@@ -58,7 +59,7 @@ class WorkerRouter:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
+            await lifespan(receive, send, self._client.aclose)
             return
         if scope["type"] != "http":
             return
@@ -98,16 +99,6 @@ class WorkerRouter:
             await send({"type": "http.response.body", "body": b""})
         finally:
             await upstream.aclose()
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self._client.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
 
 
 async def _body(receive: Receive) -> AsyncIterator[bytes]:

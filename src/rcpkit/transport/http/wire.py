@@ -6,7 +6,7 @@ Everything here is bytes and ASGI messages; nothing knows an RCP method.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ __all__ = [
     "Reply",
     "RequestHeaders",
     "decode_body",
+    "lifespan",
     "read_body",
     "send_json",
     "send_reply",
@@ -176,6 +177,18 @@ async def wait_disconnect(receive: Receive) -> None:
     """Resolve once the client has gone (the request body was already read)."""
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+async def lifespan(receive: Receive, send: Send, shutdown: Callable[[], Awaitable[None]]) -> None:
+    """The ASGI lifespan: ready at once; on shutdown run ``shutdown``, then say it is done."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await shutdown()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
 
 
 # --- the compact envelope (§5.3) ---
