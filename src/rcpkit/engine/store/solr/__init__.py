@@ -119,6 +119,7 @@ class SolrStore:
         self.collection = Collection(http, name)
         self._write = threading.Lock()
         self._counters: dict[str, int] = {}  # the last value read of each counter
+        self._settings: dict[str, str] = {}  # and of each setting
         try:
             self._learn_nodes(http, name)
             self.bm25: BM25 = resolve_bm25(self.setting_default, bm25, url)
@@ -152,7 +153,9 @@ class SolrStore:
         def read() -> int:
             body = {"query": "*:*", "filter": [terms_filter("id", [_setting_id(_VERSION)])],
                     "fields": "value", "limit": 1}  # fmt: skip
-            found = self.collection.docs(body)
+            # Strict and routed to the records' shard: a dead shard elsewhere does not
+            # fail it, and the records' own shard down is never read as version 0.
+            found = self.collection.docs(body, strict=True, _route_=_RECORDS)
             return int(found[0]["value"]) if found else 0
 
         return self.counter(_setting_id(_VERSION), read)
@@ -167,9 +170,8 @@ class SolrStore:
             value = read()
         except RCPError as error:
             known = self._counters.get(name)
-            if known is None or not tolerated() or error.code != ErrorCode.BACKEND_UNAVAILABLE:
+            if known is None or not _records_down(error):
                 raise
-            leave_out(LeftOut("records", int(error.code), error.message))
             return known
         self._counters[name] = value
         return value
@@ -287,8 +289,21 @@ class SolrStore:
         return str(found[0]["value"]) if found else None
 
     def setting(self, name: str) -> str | None:
-        found = self.collection.get([_setting_id(name)], "value")
-        return str(found[0]["value"]) if found else None
+        """A setting; in a retrieve whose records' shard is down, the last value read.
+
+        (A calibration whose corpus looks smaller with a shard down asks for another
+        size class's figures: None then, and it calibrates on what it sees.)
+        """
+        try:
+            found = self.collection.get([_setting_id(name)], "value")
+        except RCPError as error:
+            if not _records_down(error):
+                raise
+            return self._settings.get(name)
+        value = str(found[0]["value"]) if found else None
+        if value is not None:
+            self._settings[name] = value
+        return value
 
     def set_setting(self, name: str, value: str) -> None:
         record = {"id": _setting_id(name), "kind": "setting", "value": value}
@@ -307,6 +322,8 @@ class SolrStore:
                 )
             )
         except RCPError as error:
+            if _records_down(error):
+                return value  # this read's own figures: none can be agreed on now
             if "version conflict" not in error.message.lower():
                 raise
         return self.setting(name) or value
@@ -417,6 +434,18 @@ class SolrStore:
 
     def close(self) -> None:
         """Nothing held open: each request is its own HTTP exchange."""
+
+
+def _records_down(error: RCPError) -> bool:
+    """In a retrieve, whether ``error`` is the records' shard down; if so it is named.
+
+    The retrieve then goes on without the records (``_meta.degraded``: ``records``)
+    rather than fail: its rows are read from the shards that answer (§16.2).
+    """
+    if not tolerated() or error.code != ErrorCode.BACKEND_UNAVAILABLE:
+        return False
+    leave_out(LeftOut("records", int(error.code), error.message))
+    return True
 
 
 def _counter(record_id: str, value: int, current: dict[str, Any] | None) -> dict[str, Any]:

@@ -48,15 +48,37 @@ def terms_filter(field: str, values: Sequence[object]) -> str:
     return f"{field}:(" + " OR ".join(quoted) + ")"
 
 
-def _record_left_out(info: dict[str, Any]) -> None:
-    """Each shard a tolerant search went on without, named as SolrCloud names it."""
+def _record_left_out(info: dict[str, Any], dead: Callable[[], list[str]]) -> None:
+    """Each shard a tolerant search went on without, named as SolrCloud names it.
+
+    A shard answered for by a replica that failed carries that replica's address
+    (``…_shard2_replica_n1``). A shard with no live replica at all has no address:
+    Solr calls it ``unknown_shard_1``, ``unknown_shard_2``…, counting such shards,
+    so the name says nothing of which one it is; those are named from the
+    cluster's state instead (``dead``: the shards with no active replica on a
+    live node).
+    """
+    unnamed: list[tuple[str, str]] = []  # (Solr's name, its error) of address-less shards
     for address, shard in info.items():
         if not isinstance(shard, dict) or "error" not in shard:
             continue
-        named = re.search(r"_(shard\d+)_replica", address)
-        part = named.group(1) if named else address
         message = str(shard.get("error") or "unreachable").splitlines()[0]
-        leave_out(LeftOut(part, int(ErrorCode.BACKEND_UNAVAILABLE), message))
+        named = _SHARD.search(address)
+        if named:
+            leave_out(LeftOut(named.group(1), int(ErrorCode.BACKEND_UNAVAILABLE), message))
+        else:
+            unnamed.append((address, message))
+    if unnamed:
+        try:
+            parts = dead()
+        except (SolrError, SolrUnavailable):
+            parts = []
+        # Solr's own names when the state cannot tell (never silent).
+        for part in parts or [address for address, _ in unnamed]:
+            leave_out(LeftOut(part, int(ErrorCode.BACKEND_UNAVAILABLE), unnamed[0][1]))
+
+
+_SHARD = re.compile(r"_(shard\d+)_replica")
 
 
 @contextmanager
@@ -81,23 +103,40 @@ class Collection:
         self.http = http
         self.name = name
 
-    def select(self, body: dict[str, Any], **params: Any) -> dict[str, Any]:
+    def select(self, body: dict[str, Any], strict: bool = False, **params: Any) -> dict[str, Any]:
         """A search; inside a retrieve (``store.partial``) one that tolerates a dead shard.
 
         A shard with no live replica is then left out (Solr's ``shards.tolerant``)
-        and named in the result (``_meta.degraded``); elsewhere it fails the read.
+        and named in the result (``_meta.degraded``); elsewhere, or ``strict``, it
+        fails the read.
         """
-        tolerant = tolerated()
+        tolerant = tolerated() and not strict
         if tolerant:
             params = {**params, "shards.tolerant": "true", "shards.info": "true"}
         with _mapped():
             answer = self.http.post_json(f"/{self.name}/select", body, **params)
         if tolerant and answer.get("responseHeader", {}).get("partialResults"):
-            _record_left_out(answer.get("shards.info", {}))
+            _record_left_out(answer.get("shards.info", {}), self.dead_shards)
         return answer
 
-    def docs(self, body: dict[str, Any], **params: Any) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = self.select(body, **params)["response"]["docs"]
+    def dead_shards(self) -> list[str]:
+        """The shards with no active replica on a live node, per the cluster's state."""
+        cloud = self.http.admin("CLUSTERSTATUS", collection=self.name)["cluster"]
+        live = set(cloud.get("live_nodes", []))
+        shards = cloud["collections"][self.name]["shards"]
+        return sorted(
+            name
+            for name, shard in shards.items()
+            if not any(
+                replica.get("state") == "active" and replica.get("node_name") in live
+                for replica in shard.get("replicas", {}).values()
+            )
+        )
+
+    def docs(
+        self, body: dict[str, Any], strict: bool = False, **params: Any
+    ) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = self.select(body, strict, **params)["response"]["docs"]
         return found
 
     def count(self, filters: Sequence[str], query: str = "*:*") -> int:
