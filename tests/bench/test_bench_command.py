@@ -52,6 +52,7 @@ class Suites:
         self.stores: list[str | None] = []
         self.sizes: list[list[int] | None] = []
         self.hnsw_up_to: list[int | None] = []
+        self.rounds: list[tuple[int | None, int | None]] = []
         self.unavailable = unavailable
 
     def __call__(
@@ -60,9 +61,12 @@ class Suites:
         store: str | None = None,
         sizes: list[int] | None = None,
         hnsw_up_to: int | None = None,
+        rounds: int | None = None,
+        seed: int | None = None,
     ) -> object:
         def run(scale: Scale) -> list[Figure]:
             self.calls.append((name, scale))
+            self.rounds.append((rounds, seed))
             self.stores.append(store)
             self.sizes.append(sizes)
             self.hnsw_up_to.append(hnsw_up_to)
@@ -159,6 +163,22 @@ def test_hnsw_up_to_reaches_the_engine_suite_and_is_named_in_the_provenance_line
     assert main(["bench", "engine", "--sizes", "100k,1m", "--hnsw-up-to", "300k"]) == 0
     assert suites.hnsw_up_to == [300_000]
     assert "`rcpkit bench engine --sizes 100k,1m --hnsw-up-to 300k`" in capsys.readouterr().out
+
+
+def test_rounds_and_seed_reach_the_solr_faults_campaign_and_are_named_in_the_provenance_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suites = Suites()
+    monkeypatch.setattr(command, "_suite", suites)
+    assert main(["bench", "solr-faults", "--rounds", "3", "--seed", "7"]) == 0
+    assert (suites.calls, suites.rounds) == ([("solr-faults", "full")], [(3, 7)])
+    assert "`rcpkit bench solr-faults --rounds 3 --seed 7`" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("rounds", ["0", "-1", "many"])
+def test_rounds_is_a_whole_number_of_at_least_one(rounds: str) -> None:
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["bench", "solr-faults", "--rounds", rounds])
 
 
 @pytest.mark.parametrize("size", ["100k,1m", "lots"])

@@ -1,156 +1,82 @@
-"""A Solr node killed under load (issue 48, item 4), through `rcpkit serve --http`.
+"""A Solr node killed under load (issue 48, item 4): ``rcpkit bench solr-faults``'s smoke round.
 
-A cluster of its own (three nodes, one JVM each): ``durable`` has 2 shards with
-2 replicas each, ``fragile`` 3 shards with 1 replica each. One node is killed
-with SIGKILL while a client writes (``index/add``, one document a request, an
-idempotency key each, retried as a client retries a retryable error) and reads.
+The campaign's own code (``rcpkit_bench.solr_faults``), one short round, on the
+session's SolrCloud (``solr_support``: two nodes, one JVM each), through real
+``rcpkit serve --http`` processes: a collection with replicationFactor 2 under
+a writer and a reader while a node is killed with SIGKILL, and one with a shard
+per node and replicationFactor 1 whose dead shard must be named in
+``_meta.degraded``. The round restarts the node and waits until its replicas
+are active again, so the session's cluster is whole afterwards.
 
-* ``durable``: every request is answered (a retryable ``-32010`` at most, while
-  the cluster fails over), never ``-32603``; every acknowledged document is
-  there afterwards, once; the node restarts and rejoins.
-* ``fragile``: a retrieve while a shard has no live replica is answered from the
-  others and names the dead shard in ``_meta.degraded`` (and ``records`` when
-  that shard held the store's version counters); never ``-32603``.
+The second test shows the audit is not blind: a write that never happened, a
+duplicated row and a wrongly expected dead shard are each counted.
 
-Bounded in requests; the waits are for events (a node's death seen by the
-cluster, the writes that follow it), each with a generous bound.
+Every wait is for an event of the cluster (a node leaving ``live_nodes``, the
+writes that follow, replicas becoming active), under the campaign's bounds.
 """
 
 from __future__ import annotations
 
-import itertools
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
+import solr_support
 
-from process_support import read_until, stop
-from rcpkit.engine.store.solr.localcloud import Cluster, create_collection, start_cluster
+from rcpkit.engine.store.solr.collection import Collection
+from rcpkit.engine.store.solr.localcloud import create_collection, delete_collection
+from rcpkit_bench.solr_cloud import RcpServer
+from rcpkit_bench.solr_faults import (
+    EMBEDDER,
+    PLANS,
+    FaultAudit,
+    _audit_durable,
+    _Fragile,
+    run_campaign,
+)
 
-pytestmark = pytest.mark.timeout(1500)
-
-_AFTER_KILL = 10  # acknowledged writes wanted once the node is dead
-_MAX_REQUESTS = 2000  # a bound on the whole loop
-_BOUND = 600.0  # seconds: only a bound, never an expectation
-
-
-class Server:
-    """``rcpkit serve --http`` on one collection; answers are returned whole (errors too)."""
-
-    def __init__(self, store: str, index: Path) -> None:
-        command = [
-            sys.executable, "-m", "rcpkit", "serve", "--http", "127.0.0.1:0",
-            "--store", store, "--index", str(index), "--embedder", "hashing:64",
-            "--allow-unauthenticated-writes", "--create",
-        ]  # fmt: skip
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        match, _ = read_until(self.process, b"", rb"serving RCP over HTTP on (\S+)", 300)
-        self.url = match.group(1).decode()
-        self._ids = itertools.count(1)
-
-    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        body = {"jsonrpc": "2.0", "id": next(self._ids), "method": method, "params": params}
-        reply: dict[str, Any] = httpx.post(f"{self.url}/{method}", json=body, timeout=300).json()
-        return reply
+pytestmark = pytest.mark.heavy
 
 
-@pytest.fixture(scope="module")
-def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    folder = tmp_path_factory.mktemp("faults")
-    try:
-        cluster = start_cluster(folder / "cloud", nodes=3, shards=2, replicas=2,
-                                collection="durable")  # fmt: skip
-    except RuntimeError as error:
-        pytest.fail(f"a local SolrCloud could not start: {error}")
-    try:
-        create_collection(cluster.http(), "fragile", shards=3, replicas=1)
-        yield cluster
-    finally:
-        cluster.stop()
-
-
-def _answered(reply: dict[str, Any]) -> bool:
-    """A result, or a retryable error; anything else fails the test (-32603 above all)."""
-    if "result" in reply:
-        return True
-    error = reply["error"]
-    assert error["code"] != -32603, reply
-    assert error["code"] == -32010 and error.get("data", {}).get("retryable"), reply
-    return False
-
-
-def _live_nodes(cluster: Cluster) -> int:
-    return len(cluster.http().admin("CLUSTERSTATUS")["cluster"]["live_nodes"])
-
-
-def test_a_killed_node_loses_no_acknowledged_write_and_rejoins(
-    cloud: Cluster, tmp_path: Path
+def test_a_killed_node_loses_no_acknowledged_write_names_its_dead_shard_and_rejoins(
+    tmp_path: Path,
 ) -> None:
-    server = Server(cloud.collection_url("durable"), tmp_path / "durable")
-    acknowledged: list[str] = []
-    killed_at: int | None = None
-    started = time.monotonic()
+    cluster = solr_support.cluster()
+    plan = PLANS["smoke"]
+    audit = run_campaign(cluster, plan, seed=48, folder=tmp_path)
+    assert audit.violations == 0, audit.problems
+    assert audit.rounds == 1, audit.problems
+    assert audit.acknowledged >= plan.kill_after[0] + plan.after_kill
+    assert audit.requests > audit.acknowledged  # the reader's too, all answered
+    assert "dead shards named: shard" in audit.summary[0]  # one shard per node: one died
+
+
+def test_the_audit_counts_a_lost_write_a_duplicate_and_a_wrong_degraded(tmp_path: Path) -> None:
+    cluster = solr_support.cluster()
+    name = "faults_audit"
+    create_collection(cluster.http(), name, shards=2, replicas=1)
+    server = RcpServer(cluster.collection_url(name), tmp_path / "index", EMBEDDER)
     try:
-        for n in range(_MAX_REQUESTS):
-            doc_id = f"doc-{len(acknowledged)}"
-            params = {"documents": [{"id": doc_id, "text": f"note {doc_id} about wings"}],
-                      "_meta": {"idempotencyKey": doc_id}}  # fmt: skip
-            if _answered(server.call("index/add", params)):
-                acknowledged.append(doc_id)
-            _answered(server.call("retrieve", {"query": "wings", "k": 3}))
-            if killed_at is None and len(acknowledged) == 5:
-                cloud.kill_node(1)  # node2: it hosts replicas of both shards
-                killed_at = len(acknowledged)
-            if killed_at is not None and len(acknowledged) >= killed_at + _AFTER_KILL:
-                break
-            assert time.monotonic() - started < _BOUND, f"{n} requests, {acknowledged}"
-        assert killed_at is not None and len(acknowledged) >= killed_at + _AFTER_KILL
-        for doc_id in acknowledged:  # each one there, once
-            found = server.call("retrieve", {"query": doc_id, "k": 5, "mode": "sparse"})
-            ids = [hit["id"] for hit in found["result"]["hits"]]
-            assert ids[0] == f"{doc_id}#0" and ids.count(ids[0]) == 1, (doc_id, ids)
-        stats = server.call("x-rcpkit/stats", {})["result"]
-        assert stats["documents"] == len(acknowledged), stats
+        documents = [{"id": f"a{n}", "text": f"audit note {n} on wings"} for n in range(4)]
+        reply, _ = server.call("index/add", {"documents": documents})
+        assert reply is not None and "result" in reply, reply
+        clean = FaultAudit()
+        _audit_durable(cluster, name, [f"a{n}" for n in range(4)], clean)
+        assert clean.violations == 0, clean.problems
+
+        rows = Collection(cluster.http(), name)
+        (chunk,) = rows.docs({"query": "*:*", "filter": ["kind:chunk", 'doc_id:"a0"'],
+                              "fields": "*", "limit": 1})  # fmt: skip
+        twin = {key: value for key, value in chunk.items() if not key.startswith("_")}
+        twin |= {"id": f"{chunk['id']}-twin", "key": int(chunk["key"]) + 1}
+        rows.update([twin], commit=True)
+        audit = FaultAudit()
+        _audit_durable(cluster, name, ["a0", "a1", "never-written"], audit)
+        assert (audit.lost, audit.duplicates) == (1, 1), audit.problems
+
+        # Every node is live: expecting a dead shard must be counted, not waved through.
+        wrong = _Fragile(server, total=4, dead={"shard2"}, left=2)
+        wrong.check(audit)
+        assert audit.degraded_wrong == 1, audit.problems
     finally:
-        stop(server.process)
-        if killed_at is not None:  # the next test needs every node back, pass or fail
-            cloud.restart_node(1)
-    assert _live_nodes(cloud) == 3
-
-
-def test_a_dead_shard_is_named_in_degraded_never_an_internal_error(
-    cloud: Cluster, tmp_path: Path
-) -> None:
-    server = Server(cloud.collection_url("fragile"), tmp_path / "fragile")
-    try:
-        documents = [{"id": f"f{n}", "text": f"fragile note {n} on wings"} for n in range(30)]
-        assert "result" in server.call("index/add", {"documents": documents})
-        whole = server.call("retrieve", {"query": "wings", "k": 30, "mode": "sparse"})
-        assert len(whole["result"]["hits"]) == 30
-        assert not whole["result"].get("_meta", {}).get("degraded")
-
-        cloud.kill_node(2)  # node3 holds one of the three shards alone
-        deadline = time.monotonic() + _BOUND
-        degraded = None
-        while degraded is None:  # until the cluster has seen the node die
-            reply = server.call("retrieve", {"query": "wings", "k": 30, "mode": "sparse"})
-            if _answered(reply):
-                degraded = reply["result"].get("_meta", {}).get("degraded")
-                if degraded is None:
-                    assert len(reply["result"]["hits"]) == 30  # the node is not yet seen dead
-            assert time.monotonic() < deadline
-        # The dead shard by name; "records" too when it held the store's own records
-        # (the version read is then the last one this server saw).
-        parts = [part["shard"] for part in degraded]
-        shards = [part for part in parts if part != "records"]
-        assert len(shards) == 1 and shards[0].startswith("shard"), degraded
-        hits = reply["result"]["hits"]
-        assert 0 < len(hits) < 30  # the other shards' documents
-    finally:
-        stop(server.process)
-        cloud.restart_node(2)
+        server.stop()
+        delete_collection(cluster.http(), name)

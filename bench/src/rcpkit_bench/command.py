@@ -3,7 +3,9 @@
 ``all`` is the speed suites; the campaigns (``load``, ``auth``, ``crash``: kill -9
 during writes, then an audit; ``gateway``: lying engines; ``mcp``: the MCP bridge;
 ``cache``: damaged cache files, then a restart; ``race``: writers racing on one
-index) run only when named.
+index; ``solr-faults``: a SolrCloud node killed under reads and writes;
+``solr``: rcpkit over a 3-node SolrCloud against the embedded engine) run only
+when named.
 
 For the CLI: ``add_arguments(parser)`` declares the options, ``run(args)``
 runs the chosen suites in order and returns the exit status: 0 when every
@@ -52,6 +54,8 @@ _MODULES = {
     "cache": "cache_files",
     "race": "race",
     "tenants": "tenant_stats",
+    "solr-faults": "solr_faults",
+    "solr": "solr_scale",
 }
 
 
@@ -60,12 +64,18 @@ def _suite(
     store: str | None = None,
     sizes: list[int] | None = None,
     hnsw_up_to: int | None = None,
+    rounds: int | None = None,
+    seed: int | None = None,
 ) -> Callable[[Scale], list[Figure]]:
     run: Callable[..., list[Figure]] = importlib.import_module(f"rcpkit_bench.{_MODULES[name]}").run
     if name == "engine":
         return partial(run, store=store, sizes=sizes, hnsw_up_to=hnsw_up_to)
     if name == "tenants":
         return partial(run, store=store)
+    if name == "solr-faults":
+        return partial(run, rounds=rounds, seed=seed)
+    if name == "solr":
+        return partial(run, sizes=sizes)
     return run
 
 
@@ -81,6 +91,10 @@ def _command(args: argparse.Namespace, scale: Scale) -> str:
         words += ["--sizes", ",".join(_spelled(size) for size in args.sizes)]
     if args.hnsw_up_to:
         words += ["--hnsw-up-to", _spelled(args.hnsw_up_to)]
+    if args.rounds is not None:
+        words += ["--rounds", str(args.rounds)]
+    if args.seed is not None:
+        words += ["--seed", str(args.seed)]
     if args.markdown:
         words.append("--markdown")
     for path in args.update_readme:
@@ -104,7 +118,10 @@ def run(args: argparse.Namespace) -> int:
     for name in SUITES if args.suite == "all" else (args.suite,):
         print(f"rcpkit bench: running {name} ({scale}) …", file=sys.stderr, flush=True)
         try:
-            figures += _suite(name, args.store, args.sizes, args.hnsw_up_to)(scale)
+            suite = _suite(
+                name, args.store, args.sizes, args.hnsw_up_to, rounds=args.rounds, seed=args.seed
+            )
+            figures += suite(scale)
         except BenchUnavailable as error:
             print(f"rcpkit bench: {name} skipped: {error}", file=sys.stderr)
             skipped.append(name)

@@ -11,6 +11,7 @@ SUITES = ("protocol", "engine", "http")
 # The hardening campaigns (issue 13): run by name only, never as part of `all`.
 CAMPAIGNS = (
     "fuzz", "load", "auth", "crash", "gateway", "mcp", "cache", "race", "tenants",
+    "solr-faults", "solr",
 )  # fmt: skip
 
 
@@ -23,8 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="which suite to run (default: all three, one table); "
         "the campaigns `fuzz` (R1), `crash` (R2), `load` (R3), `auth` (R4), `gateway` "
         "(lying engines), `mcp` (the MCP bridge), `cache` (damaged cache files), `race` "
-        "(writers racing on one index) and `tenants` (what one tenant's writes tell another) "
-        "run only by name",
+        "(writers racing on one index), `tenants` (what one tenant's writes tell another) and "
+        "`solr-faults` (a SolrCloud node killed under reads and writes) and `solr` (rcpkit over "
+        "a 3-node SolrCloud against the embedded engine) run only by name",
     )
     scale = parser.add_mutually_exclusive_group()
     scale.add_argument(
@@ -50,7 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="100k,1m",
         help="engine suite: instead of its usual rows, compare the engine's index calls with "
-        "tantivy, bm25s, faiss and usearch at these corpus sizes (needs the 'bench' extra)",
+        "tantivy, bm25s, faiss and usearch at these corpus sizes (needs the 'bench' extra); "
+        "solr: the corpus sizes to measure at (default 20k,100k)",
     )
     parser.add_argument(
         "--hnsw-up-to",
@@ -59,6 +62,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="300k",
         help="engine --sizes: build HNSW graphs (rcpkit's own and the peers' curve) only at "
         "sizes up to this; larger sizes serve and compare exact search (graphs take hours there)",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="solr-faults: how many rounds (a node killed, failed over, rejoined; default: "
+        "5, --quick 2, --smoke 1)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="solr-faults: the seed that picks each round's node and moment (default: drawn, "
+        "and printed)",
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the rows as JSON")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
@@ -71,6 +90,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="rewrite the block between <!-- bench:begin --> and <!-- bench:end --> "
         "in FILE with the Markdown table (repeatable)",
     )
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"a whole number of at least 1, not {text!r}")
+    return number
 
 
 def _size(text: str) -> int:
