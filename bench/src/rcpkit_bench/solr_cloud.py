@@ -156,26 +156,44 @@ class RcpServer:
         return self.child.rss_mib()
 
     def call(self, method: str, params: dict[str, Any], timeout: float = 180.0) -> Answer:
-        """The reply; ``(None, "hang")`` past ``timeout``, ``(None, "crash")`` when none came."""
+        """The reply; ``(None, "hang")`` past ``timeout``, ``(None, "crash")`` when none came.
+
+        A kept-alive connection the server closed while it sat idle is opened again
+        and the request sent once more, as an HTTP client's pool does (it never
+        reached the server).
+        """
         body = json.dumps({"jsonrpc": "2.0", "id": next(self._ids), "method": method,
                            "params": params})  # fmt: skip
+        # Once more only when a kept-alive connection turned out closed.
+        tries = 2 if getattr(self._local, "connection", None) is not None else 1
+        for attempt in range(1, tries + 1):
+            try:
+                return self._exchange(method, body, timeout), ""
+            except TimeoutError:
+                self._drop()
+                return None, "hang"
+            except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected) as stale:
+                self._drop()
+                failure: Exception = stale
+                if attempt < tries:
+                    continue
+            except (OSError, http.client.HTTPException, ValueError) as broken:
+                self._drop()
+                failure = broken
+            return None, f"crash: {type(failure).__name__}: {failure}"
+        raise AssertionError("unreachable")
+
+    def _exchange(self, method: str, body: str, timeout: float) -> dict[str, Any]:
         connection = getattr(self._local, "connection", None)
         if connection is None:
             connection = http.client.HTTPConnection(*self._address, timeout=timeout)
             self._local.connection = connection
             with self._lock:
                 self._opened.append(connection)
-        try:
-            connection.request("POST", f"{self._base}/{method}", body,
-                               {"Content-Type": "application/json"})  # fmt: skip
-            reply: dict[str, Any] = json.loads(connection.getresponse().read())
-        except TimeoutError:
-            self._drop()
-            return None, "hang"
-        except (OSError, http.client.HTTPException, ValueError) as failure:
-            self._drop()
-            return None, f"crash: {type(failure).__name__}: {failure}"
-        return reply, ""
+        connection.request("POST", f"{self._base}/{method}", body,
+                           {"Content-Type": "application/json"})  # fmt: skip
+        reply: dict[str, Any] = json.loads(connection.getresponse().read())
+        return reply
 
     def _drop(self) -> None:
         connection = getattr(self._local, "connection", None)
