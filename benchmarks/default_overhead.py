@@ -27,7 +27,7 @@ from rcpkit.engine.open import open_engine
 from rcpkit.engine.query import Fusion, Query
 from rcpkit.engine.retrieve import proximity
 from rcpkit.engine.retrieve.pipeline import retrieve
-from rcpkit.engine.store import analysis
+from rcpkit.engine.text import analysis
 from rcpkit.server.context import RequestContext
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from rcpkit.engine.ingest.indexer import index_documents
 from rcpkit.engine.query import Query
 from rcpkit.engine.retrieve.pipeline import retrieve
-from rcpkit.engine.store.analysis import analyze
+from rcpkit.engine.text.analysis import analyze
 from rcpkit.server.context import RequestContext
 from rcpkit_bench._synthetic import _documents, _engine, _texts
 

@@ -31,9 +31,9 @@ from typing import Any
 from rcpkit.engine.ingest.indexer import index_documents
 from rcpkit.engine.query import Query
 from rcpkit.engine.retrieve.pipeline import retrieve
-from rcpkit.engine.store.analysis import analyze
 from rcpkit.engine.store.postgres import connect
 from rcpkit.engine.store.postgres.pgserver import start_server
+from rcpkit.engine.text.analysis import analyze
 from rcpkit.server.context import RequestContext
 from rcpkit_bench._synthetic import _documents, _engine, _percentiles, _texts
 from rcpkit_bench.engine import _timed, deferred_bulk_load

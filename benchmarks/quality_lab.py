@@ -32,15 +32,15 @@ import pytrec_eval
 from scipy import sparse
 
 from rcpkit.engine.config import load_config
-from rcpkit.engine.index.bm25 import tokens
 from rcpkit.engine.ingest import SourceDocument
 from rcpkit.engine.ingest.indexer import _SPARSE_TERMS, content_hash_of, index_documents
 from rcpkit.engine.open import open_engine
-from rcpkit.engine.proximity import pair_bound as bound_of_pairs
-from rcpkit.engine.proximity import pairs_of, positions_of, proximity_scores
 from rcpkit.engine.retrieve.recall import cut_terms
-from rcpkit.engine.smoothing import DEPTH, NEIGHBOURS, smooth
-from rcpkit.engine.store.analysis import analyze, analyze_code_many, analyze_query
+from rcpkit.engine.scoring.bm25 import tokens
+from rcpkit.engine.scoring.proximity import pair_bound as bound_of_pairs
+from rcpkit.engine.scoring.proximity import pairs_of, positions_of, proximity_scores
+from rcpkit.engine.scoring.smoothing import DEPTH, NEIGHBOURS, smooth
+from rcpkit.engine.text.analysis import analyze, analyze_code_many, analyze_query
 from rcpkit.evaluation.baseline import bm25_baseline
 from rcpkit.evaluation.dataset import Dataset, load_dataset
 from rcpkit.evaluation.split import split_of
@@ -816,7 +816,7 @@ def main() -> None:
 
     def regularised(chunks: dict[int, float], mu: float, m: int, depth: int,
                     apart: bool = False) -> dict[int, float]:  # fmt: skip
-        """The fused head's scores smoothed among themselves (``rcpkit.engine.smoothing``).
+        """The fused head's scores smoothed among themselves (``rcpkit.engine.scoring.smoothing``).
 
         ``apart``: a chunk's neighbours are other documents' chunks only.
         """
@@ -837,7 +837,7 @@ def main() -> None:
         A pair of consecutive query terms scores in a chunk when both occur within
         ``window`` analysed positions of each other; the pair's weight is its terms'
         mean idf, its count saturated as BM25 saturates a term's (the engine's
-        ``rcpkit.engine.proximity``). The chunks' sum, divided by the best
+        ``rcpkit.engine.scoring.proximity``). The chunks' sum, divided by the best
         candidate's (``norm`` "best") or by the most the query's pairs could score
         ("bound", as ``rcpkit.engine.retrieve.proximity`` does), is added with weight
         ``gamma`` (the engine also divides by 1 + gamma: the same order).

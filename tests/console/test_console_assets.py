@@ -62,7 +62,7 @@ def test_the_page_the_config_and_the_policy_for_a_remote_endpoint() -> None:
 
 
 def test_the_console_leaves_unmarked_exactly_the_stopwords_the_engine_drops() -> None:
-    from rcpkit.engine.store import analysis
+    from rcpkit.engine.text import analysis
 
     source = (STATIC / "js" / "highlight.mjs").read_text()
     listed = re.search(r"STOPWORDS = new Set\(\((.*?)\)\.split", source, re.DOTALL)

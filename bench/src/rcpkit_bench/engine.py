@@ -29,7 +29,7 @@ from rcpkit.engine.ingest import SourceDocument
 from rcpkit.engine.ingest.indexer import index_documents
 from rcpkit.engine.query import Query, Rerank
 from rcpkit.engine.retrieve.pipeline import retrieve
-from rcpkit.engine.store.analysis import analyze
+from rcpkit.engine.text.analysis import analyze
 from rcpkit.server.context import RequestContext
 from rcpkit_bench._synthetic import _documents, _engine, _percentiles, _texts
 from rcpkit_bench.report import Figure, Scale, collecting, record

@@ -46,7 +46,7 @@ from rcpkit.engine.index._usearch import import_usearch_index
 from rcpkit.engine.ingest.indexer import index_documents
 from rcpkit.engine.query import DEFAULT_FUSION, Query
 from rcpkit.engine.retrieve.pipeline import retrieve
-from rcpkit.engine.store.analysis import analyze, analyze_many
+from rcpkit.engine.text.analysis import analyze, analyze_many
 from rcpkit.server.context import RequestContext
 from rcpkit_bench._synthetic import _documents, _engine, _percentiles, _texts
 from rcpkit_bench.report import BenchUnavailable, Figure, record

@@ -140,7 +140,7 @@ class EngineConfig:
     # The default retrieve's smoothing stage (rcpkit.engine.retrieve.smoothing): how far
     # each of the best candidates moves towards its nearest fellow candidates' scores. 0: off.
     smoothing_weight: float = 0.3
-    # BM25 of both stores (rcpkit.engine.index.bm25.BM25): None takes the index's
+    # BM25 of both stores (rcpkit.engine.scoring.bm25.BM25): None takes the index's
     # own, recorded when it was created (then these, else k1 0.9, b 0.6, title 3). A
     # value naming others for an existing index is refused: re-index to change them.
     bm25_k1: float | None = None

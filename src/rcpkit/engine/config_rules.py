@@ -215,7 +215,7 @@ ENGINE_RULES: Mapping[str, Rule] = {
     "prf_min_feedback_terms": _between(0.0, 10_000.0),
     "proximity_weight": _between(0.0, 10.0),
     "smoothing_weight": _between(0.0, 1.0),
-    # BM25 (rcpkit.engine.index.bm25.BM25): weights in quarters keep f exact.
+    # BM25 (rcpkit.engine.scoring.bm25.BM25): weights in quarters keep f exact.
     "bm25_k1": _between(0.0, 10.0, open_low=True),
     "bm25_b": _between(0.0, 1.0),
     "bm25_title_weight": _between(0.0, 16.0, open_low=True, step=0.25),

@@ -8,7 +8,7 @@ import pytest
 
 from rcpkit.engine.models import HashingEmbedder
 from rcpkit.engine.rerank import _hybrid
-from rcpkit.engine.store.analysis import analyze_code_many, analyze_query
+from rcpkit.engine.text.analysis import analyze_code_many, analyze_query
 
 PASSAGES = [
     f"def parse_filter_{n}(text):\n    return split_tokens(text, sep_char)\n" for n in range(4)

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from engine_support import indexed, make_engine
 
-from rcpkit.engine.store import analysis
-from rcpkit.engine.store.analysis import analyze_code_many, analyze_many
+from rcpkit.engine.text import analysis
+from rcpkit.engine.text.analysis import analyze_code_many, analyze_many
 
 SOURCE = '''def parse_filter(text):
     """Parse a boundary layer filter expression into a tree."""

@@ -9,7 +9,7 @@ from engine_support import Calls, indexed, make_engine, serving
 
 from rcpkit.engine.retrieve.prf import expansion_terms, feedback_terms
 from rcpkit.engine.retrieve.stages import Candidate
-from rcpkit.engine.store.analysis import analyze_query
+from rcpkit.engine.text.analysis import analyze_query
 
 NOTES = [
     {"id": "a", "text": "solar panels and photovoltaic inverters on the roof"},

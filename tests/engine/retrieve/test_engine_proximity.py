@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from engine_support import indexed, make_engine
 
-from rcpkit.engine.proximity import (
+from rcpkit.engine.scoring.proximity import (
     pair_bound,
     pairs_of,
     positions_of,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from engine_support import indexed, make_engine
 
-from rcpkit.engine.smoothing import DEPTH, smooth, smoothed_head
+from rcpkit.engine.scoring.smoothing import DEPTH, smooth, smoothed_head
 
 DOCUMENTS = [
     {"id": "heat1", "text": "heat transfer to a flat plate in laminar flow"},

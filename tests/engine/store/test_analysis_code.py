@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rcpkit.engine.store.analysis import (
+from rcpkit.engine.text.analysis import (
     analyze,
     analyze_code_many,
     analyze_many,

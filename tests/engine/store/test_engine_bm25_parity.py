@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from rcpkit.engine.filters import OPERATORS, parse_filter
-from rcpkit.engine.store.analysis import analyze, analyze_many
 from rcpkit.engine.store.base import DocumentRow, NewChunk, Store, WriteBatch
 from rcpkit.engine.store.sqlite import SQLiteStore
+from rcpkit.engine.text.analysis import analyze, analyze_many
 
 WORDS = (
     "retrieval ranking index vector query document chunk token stemming lexical dense sparse "

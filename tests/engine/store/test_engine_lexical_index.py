@@ -16,7 +16,7 @@ import pytest
 
 from rcpkit.engine.filters import OPERATORS, Filter, matches, parse_filter
 from rcpkit.engine.index import _postings
-from rcpkit.engine.index.bm25 import BM25, DEFAULT_BM25, FTS5_BM25, tokens
+from rcpkit.engine.scoring.bm25 import BM25, DEFAULT_BM25, FTS5_BM25, tokens
 from rcpkit.engine.store.base import DocumentRow, NewChunk, WriteBatch
 from rcpkit.engine.store.sqlite import SQLiteStore
 

@@ -27,8 +27,8 @@ from rcpkit.engine.config import EngineConfig
 from rcpkit.engine.index.dense import DensePolicy
 from rcpkit.engine.models import load_embedder
 from rcpkit.engine.open import open_store
-from rcpkit.engine.store.analysis import analyze_query
 from rcpkit.engine.store.base import Store
+from rcpkit.engine.text.analysis import analyze_query
 from rcpkit.evaluation.collections import SHARED_CRANFIELD
 
 pytestmark = pytest.mark.timeout(1200)

@@ -7,7 +7,7 @@ import math
 import pytest
 from transform_support import TableEmbedder, memory_corpus
 
-from rcpkit.engine.store.analysis import analyze
+from rcpkit.engine.text.analysis import analyze
 from rcpkit.engine.transform import MAX_QUERIES, DenseNeighbours, TransformOptions, transform
 
 PASSAGES = [

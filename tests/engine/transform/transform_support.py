@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from rcpkit.engine.models import Vectors
-from rcpkit.engine.store.analysis import analyze_many
+from rcpkit.engine.text.analysis import analyze_many
 from rcpkit.engine.transform import IndexedCorpus, VocabularyIndex
 from rcpkit.engine.transform._text import WORD
 

@@ -35,8 +35,8 @@ from rcpkit.engine.filters import Filter
 from rcpkit.engine.index._columns import Mask
 from rcpkit.engine.index._mirror import Cache, Mirror, Snapshot, Source
 from rcpkit.engine.index._postings import LexicalView, Piece, frequencies, top_k
-from rcpkit.engine.index.bm25 import BM25, query_tokens, query_weights
 from rcpkit.engine.index.dense import DenseIndex, DensePolicy, LocalDenseSearch
+from rcpkit.engine.scoring.bm25 import BM25, query_tokens, query_weights
 
 __all__ = [
     "Fallback",

@@ -45,8 +45,8 @@ import numpy.typing as npt
 from rcpkit.engine.index._columns import FilterColumns, Mask
 from rcpkit.engine.index._growable import Growable
 from rcpkit.engine.index._postings import FrozenPostings, LexicalView, Postings, analysed_rows
-from rcpkit.engine.index.bm25 import BM25, DEFAULT_BM25
 from rcpkit.engine.index.dense import DenseIndex
+from rcpkit.engine.scoring.bm25 import BM25, DEFAULT_BM25
 
 __all__ = ["Cache", "Frozen", "Mirror", "Reading", "Snapshot", "Source"]
 

@@ -49,7 +49,7 @@ from itertools import chain
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.index.bm25 import BM25, DEFAULT_BM25, tokens
+from rcpkit.engine.scoring.bm25 import BM25, DEFAULT_BM25, tokens
 
 __all__ = ["FrozenPostings", "LexicalView", "Postings", "analysed_rows", "frequencies"]
 

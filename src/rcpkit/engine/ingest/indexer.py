@@ -15,8 +15,8 @@ from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import normalize_meta
 from rcpkit.engine.ingest import ChunkSpan, SourceDocument, chunk_document, contextual_prefix
 from rcpkit.engine.ingest.commit_time import record_commit_time
-from rcpkit.engine.store.analysis import analyze_code_many, analyze_many
 from rcpkit.engine.store.base import CommitResult, DocumentRow, NewChunk, WriteBatch
+from rcpkit.engine.text.analysis import analyze_code_many, analyze_many
 
 __all__ = [
     "IndexReport",

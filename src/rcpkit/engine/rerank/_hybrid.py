@@ -13,7 +13,7 @@ as the engine would. A store without corpus statistics (PostgreSQL today)
 falls back to the statistics of the passages themselves.
 
 The default retrieve's feedback pass is repeated over the passages: RM3
-(``rcpkit.engine.rm3``) over the first fused ranking's top ``feedback``
+(``rcpkit.engine.scoring.rm3``) over the first fused ranking's top ``feedback``
 passages expands the query of a second BM25 over the same passages, fused again
 (skipped, as in the pipeline, when those passages average fewer analysed terms
 than ``min_feedback_terms``), and so are its proximity stage and its neighbour
@@ -37,14 +37,20 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from rcpkit.engine.index.bm25 import BM25, DEFAULT_BM25, query_weights, tokens
 from rcpkit.engine.models import Embedder
-from rcpkit.engine.proximity import blend, pair_shares, pair_tokens, positions_of, query_pairs
 from rcpkit.engine.query import DEFAULT_ALPHA
 from rcpkit.engine.rerank._interfaces import Checkpoint, RerankMethod, Scores
-from rcpkit.engine.rm3 import expansion_terms
-from rcpkit.engine.smoothing import smoothed_head
-from rcpkit.engine.store.analysis import analyze_code_many, analyze_query
+from rcpkit.engine.scoring.bm25 import BM25, DEFAULT_BM25, query_weights, tokens
+from rcpkit.engine.scoring.proximity import (
+    blend,
+    pair_shares,
+    pair_tokens,
+    positions_of,
+    query_pairs,
+)
+from rcpkit.engine.scoring.rm3 import expansion_terms
+from rcpkit.engine.scoring.smoothing import smoothed_head
+from rcpkit.engine.text.analysis import analyze_code_many, analyze_query
 from rcpkit.protocol.fusion import FusionOptions, fuse
 
 __all__ = ["HybridReranker", "LexicalStatistics"]
@@ -138,7 +144,7 @@ class HybridReranker:
                 fused = self._fused(dense, lexical)
         if self._proximity_weight > 0:
             fused = self._near(query, rows, fused, tenant)
-        if self._smoothing_weight > 0:  # the smoothing stage (rcpkit.engine.smoothing)
+        if self._smoothing_weight > 0:  # the smoothing stage (rcpkit.engine.scoring.smoothing)
             scores = smoothed_head(
                 dict(enumerate(fused)), dict(enumerate(vectors)), self._smoothing_weight
             )
@@ -148,7 +154,7 @@ class HybridReranker:
     def _near(
         self, query: str, rows: list[list[str]], fused: np.ndarray, tenant: str | None
     ) -> np.ndarray:
-        """The proximity stage of the default retrieve (``rcpkit.engine.proximity``)."""
+        """The proximity stage of the default retrieve (``rcpkit.engine.scoring.proximity``)."""
         pairs = query_pairs(query)
         if not pairs:
             return fused

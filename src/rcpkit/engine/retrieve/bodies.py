@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rcpkit.engine.store.analysis import remember_terms, remembers
 from rcpkit.engine.store.base import ChunkRow, Store
+from rcpkit.engine.text.analysis import remember_terms, remembers
 
 __all__ = ["is_code", "remember_bodies"]
 

@@ -48,10 +48,10 @@ from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.bodies import is_code, remember_bodies
 from rcpkit.engine.retrieve.recall import Recalled, cut_terms, fused, search_arms
 from rcpkit.engine.retrieve.stages import Candidate
-from rcpkit.engine.rm3 import expansion_terms
-from rcpkit.engine.store.analysis import analyze_query, stored_terms
+from rcpkit.engine.scoring.rm3 import expansion_terms
 from rcpkit.engine.store.base import ChunkRow
 from rcpkit.engine.store.snapshot import fetch_rows
+from rcpkit.engine.text.analysis import analyze_query, stored_terms
 
 __all__ = ["EXPANDED_WITH", "applies", "expansion_terms", "feedback_terms", "second_pass"]
 

@@ -4,7 +4,7 @@ Issue 33: BM25 and the dense arm both score a passage as a bag of terms; a
 passage where "heat transfer" occurs as a phrase and one where "heat" and
 "transfer" are a paragraph apart score alike. After fusion (and the feedback
 pass), the first ``DEPTH`` candidates get SDM's unordered-window evidence
-(``rcpkit.engine.proximity``): each pair of neighbouring query terms that
+(``rcpkit.engine.scoring.proximity``): each pair of neighbouring query terms that
 occurs within ``WINDOW`` analysed positions in the chunk's text. The pairs'
 score is divided by the most the query's pairs could score (every count
 saturated), so it is a share in ``[0, 1)`` that does not depend on the list —
@@ -25,8 +25,11 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from rcpkit.engine.engine import Engine
-from rcpkit.engine.index.bm25 import tokens
-from rcpkit.engine.proximity import (
+from rcpkit.engine.query import Query
+from rcpkit.engine.retrieve.bodies import is_code, remember_bodies
+from rcpkit.engine.retrieve.stages import Candidate
+from rcpkit.engine.scoring.bm25 import tokens
+from rcpkit.engine.scoring.proximity import (
     DEPTH,
     Positions,
     blend,
@@ -35,11 +38,8 @@ from rcpkit.engine.proximity import (
     positions_of,
     query_pairs,
 )
-from rcpkit.engine.query import Query
-from rcpkit.engine.retrieve.bodies import is_code, remember_bodies
-from rcpkit.engine.retrieve.stages import Candidate
-from rcpkit.engine.store.analysis import stored_terms
 from rcpkit.engine.store.snapshot import fetch_rows
+from rcpkit.engine.text.analysis import stored_terms
 
 __all__ = ["DEPTH", "applies", "boosted", "shares"]
 

@@ -12,12 +12,12 @@ import numpy.typing as npt
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import Filter
-from rcpkit.engine.index.bm25 import query_weights
 from rcpkit.engine.models import is_external
 from rcpkit.engine.query import Query
 from rcpkit.engine.request import EngineRequest
 from rcpkit.engine.retrieve.stages import Candidate
-from rcpkit.engine.store.analysis import analyze_query
+from rcpkit.engine.scoring.bm25 import query_weights
+from rcpkit.engine.text.analysis import analyze_query
 from rcpkit.protocol.fusion import FusionOptions, fuse
 
 __all__ = [

@@ -23,7 +23,6 @@ import numpy.typing as npt
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.index import Index, Keys
-from rcpkit.engine.proximity import blend
 from rcpkit.engine.query import Query
 from rcpkit.engine.rerank import HybridReranker
 from rcpkit.engine.rerank._interfaces import Checkpoint
@@ -31,9 +30,10 @@ from rcpkit.engine.retrieve import prf, proximity, smoothing
 from rcpkit.engine.retrieve.cursors import resolve_version
 from rcpkit.engine.retrieve.recall import Arms, combine, cut_terms
 from rcpkit.engine.retrieve.stages import Candidate
-from rcpkit.engine.smoothing import smoothed_head
-from rcpkit.engine.store.analysis import analyze, analyze_code_many, analyze_query
+from rcpkit.engine.scoring.proximity import blend
+from rcpkit.engine.scoring.smoothing import smoothed_head
 from rcpkit.engine.store.snapshot import snapshot
+from rcpkit.engine.text.analysis import analyze, analyze_code_many, analyze_query
 
 __all__ = ["rerank_passages", "rescore_indexed"]
 

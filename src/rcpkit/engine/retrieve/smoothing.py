@@ -1,7 +1,7 @@
 """The default retrieve's smoothing stage: candidates move towards their nearest fellow candidates.
 
 Issue 33: after fusion, feedback and proximity, the best ``DEPTH`` candidates
-are smoothed among themselves (``rcpkit.engine.smoothing``): each score becomes
+are smoothed among themselves (``rcpkit.engine.scoring.smoothing``): each score becomes
 ``(1 - w) · s + w ·`` the cosine-weighted mean score of its ``NEIGHBOURS``
 nearest candidates, by the vectors recall already read, ``w`` = ``[engine]
 smoothing_weight``; the first is never lowered, so it stays first. Nothing is
@@ -24,7 +24,7 @@ import numpy.typing as npt
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.query import Query
 from rcpkit.engine.retrieve.stages import Candidate
-from rcpkit.engine.smoothing import DEPTH, smoothed_head
+from rcpkit.engine.scoring.smoothing import DEPTH, smoothed_head
 
 __all__ = ["DEPTH", "applies", "smoothed"]
 

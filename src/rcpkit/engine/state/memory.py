@@ -29,7 +29,7 @@ import numpy as np
 from rcpkit.engine.models import Embedder, decode_f32_base64, encode_f32_base64
 from rcpkit.engine.state._files import connect_state
 from rcpkit.engine.state.base import MemoryTable
-from rcpkit.engine.store.analysis import surface_words
+from rcpkit.engine.text.analysis import surface_words
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["Clue", "MemoryBank", "SQLiteMemories"]

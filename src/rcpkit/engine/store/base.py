@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter
 from rcpkit.engine.index import Index
-from rcpkit.engine.index.bm25 import BM25
+from rcpkit.engine.scoring.bm25 import BM25
 from rcpkit.engine.store.tenant_versions import Tenancy
 
 __all__ = [

@@ -11,7 +11,7 @@ import unicodedata
 from functools import lru_cache
 from typing import NamedTuple
 
-from rcpkit.engine.store.analysis import analyze
+from rcpkit.engine.text.analysis import analyze
 
 __all__ = [
     "WORD",

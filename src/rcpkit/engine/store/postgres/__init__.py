@@ -36,9 +36,8 @@ from rcpkit.engine.filters import Filter, compile_postgres
 from rcpkit.engine.index import QueryIndex, SnapshotRead, SparseQuery, Statistics
 from rcpkit.engine.index._mirror import Mirror
 from rcpkit.engine.index._mirror_cache import MirrorCache, cache_stamp
-from rcpkit.engine.index.bm25 import query_tokens, query_weights, resolve_bm25, term_counts
+from rcpkit.engine.scoring.bm25 import query_tokens, query_weights, resolve_bm25, term_counts
 from rcpkit.engine.store import deadline, migrations
-from rcpkit.engine.store.analysis import surface_words
 from rcpkit.engine.store.base import (
     CHUNK_FIELDS,
     DOCUMENT_COLUMNS,
@@ -87,6 +86,7 @@ from rcpkit.engine.store.tenant_versions import (
     latest_seq,
     record,
 )
+from rcpkit.engine.text.analysis import surface_words
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["PostgresStore", "bound_by_deadline", "connect"]

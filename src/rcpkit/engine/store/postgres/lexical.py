@@ -1,6 +1,6 @@
 """BM25 in SQL over the PostgreSQL store's postings, equal to the query index's ranking.
 
-The formula and its parameters are ``rcpkit.engine.index.bm25``'s; this is the
+The formula and its parameters are ``rcpkit.engine.scoring.bm25``'s; this is the
 same computation in one statement, for a version the query index does not hold
 (below its floor, after a compaction). A shard of a larger collection ranks
 with the collection's statistics instead of its own (``given``, issue 32), and

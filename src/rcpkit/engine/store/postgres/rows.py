@@ -8,7 +8,7 @@ client's share of a load:
   sent as pgvector's binary form (``vector_recv``: dimension, a reserved word,
   big-endian float32s) instead of a decimal text literal PostgreSQL parses back;
 * ``postings`` goes as one block of COPY text lines: its terms are FTS5
-  ``unicode61`` tokens (``[^\\W_]+``, see ``rcpkit.engine.index.bm25.tokens``), which hold no
+  ``unicode61`` tokens (``[^\\W_]+``, see ``rcpkit.engine.scoring.bm25.tokens``), which hold no
   tab, newline or backslash, so only the tenant needs COPY's escaping.
 """
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from rcpkit.engine.index.bm25 import BM25, resolve_bm25
+from rcpkit.engine.scoring.bm25 import BM25, resolve_bm25
 from rcpkit.engine.store.base import (
     ChunkRow,
     CommitResult,

@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter, compile_solr
-from rcpkit.engine.index.bm25 import query_tokens, query_weights
+from rcpkit.engine.scoring.bm25 import query_tokens, query_weights
 from rcpkit.engine.store.base import CommitResult
 from rcpkit.engine.store.solr.collection import Collection, terms_filter
 from rcpkit.engine.store.solr.rows import tenant_value, vector_field

@@ -22,9 +22,9 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import solr_filter_fields
-from rcpkit.engine.index.bm25 import BM25, term_counts
-from rcpkit.engine.store.analysis import surface_words
+from rcpkit.engine.scoring.bm25 import BM25, term_counts
 from rcpkit.engine.store.base import ChunkRow, DocumentRow, NewChunk
+from rcpkit.engine.text.analysis import surface_words
 
 __all__ = [
     "CHUNK_FL",

@@ -36,9 +36,8 @@ from rcpkit.engine.filters import Filter, compile_sqlite
 from rcpkit.engine.index import QueryIndex, SnapshotRead, SparseQuery
 from rcpkit.engine.index._mirror import Mirror, Snapshot
 from rcpkit.engine.index._mirror_cache import MirrorCache, cache_stamp
-from rcpkit.engine.index.bm25 import resolve_bm25
 from rcpkit.engine.index.dense import DensePolicy, LocalDenseSearch
-from rcpkit.engine.store.analysis import surface_words
+from rcpkit.engine.scoring.bm25 import resolve_bm25
 from rcpkit.engine.store.base import (
     CHUNK_FIELDS,
     DOCUMENT_COLUMNS,
@@ -69,6 +68,7 @@ from rcpkit.engine.store.tenant_versions import (
     latest_seq,
     record,
 )
+from rcpkit.engine.text.analysis import surface_words
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["SQLiteStore"]

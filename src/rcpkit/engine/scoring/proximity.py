@@ -17,8 +17,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from itertools import pairwise
 
-from rcpkit.engine.index.bm25 import query_tokens, tokens
-from rcpkit.engine.store.analysis import analyze_code_many
+from rcpkit.engine.scoring.bm25 import query_tokens, tokens
+from rcpkit.engine.text.analysis import analyze_code_many
 
 __all__ = [
     "DEPTH",
@@ -82,7 +82,7 @@ def pairs_of(tokens: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def idf_of(documents: int, frequency: Mapping[str, int], token: str) -> float:
-    """BM25's idf of ``token`` (``rcpkit.engine.index.bm25``'s, clamped above 0)."""
+    """BM25's idf of ``token`` (``rcpkit.engine.scoring.bm25``'s, clamped above 0)."""
     n = frequency.get(token, 0)
     value = math.log((documents - n + 0.5) / (n + 0.5)) if documents else 0.0
     return value if value > 0 else 1e-6
