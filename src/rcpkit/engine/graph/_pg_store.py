@@ -21,7 +21,7 @@ Retention is the store's: the graph holds only live chunks' entities.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -111,15 +111,10 @@ class PostgresGraphStore(GraphTables):
         store: Any,
         name: str,
         extractor_identity: str,
-        live: Callable[[Sequence[int]], set[int]] | None = None,
     ) -> None:
-        """``live``: which chunk keys are live, when the chunks are not in ``store``'s
-        own database (a sharded collection keeps its graphs in the catalog shard and
-        its chunks on every shard; default: ``store``'s ``chunks`` table)."""
         if not re.fullmatch(r"[0-9a-f]{16}", name):
             raise ValueError("a graph is named by 16 hex digits")
         self._store = store
-        self._live_keys = live
         self.schema = f"graph_{name}"
         self.path = f"{store.url.split('@')[-1]} schema {self.schema}"  # for messages only
         with self.transaction() as connection:
@@ -169,8 +164,6 @@ class PostgresGraphStore(GraphTables):
         self, connection: Connection, chunks: Sequence[tuple[int, str, str]]
     ) -> set[int] | None:
         """Chunks retired since (another server's commit) are left out (the module's note)."""
-        if self._live_keys is not None:
-            return self._live_keys([key for key, _, _ in chunks])
         return {
             int(row[0])
             for row in connection.execute(

@@ -21,7 +21,6 @@ from rcpkit.engine.index.query_index import (
     SnapshotRead,
     Source,
     SparseQuery,
-    Statistics,
 )
 
 __all__ = [
@@ -36,5 +35,4 @@ __all__ = [
     "SnapshotRead",
     "Source",
     "SparseQuery",
-    "Statistics",
 ]

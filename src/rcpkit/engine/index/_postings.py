@@ -324,8 +324,7 @@ def frequencies(postings: Postings, tokens: Sequence[str], view: LexicalView) ->
 
 
 def _frequency(token: str, pieces: list[Piece], view: LexicalView) -> int:
-    # A view given collection-wide statistics (a shard's, `QueryIndex.lexical`) holds
-    # every token's n in its cache already.
+    # One query asks a token's n once per view: the view remembers it.
     cached = view.frequency_cache.get(token)
     if cached is not None:
         return cached

@@ -34,7 +34,7 @@ import numpy.typing as npt
 from rcpkit.engine.filters import Filter
 from rcpkit.engine.index._columns import Mask
 from rcpkit.engine.index._mirror import Cache, Mirror, Snapshot, Source
-from rcpkit.engine.index._postings import LexicalView, Piece, frequencies, top_k
+from rcpkit.engine.index._postings import Piece, frequencies, top_k
 from rcpkit.engine.index.dense import DenseIndex, DensePolicy, LocalDenseSearch
 from rcpkit.engine.scoring.bm25 import BM25, query_tokens, query_weights
 
@@ -48,7 +48,6 @@ __all__ = [
     "Snapshot",
     "Source",
     "SparseQuery",
-    "Statistics",
 ]
 
 Keys = npt.NDArray[np.int64]
@@ -81,12 +80,7 @@ class Fallback(Protocol):
         filter: Filter | None = None,
         version: int | None = None,
         tenant: str | None = None,
-        statistics: Statistics | None = None,
     ) -> Ranked: ...
-
-    def statistics_sql(
-        self, terms: Sequence[str], version: int | None = None, tenant: str | None = None
-    ) -> Statistics: ...
 
     def filtered_keys_sql(
         self, filter: Filter, version: int | None = None, tenant: str | None = None
@@ -116,30 +110,8 @@ class LearnedSparse(Protocol):
     def learned_sparse_sql(self, query: SparseQuery) -> Ranked: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Statistics:
-    """BM25's corpus statistics for one query: ``N``, the total length, ``n`` per token.
-
-    One index's own (:meth:`QueryIndex.statistics`), or several summed: a sharded
-    store ranked every shard with the whole collection's (the DFS phase of
-    issue 32's shard registry, retired by issue 48), so its scores were one index's over the union.
-    """
-
-    documents: int
-    total_length: float
-    frequencies: dict[str, int]
-
-    def __add__(self, other: Statistics) -> Statistics:
-        frequencies = dict(self.frequencies)
-        for token, n in other.frequencies.items():
-            frequencies[token] = frequencies.get(token, 0) + n
-        return Statistics(
-            self.documents + other.documents, self.total_length + other.total_length, frequencies
-        )
-
-
 class Index(Protocol):
-    """What a read ranks with (``Store.index``): one :class:`QueryIndex`, or shards of them."""
+    """What a read ranks with (``Store.index``): a :class:`QueryIndex` or a Solr collection."""
 
     def lexical(
         self,
@@ -192,18 +164,6 @@ def latest(mirror: Mirror, version: int | None) -> SnapshotRead:
     return SnapshotRead(mirror.sync(), version)
 
 
-def _with(view: LexicalView, statistics: Statistics | None) -> LexicalView:
-    """``view`` ranking with ``statistics`` (a collection's) instead of its own."""
-    if statistics is None:
-        return view
-    return replace(
-        view,
-        documents=statistics.documents,
-        total_length=statistics.total_length,
-        frequency_cache=dict(statistics.frequencies),
-    )
-
-
 class QueryIndex:
     """Lexical search, filter masks and dense search over one backend's committed rows."""
 
@@ -240,7 +200,6 @@ class QueryIndex:
         filter: Filter | None = None,
         version: int | None = None,
         tenant: str | None = None,
-        statistics: Statistics | None = None,
         floor: float = 0.0,
     ) -> Ranked:
         """BM25 over title and body at ``version`` (None: latest); higher is better.
@@ -248,9 +207,8 @@ class QueryIndex:
         ``terms``: the analysed query with its repeats (a term's weight grows with its count,
         ``query_weights``). The formula and parameters are ``bm25``'s (FTS5's weighted-column bm25
         with this index's k1, b and weights), over the statistics of the rows
-        ``tenant`` sees at ``version`` (§7.7.1, §15.6), or ``statistics`` when
-        given (a shard of a larger collection); ranked by the pruning top-k of
-        ``_postings``. ``filter`` (§8) narrows the rows ranked, never the statistics.
+        ``tenant`` sees at ``version`` (§7.7.1, §15.6); ranked by the pruning
+        top-k of ``_postings``. ``filter`` (§8) narrows the rows ranked, never the statistics.
         ``floor``: a lower bound the caller knows on the ``limit``-th best score (0:
         none), which the top k prunes with; the SQL fallback ranks without it.
         """
@@ -261,10 +219,8 @@ class QueryIndex:
         snapshot = reading.snapshot
         if snapshot is None:
             assert self._fallback is not None
-            return self._fallback.lexical_sql(
-                terms, limit, filter, reading.version, tenant, statistics
-            )
-        view = _with(snapshot.view(tenant, reading.version), statistics)
+            return self._fallback.lexical_sql(terms, limit, filter, reading.version, tenant)
+        view = snapshot.view(tenant, reading.version)
         if filter is not None:
             view = replace(view, allowed=snapshot.columns.mask(filter, snapshot.size))
         return top_k(snapshot.postings, weights, limit, view, floor)
@@ -275,7 +231,6 @@ class QueryIndex:
         keys: Sequence[int],
         version: int | None = None,
         tenant: str | None = None,
-        statistics: Statistics | None = None,
     ) -> dict[int, float] | None:
         """`lexical`'s scores of exactly the rows ``keys`` (0 where no term matches).
 
@@ -297,7 +252,7 @@ class QueryIndex:
             return scores
         allowed = np.zeros(snapshot.size, dtype=np.bool_)
         allowed[positions[inside]] = True
-        view = replace(_with(snapshot.view(tenant, reading.version), statistics), allowed=allowed)
+        view = replace(snapshot.view(tenant, reading.version), allowed=allowed)
         scores.update(top_k(snapshot.postings, weights, int(inside.sum()), view))
         return scores
 
@@ -357,23 +312,6 @@ class QueryIndex:
             tenant,
         )
         return self._learned_sparse.learned_sparse_sql(query)
-
-    def statistics(
-        self, tokens: Sequence[str], version: int | None = None, tenant: str | None = None
-    ) -> Statistics | None:
-        """`lexical`'s statistics for ``tokens`` (the backend's, for a version the mirror
-        does not hold; None when nothing can read it)."""
-        reading = self._read(version)
-        snapshot = reading.snapshot
-        if snapshot is None:
-            if self._fallback is None:
-                return None
-            return self._fallback.statistics_sql(tokens, reading.version, tenant)
-        view = snapshot.view(tenant, reading.version)
-        tokens = query_tokens(tokens)
-        return Statistics(
-            view.documents, view.total_length, frequencies(snapshot.postings, tokens, view)
-        )
 
     def lexical_statistics(
         self, tokens: Sequence[str], version: int | None = None, tenant: str | None = None

@@ -352,14 +352,11 @@ class Store(Protocol):
 
     def count(self, tenant: str | None = None) -> tuple[int, int]: ...
 
-    def purge_tenant(
-        self, tenant: str, schemas: Sequence[str] = (), *, keep_numbers: bool = True
-    ) -> dict[str, int]:
+    def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
         """Delete every row of ``tenant`` (and drop ``schemas``, PostgreSQL); rows per table.
 
-        ``keep_numbers``: keep what refuses the tenant's old version numbers, so a
-        tenant of that name created again never serves them (False: a shard's, whose
-        collection keeps them).
+        What refuses the tenant's old version numbers stays, so a tenant of that name
+        created again never serves them.
         """
         ...
 

@@ -36,12 +36,11 @@ def purge(
     *,
     postgres: bool,
     schemas: Sequence[str] = (),
-    keep_numbers: bool = True,
 ) -> dict[str, int]:
     """Delete ``tenant``'s rows in one transaction's ``connection``; rows per table.
 
-    ``keep_numbers``: keep the one floor row that refuses the tenant's old version
-    numbers (``tenant_versions.forget``).
+    The one floor row that refuses the tenant's old version numbers stays
+    (``tenant_versions.forget``).
     """
     counts: dict[str, int] = {}
     keys = [
@@ -78,7 +77,7 @@ def purge(
             connection, "DELETE FROM settings WHERE substr(name, 1, ?) = ?", (len(named), named)
         )
     )
-    forget(dialect, connection, tenant, keep_numbers=keep_numbers)
+    forget(dialect, connection, tenant)
     for schema in schemas:
         if postgres:  # a name we derived (graph_<hex>), never the caller's text
             dialect.run(connection, f"DROP SCHEMA IF EXISTS {schema} CASCADE")

@@ -159,13 +159,12 @@ def collect_floors(dialect: Dialect, connection: Any, retain: int) -> list[Tenan
     return moved
 
 
-def forget(dialect: Dialect, connection: Any, tenant: str, *, keep_numbers: bool = True) -> None:
+def forget(dialect: Dialect, connection: Any, tenant: str) -> None:
     """Drop a tenant's version history (``rcpkit tenants delete``).
 
-    ``keep_numbers``: keep its floor at the number after its last one, mapped to the
-    global version of that last commit (its deletion: an empty corpus), so its old
-    numbers are refused and its new ones go on from there. A shard of a sharded
-    store keeps none: the collection's catalog carries the numbers on.
+    Its floor stays at the number after its last one, mapped to the global version
+    of that last commit (its deletion: an empty corpus), so its old numbers are
+    refused and its new ones go on from there.
     """
     latest = dialect.run(
         connection,
@@ -174,7 +173,7 @@ def forget(dialect: Dialect, connection: Any, tenant: str, *, keep_numbers: bool
     ).fetchone()
     for table in ("tenant_versions", "tenant_floors"):
         dialect.run(connection, f"DELETE FROM {table} WHERE tenant = ?", (tenant,))
-    if keep_numbers and latest is not None:
+    if latest is not None:
         dialect.run(
             connection,
             "INSERT INTO tenant_floors (tenant, seq, version) VALUES (?, ?, ?)",
@@ -214,8 +213,7 @@ class TenantVersions:
 
     def seq_at(self, tenant: str | None, version: int) -> int:
         """The tenant's number at global ``version``: its commits recorded at or below it
-        (exact from the tenant's floor up; the shard registry summed these, retired:
-        issue 48)."""
+        (exact from the tenant's floor up)."""
         found = self._query(
             "SELECT coalesce(max(seq), 0) FROM tenant_versions WHERE tenant = ? AND version <= ?",
             (tenant or "", version),

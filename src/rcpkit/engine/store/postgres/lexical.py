@@ -2,27 +2,14 @@
 
 The formula and its parameters are ``rcpkit.engine.scoring.bm25``'s; this is the
 same computation in one statement, for a version the query index does not hold
-(below its floor, after a compaction). A shard of a larger collection ranks
-with the collection's statistics instead of its own (``given``, issue 32), and
-reads its own for a version its index does not hold (``STATISTICS_SQL``).
+(below its floor, after a compaction).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["CORPUS_SQL", "FREQUENCIES_SQL", "lexical_sql", "named"]
-
-# A tenant's rows and their total length at a version (the last change at or below it).
-CORPUS_SQL = (
-    "SELECT chunks, tokens FROM corpus_stats WHERE tenant = %(tenant)s AND version <= %(version)s"
-    " ORDER BY version DESC LIMIT 1"
-)
-# How many of the tenant's rows at a version hold each term.
-FREQUENCIES_SQL = (
-    "SELECT term, count(*) FROM postings WHERE term = ANY(%(terms)s) AND tenant = %(tenant)s"
-    " AND added <= %(version)s AND (removed IS NULL OR removed > %(version)s) GROUP BY term"
-)
+__all__ = ["lexical_sql", "named"]
 
 
 # Named parameters: terms (text[]), tenant, version, limit and the constants; {filter}
@@ -52,14 +39,6 @@ corpus AS (
     ORDER BY version DESC LIMIT 1
 ),
 """
-# The collection's statistics, given: given_terms (text[]) with given_n (float8[]),
-# given_rows and given_avgdl.
-_GIVEN = """
-frequency AS (
-    SELECT g.term, g.n FROM unnest(%(given_terms)s::text[], %(given_n)s::float8[]) AS g(term, n)
-),
-corpus AS (SELECT %(given_rows)s::float8 AS rows, %(given_avgdl)s::float8 AS avgdl),
-"""
 # weights (float8[]): each term's query weight, as the query index multiplies it into
 # the idf (``_postings``) so the two stores' scores stay equal.
 _SCORED = """
@@ -84,15 +63,14 @@ LIMIT %(limit)s
 """
 
 
-def lexical_sql(filter_sql: str | None, given: bool = False) -> str:
+def lexical_sql(filter_sql: str | None) -> str:
     """The BM25 statement; ``filter_sql`` is a compiled §8 fragment over ``c.filter_meta``.
 
     Only a filtered read joins ``chunks`` (for its metadata), after scoring: a
     filter narrows which chunks are ranked, never the statistics (as in FTS5).
-    ``given``: the statistics are parameters (a collection's), not this store's.
     """
     join = f"JOIN chunks AS c ON c.key = w.key WHERE {filter_sql}" if filter_sql else ""
-    return (_MATCHED + (_GIVEN if given else _OWN) + _SCORED).replace("{join}", join)
+    return (_MATCHED + _OWN + _SCORED).replace("{join}", join)
 
 
 def named(sql: str, params: Sequence[object], prefix: str) -> tuple[str, dict[str, object]]:

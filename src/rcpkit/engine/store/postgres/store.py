@@ -18,7 +18,6 @@ process's, so exactly one live copy of an id remains (§7.10).
 
 from __future__ import annotations
 
-import json
 import math
 import secrets
 import threading
@@ -33,10 +32,10 @@ import numpy as np
 import numpy.typing as npt
 
 from rcpkit.engine.filters import Filter, compile_postgres
-from rcpkit.engine.index import QueryIndex, SnapshotRead, SparseQuery, Statistics
+from rcpkit.engine.index import QueryIndex, SnapshotRead, SparseQuery
 from rcpkit.engine.index._mirror import Mirror
 from rcpkit.engine.index._mirror_cache import MirrorCache, cache_stamp
-from rcpkit.engine.scoring.bm25 import query_tokens, query_weights, resolve_bm25, term_counts
+from rcpkit.engine.scoring.bm25 import query_weights, resolve_bm25, term_counts
 from rcpkit.engine.store import deadline, migrations
 from rcpkit.engine.store.base import (
     CHUNK_FIELDS,
@@ -48,7 +47,6 @@ from rcpkit.engine.store.base import (
     DocumentRow,
     Idempotency,
     Keys,
-    NewChunk,
     WriteBatch,
     chunk_row,
     document_row,
@@ -62,12 +60,7 @@ from rcpkit.engine.store.postgres.dense import (
     vectors_read,
 )
 from rcpkit.engine.store.postgres.errors import deadline_exceeded, psycopg, unavailable, unstorable
-from rcpkit.engine.store.postgres.lexical import (
-    CORPUS_SQL,
-    FREQUENCIES_SQL,
-    lexical_sql,
-    named,
-)
+from rcpkit.engine.store.postgres.lexical import lexical_sql, named
 from rcpkit.engine.store.postgres.rows import (
     Pending,
     add_counts,
@@ -129,14 +122,10 @@ class PostgresStore:
         prepared_statements: bool = True,
         bm25: Mapping[str, float | None] | None = None,
         cache: Path | None = None,
-        lexical_in_memory: bool = True,
     ) -> None:
         """``bm25``: the configured BM25 parameters (as ``SQLiteStore``'s); ``cache``: a
-        local file for the mirror (``_mirror_cache``), checked against the database on load;
-        ``lexical_in_memory`` False: BM25 ranks in SQL, no mirror is held (a shard of a
-        collection larger than a server's memory; the shard registry, retired: issue 48)."""
+        local file for the mirror (``_mirror_cache``), checked against the database on load."""
         self.url = url
-        self._lexical_in_memory = lexical_in_memory
         self.hnsw = hnsw or HnswSettings()
         self.pool_timeout = pool_timeout
         self._local = threading.local()
@@ -184,8 +173,6 @@ class PostgresStore:
         floor may have lost rows to its compaction: SQL answers that one.
         """
         at = self.version if version is None else version
-        if not self._lexical_in_memory:
-            return SnapshotRead(None, at)
         snapshot = mirror.snapshot
         if snapshot.version < at:
             snapshot = mirror.sync()
@@ -323,22 +310,12 @@ class PostgresStore:
         finally:
             self._write_lock.release()
 
-    def commit(
-        self, batch: WriteBatch, idempotency: Idempotency | None = None, *, move: bool = False
-    ) -> CommitResult:
-        """Apply ``batch`` atomically as the next version; older versions stay readable.
-
-        ``move``: a shard move's half (the shard registry, retired: issue 48): the
-        tenant's documents only change place, so the commit records no number of the
-        tenant's own (§15.6): its numbers, and the retention they count, move only
-        with its writes.
-        """
+    def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
+        """Apply ``batch`` atomically as the next version; older versions stay readable."""
         with unavailable(), unstorable("documents" if batch.documents else "ids"):
-            return self._commit(batch, idempotency, move)
+            return self._commit(batch, idempotency)
 
-    def _commit(
-        self, batch: WriteBatch, idempotency: Idempotency | None, move: bool
-    ) -> CommitResult:
+    def _commit(self, batch: WriteBatch, idempotency: Idempotency | None) -> CommitResult:
         tenant = batch.tenant or ""
         added: list[tuple[int, npt.NDArray[np.float32]]] = []
         with self._transaction() as (connection, previous, _):
@@ -381,10 +358,7 @@ class PostgresStore:
             )
             self._count_words(connection, tenant, words)
             connection.execute("UPDATE versions SET version = %s WHERE id = 1", (version,))
-            if move:
-                shown = latest_seq(_DIALECT, connection, tenant)
-            else:
-                shown = record(_DIALECT, connection, tenant, version)
+            shown = record(_DIALECT, connection, tenant, version)
             self._remember(connection, idempotency, shown)
         return CommitResult(version, added, removed, deleted, shown=shown)
 
@@ -560,15 +534,10 @@ class PostgresStore:
         return keys
 
     @unavailable()
-    def purge_tenant(
-        self, tenant: str, schemas: Sequence[str] = (), *, keep_numbers: bool = True
-    ) -> dict[str, int]:
+    def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
         """Delete every row of ``tenant`` and drop ``schemas`` (``tenant_purge``)."""
         with self._transaction() as (connection, _, _):
-            return purge(
-                _DIALECT, connection, tenant, postgres=True, schemas=schemas,
-                keep_numbers=keep_numbers,
-            )  # fmt: skip
+            return purge(_DIALECT, connection, tenant, postgres=True, schemas=schemas)
 
     @unavailable()
     def forget_idempotency(self, retention_seconds: float) -> int:
@@ -603,10 +572,8 @@ class PostgresStore:
         filter: Filter | None = None,
         version: int | None = None,
         tenant: str | None = None,
-        statistics: Statistics | None = None,
     ) -> list[tuple[int, float]]:
-        """The same BM25 computed in one SQL statement (``_pg_lexical``), scoring every posting;
-        with ``statistics`` (a collection's, this store a shard of it) instead of its own."""
+        """The same BM25 computed in one SQL statement (``lexical``), scoring every posting."""
         weights = query_weights(terms)  # a repeat weighs the term, 1 + ln(count) (bm25)
         if not weights or limit <= 0:
             return []
@@ -622,36 +589,9 @@ class PostgresStore:
             body_weight=self.bm25.body_weight,
             version=self.version if version is None else version,
         )
-        if statistics is not None:
-            documents = statistics.documents
-            params.update(
-                given_terms=list(statistics.frequencies),
-                given_n=[float(n) for n in statistics.frequencies.values()],
-                given_rows=float(documents),
-                given_avgdl=statistics.total_length / documents if documents else 1.0,
-            )
         with self.reading() as connection:
-            sql = lexical_sql(filter_sql, given=statistics is not None)
-            rows = connection.execute(sql, params).fetchall()
+            rows = connection.execute(lexical_sql(filter_sql), params).fetchall()
         return [(int(key), float(score)) for key, score in rows]
-
-    @unavailable()
-    def statistics_sql(
-        self, terms: Sequence[str], version: int | None = None, tenant: str | None = None
-    ) -> Statistics:
-        """``QueryIndex.statistics`` for a version the mirror does not hold: the tenant's
-        rows, their total length and each term's frequency at ``version``, in SQL."""
-        tokens = query_tokens(terms)
-        params = {
-            "terms": tokens,
-            "tenant": tenant or "",
-            "version": self.version if version is None else version,
-        }
-        with self.reading() as connection:
-            corpus = connection.execute(CORPUS_SQL, params).fetchone()
-            counted = dict(connection.execute(FREQUENCIES_SQL, params).fetchall())
-        rows, length = (int(corpus[0]), float(corpus[1])) if corpus else (0, 0.0)
-        return Statistics(rows, length, {token: int(counted.get(token, 0)) for token in tokens})
 
     @staticmethod
     def _compiled(filter: Filter | None, column: str) -> tuple[str | None, dict[str, object]]:
@@ -738,72 +678,6 @@ class PostgresStore:
     def body_terms(self, keys: Sequence[int]) -> dict[int, str]:
         """None kept: the postings table holds each term's counts, not the terms' order."""
         return {}
-
-    @unavailable()
-    def export_documents(
-        self, doc_ids: Sequence[str], tenant: str | None = None
-    ) -> list[tuple[DocumentRow, list[NewChunk]]]:
-        """The live documents ``doc_ids`` of ``tenant`` as upserts another store commits as
-        they are: text, chunks, vectors, BM25 terms (from the postings) and SPLADE weights,
-        nothing analysed or embedded again (a shard move; the registry, retired: issue 48)."""
-        scope = (tenant or "", list(doc_ids))
-        with self.reading() as connection:
-            documents = connection.execute(
-                f"SELECT {DOCUMENT_FIELDS} FROM documents"
-                " WHERE tenant = %s AND doc_id = ANY(%s) AND removed IS NULL ORDER BY doc_id",
-                scope,
-            ).fetchall()
-            chunks = connection.execute(
-                'SELECT key, doc_id, idx, start, "end", text, page, context, filter_meta,'
-                f" {VECTOR_BYTES} FROM chunks WHERE tenant = %s AND doc_id = ANY(%s)"
-                " AND removed IS NULL ORDER BY doc_id, idx",
-                scope,
-            ).fetchall()
-            keys = [int(row[0]) for row in chunks]
-            postings = connection.execute(
-                "SELECT key, term, title_tf, body_tf FROM postings WHERE key = ANY(%s)", (keys,)
-            ).fetchall()
-            sparse = connection.execute(
-                "SELECT key, term, weight FROM splade WHERE key = ANY(%s) ORDER BY key, term",
-                (keys,),
-            ).fetchall()
-        title: dict[int, list[str]] = {}
-        body: dict[int, list[str]] = {}
-        for key, term, title_tf, body_tf in postings:
-            title.setdefault(int(key), []).extend([term] * int(title_tf))
-            body.setdefault(int(key), []).extend([term] * int(body_tf))
-        weights: dict[int, tuple[list[int], list[float]]] = {}
-        for key, term, weight in sparse:
-            terms, values = weights.setdefault(int(key), ([], []))
-            terms.append(int(term))
-            values.append(float(weight))
-        vectors = vectors_read([row[9] for row in chunks]) if chunks else None
-        by_document: dict[str, list[NewChunk]] = {}
-        for number, row in enumerate(chunks):
-            key, doc_id, index, start, end, text, page, context, meta, _ = row
-            assert vectors is not None
-            found = weights.get(int(key))
-            by_document.setdefault(doc_id, []).append(
-                NewChunk(
-                    index=index,
-                    start=start,
-                    end=end,
-                    text=text,
-                    page=page,
-                    context=context,
-                    title_terms=" ".join(title.get(int(key), [])),
-                    body_terms=" ".join(body.get(int(key), [])),
-                    vector=vectors[number],
-                    filter_meta=json.loads(meta) if isinstance(meta, str) else dict(meta or {}),
-                    sparse=None
-                    if found is None
-                    else (
-                        np.asarray(found[0], dtype=np.int64),
-                        np.asarray(found[1], dtype=np.float32),
-                    ),
-                )
-            )
-        return [(document_row(row), by_document.get(row[0], [])) for row in documents]
 
     @unavailable()
     def vectors(self) -> tuple[Keys, npt.NDArray[np.float32], Keys, Keys, list[str]]:

@@ -270,10 +270,8 @@ class SolrStore:
             self.collection.update({"delete": {"query": query}}, commit=True)
         return count
 
-    def purge_tenant(
-        self, tenant: str, schemas: Sequence[str] = (), *, keep_numbers: bool = True
-    ) -> dict[str, int]:
-        # The tenant's counter record stays either way: its numbers go on from there, so
+    def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
+        # The tenant's counter record stays: its numbers go on from there, so
         # a tenant of that name created again never serves the old ones.
         scope = terms_filter("tenant", [tenant_value(tenant)])
         documents = self.collection.count(["kind:document", scope])

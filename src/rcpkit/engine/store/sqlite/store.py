@@ -508,12 +508,10 @@ class SQLiteStore:
             )
         return keys
 
-    def purge_tenant(
-        self, tenant: str, schemas: Sequence[str] = (), *, keep_numbers: bool = True
-    ) -> dict[str, int]:
+    def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
         """Delete every row of ``tenant`` (``tenant_purge``); rows deleted per table."""
         with self._transaction() as connection:
-            return purge(_DIALECT, connection, tenant, postgres=False, keep_numbers=keep_numbers)
+            return purge(_DIALECT, connection, tenant, postgres=False)
 
     def forget_idempotency(self, retention_seconds: float) -> int:
         """Drop idempotency keys recorded ``retention_seconds`` ago or earlier; returns how many."""
