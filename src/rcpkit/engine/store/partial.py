@@ -58,16 +58,6 @@ def tolerated() -> bool:
     return _LEFT_OUT.get() is not None
 
 
-def already_left_out(part: str) -> bool:
-    """Whether the current read already went on without ``part`` (then it stays out:
-    one answer does not mix reads with and without it)."""
-    left = _LEFT_OUT.get()
-    if left is None:
-        return False
-    with _APPENDING:
-        return _holds(left, part)
-
-
 def leave_out(part: LeftOut) -> bool:
     """Record that the current read was answered without ``part``; whether it is new.
 

@@ -211,15 +211,6 @@ class TenantVersions:
         )
         return max(int(found[0][0]) if found else 0, self.floor(tenant))
 
-    def seq_at(self, tenant: str | None, version: int) -> int:
-        """The tenant's number at global ``version``: its commits recorded at or below it
-        (exact from the tenant's floor up)."""
-        found = self._query(
-            "SELECT coalesce(max(seq), 0) FROM tenant_versions WHERE tenant = ? AND version <= ?",
-            (tenant or "", version),
-        )
-        return int(found[0][0]) if found else 0
-
     def names(self) -> list[str]:
         """Every tenant with live documents or a version history, by name."""
         found = self._query(

@@ -130,17 +130,6 @@ class Reads(Connections):
         return np.fromiter((row[0] for row in rows), dtype=np.int64)
 
     @unavailable()
-    def live_keys(self, keys: Sequence[int]) -> set[int]:
-        """Which of these chunk keys are live now (no commit has retired them)."""
-        if not keys:
-            return set()
-        with self.reading() as connection:
-            rows = connection.execute(
-                "SELECT key FROM chunks WHERE key = ANY(%s) AND removed IS NULL", (list(keys),)
-            ).fetchall()
-        return {int(row[0]) for row in rows}
-
-    @unavailable()
     def fetch(self, keys: Sequence[int]) -> dict[int, ChunkRow]:
         """Chunks by key, whatever their version (a pinned reader may need old ones)."""
         if not keys:
