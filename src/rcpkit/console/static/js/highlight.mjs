@@ -1,7 +1,7 @@
 // What a hit card highlights: the cited span (§7.7 Hit.citation) inside the hit's text,
 // and the query's words inside that. Pure functions returning segments to render.
 
-// The engine's English stopwords (rcpkit.engine.store.analysis `_STOPWORDS`; a test keeps
+// The engine's English stopwords (rcpkit.engine.text.analysis `_STOPWORDS`; a test keeps
 // the two equal): its lexical arm never matches them, so marking them would show a match
 // that did not count.
 export const STOPWORDS = new Set((
