@@ -1,0 +1,236 @@
+"""The embedded store's writes: commits, retention and tenant purges.
+
+Every write is one ``BEGIN IMMEDIATE`` transaction: a crash mid-batch leaves
+the previous version intact, and a committed version survives a process crash
+(``synchronous=FULL``). Versions are allocated inside that transaction from the
+file, so several processes can write one index and never reuse a version.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from rcpkit.engine.store.base import (
+    DOCUMENT_COLUMNS,
+    CommitResult,
+    DocumentRow,
+    Idempotency,
+    NewChunk,
+    WriteBatch,
+    document_values,
+)
+from rcpkit.engine.store.sqlite.file import (
+    DIALECT,
+    SQLiteFile,
+    groups,
+    stored_floor,
+    stored_version,
+)
+from rcpkit.engine.store.tenant_purge import purge
+from rcpkit.engine.store.tenant_versions import collect_floors, latest_seq, record
+from rcpkit.engine.text.analysis import surface_words
+
+__all__ = ["Writes"]
+
+
+class Writes(SQLiteFile):
+    """Commits (rows retired, never updated in place), retention, purges."""
+
+    def commit(self, batch: WriteBatch, idempotency: Idempotency | None = None) -> CommitResult:
+        """Apply ``batch`` atomically as a new version; older versions stay readable.
+
+        Rows are never updated in place: a replaced or deleted document and its
+        chunks get ``removed = version``, so a reader pinned to an older version
+        still sees them until garbage collection (§7.7.1 snapshots).
+        """
+        added: list[tuple[int, npt.NDArray[np.float32]]] = []
+        with self._transaction() as connection:
+            if idempotency is not None:
+                # Under the write lock: a concurrent request with the same key got there first.
+                found = connection.execute(
+                    "SELECT result FROM idempotency WHERE key = ?", (idempotency[0],)
+                ).fetchone()
+                if found is not None:
+                    return CommitResult(stored_version(connection), [], [], 0, str(found[0]))
+            # Allocated in the file under the write lock: strictly increasing and never
+            # reused, whichever process commits (issue 14).
+            version = stored_version(connection) + 1
+            tenant = batch.tenant or ""
+            doc_ids = [document.doc_id for document, _ in batch.documents]
+            removed, _ = self._retire(connection, tenant, doc_ids, version)
+            gone, deleted = self._retire(connection, tenant, batch.delete, version)
+            removed.extend(gone)
+            if not batch.documents and not removed and not deleted:
+                # Nothing to write (an unchanged re-index, a delete of absent ids): no
+                # version, so pinned snapshots and cursors are not aged for nothing.
+                version -= 1
+                shown = latest_seq(DIALECT, connection, tenant)
+                if idempotency is not None:
+                    self._remember(connection, idempotency, shown)
+                return CommitResult(version, [], [], deleted, shown=shown)
+            frequencies: Counter[str] = Counter()
+            for key_group in groups(removed):
+                marks = ",".join("?" * len(key_group))
+                for (text,) in connection.execute(
+                    f"SELECT text FROM chunks WHERE key IN ({marks})", key_group
+                ):
+                    frequencies.subtract(surface_words(text))
+            for document, chunks in batch.documents:
+                doc_key = self._insert_document(connection, tenant, document, version)
+                added.extend(
+                    self._insert_chunks(connection, tenant, document, doc_key, chunks, version)
+                )
+                for chunk in chunks:
+                    frequencies.update(surface_words(chunk.text))
+            self._count_words(connection, tenant, frequencies)
+            connection.execute(
+                "INSERT OR REPLACE INTO settings (name, value) VALUES ('version', ?)", (version,)
+            )
+            shown = record(DIALECT, connection, tenant, version)
+            if idempotency is not None:
+                self._remember(connection, idempotency, shown)
+        if getattr(self._local, "pinned", None) is None:  # a pinned thread reads its snapshot
+            self._mirror.sync()
+        return CommitResult(version, added, removed, deleted, shown=shown)
+
+    @staticmethod
+    def _remember(connection: sqlite3.Connection, idempotency: Idempotency, version: int) -> None:
+        key, result = idempotency
+        text = result(version) if callable(result) else result
+        connection.execute(
+            "INSERT OR REPLACE INTO idempotency (key, result, created) VALUES (?, ?, ?)",
+            (key, text, time.time()),
+        )
+
+    @staticmethod
+    def _count_words(
+        connection: sqlite3.Connection, tenant: str, frequencies: Counter[str]
+    ) -> None:
+        # The live corpus's vocabulary with document (chunk) frequencies, for
+        # query rewriting; retired chunks count down, new ones up. Per tenant:
+        # a spelling suggestion must not reveal another tenant's words.
+        changes = [(tenant, word, delta) for word, delta in frequencies.items() if delta]
+        connection.executemany(
+            "INSERT INTO vocabulary (tenant, word, df) VALUES (?, ?, ?)"
+            " ON CONFLICT (tenant, word) DO UPDATE SET df = df + excluded.df",
+            changes,
+        )
+        connection.execute("DELETE FROM vocabulary WHERE df <= 0")
+
+    def _retire(
+        self, connection: sqlite3.Connection, tenant: str, doc_ids: Sequence[str], version: int
+    ) -> tuple[list[int], int]:
+        """Mark live documents and their chunks removed at ``version``."""
+        keys: list[int] = []
+        retired = 0
+        for group in groups(list(dict.fromkeys(doc_ids))):
+            marks = ",".join("?" * len(group))
+            live = f"tenant = ? AND doc_id IN ({marks}) AND removed IS NULL"
+            scope = [tenant, *group]
+            rows = connection.execute(f"SELECT key FROM chunks WHERE {live}", scope).fetchall()
+            keys.extend(row[0] for row in rows)
+            connection.execute(f"UPDATE chunks SET removed = ? WHERE {live}", [version, *scope])
+            cursor = connection.execute(
+                f"UPDATE documents SET removed = ? WHERE {live}", [version, *scope]
+            )
+            retired += cursor.rowcount
+        return keys, retired
+
+    def _insert_document(
+        self, connection: sqlite3.Connection, tenant: str, document: DocumentRow, version: int
+    ) -> int:
+        cursor = connection.execute(
+            f"INSERT INTO documents ({', '.join(DOCUMENT_COLUMNS)})"
+            f" VALUES ({', '.join('?' * len(DOCUMENT_COLUMNS))})",
+            document_values(tenant, document, version),
+        )
+        return int(cursor.lastrowid or 0)
+
+    def _insert_chunks(
+        self,
+        connection: sqlite3.Connection,
+        tenant: str,
+        document: DocumentRow,
+        doc_key: int,
+        chunks: Sequence[NewChunk],
+        version: int,
+    ) -> list[tuple[int, npt.NDArray[np.float32]]]:
+        added = []
+        for chunk in chunks:
+            vector = np.ascontiguousarray(chunk.vector, dtype="<f4")
+            cursor = connection.execute(
+                'INSERT INTO chunks (doc_key, tenant, doc_id, idx, start, "end", page, text,'
+                " context, filter_meta, vector, added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*chunk.row_values(doc_key, tenant, document.doc_id), vector.tobytes(), version),
+            )
+            key = int(cursor.lastrowid or 0)
+            connection.execute(
+                "INSERT INTO chunks_fts (rowid, title, body) VALUES (?, ?, ?)",
+                (key, chunk.title_terms, chunk.body_terms),
+            )
+            if chunk.sparse is not None:
+                terms, weights = chunk.sparse
+                connection.executemany(
+                    "INSERT INTO splade (key, term, weight) VALUES (?, ?, ?)",
+                    [(key, int(t), float(w)) for t, w in zip(terms, weights, strict=True)],
+                )
+            added.append((key, vector.astype(np.float32)))
+        return added
+
+    def collect(self, retain: int) -> list[int]:
+        """Drop rows no version among each tenant's last ``retain`` can see; their keys.
+
+        §15.6: retention counts a tenant's own versions (``tenant_versions``), so
+        another tenant's writes never expire its pins and cursors. The ``floor``
+        setting is the highest tenant floor: it rises whenever rows go, which is
+        what the mirror follows.
+        """
+        with self._transaction() as connection:
+            moved = collect_floors(DIALECT, connection, retain)
+            if not moved:
+                return []
+            keys: list[int] = []
+            for floor in moved:
+                keys.extend(
+                    row[0]
+                    for row in connection.execute(
+                        "SELECT key FROM chunks WHERE tenant = ? AND removed IS NOT NULL"
+                        " AND removed <= ?",
+                        (floor.tenant, floor.version),
+                    )
+                )
+            for group in groups(keys):
+                marks = ",".join("?" * len(group))
+                connection.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", group)
+                connection.execute(f"DELETE FROM splade WHERE key IN ({marks})", group)
+                connection.execute(f"DELETE FROM chunks WHERE key IN ({marks})", group)
+            for floor in moved:
+                connection.execute(
+                    "DELETE FROM documents WHERE tenant = ? AND removed IS NOT NULL"
+                    " AND removed <= ?",
+                    (floor.tenant, floor.version),
+                )
+            mark = max([stored_floor(connection), *(floor.version for floor in moved)])
+            connection.execute(
+                "INSERT OR REPLACE INTO settings (name, value) VALUES ('floor', ?)", (mark,)
+            )
+        return keys
+
+    def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
+        """Delete every row of ``tenant`` (``tenant_purge``); rows deleted per table."""
+        with self._transaction() as connection:
+            return purge(DIALECT, connection, tenant, postgres=False)
+
+    def forget_idempotency(self, retention_seconds: float) -> int:
+        """Drop idempotency keys recorded ``retention_seconds`` ago or earlier; returns how many."""
+        cutoff = time.time() - retention_seconds
+        with self._transaction() as connection:
+            return connection.execute(
+                "DELETE FROM idempotency WHERE created <= ?", (cutoff,)
+            ).rowcount
