@@ -30,6 +30,11 @@ def test_one_long_too(): pass
 """
 
 
+def _outside_pytest() -> dict[str, str]:
+    """This environment without what this run (an xdist worker, PYTEST_ADDOPTS) sets."""
+    return {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}
+
+
 def _tests(count: int) -> str:
     return "".join(f"def test_{n}(): pass\n" for n in range(count))
 
@@ -51,7 +56,7 @@ def test_files_of_heavy_tests_are_handed_out_first_then_the_largest(tmp_path: Pa
     plugins = ["-p", "xdist", "-p", "pytest_timeout", "-p", "no:cacheprovider"]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *plugins, "-n", "1", "--dist", "loadfile", "-v"],
-        cwd=tmp_path, env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        cwd=tmp_path, env={**_outside_pytest(), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
         capture_output=True, text=True, timeout=50, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
