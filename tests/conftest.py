@@ -20,10 +20,40 @@ os.environ.setdefault("RCPKIT_HTTP_WORKERS", "1")
 HEAVY_TIMEOUT = 900
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # `make test` runs `-n 2 --dist loadfile`. xdist then hands out files by their number
+    # of tests, most first, so a file of one long test (a quality floor: 150 s) was handed
+    # out last and ran alone at the end. The order below is the one it follows instead.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("heavy") and not item.get_closest_marker("timeout"):
             item.add_marker(pytest.mark.timeout(HEAVY_TIMEOUT))
+    items[:] = _heavy_files_first(items)
+
+
+def _heavy_files_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """Files with a test on the heavy budget first (in collection order), then the others
+    by their number of tests, most first (what xdist's own order was); a file's tests
+    stay together and in order, so `--dist loadfile` hands out whole files in this order."""
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    heavy: list[list[pytest.Item]] = []
+    light: list[list[pytest.Item]] = []
+    for tests in files.values():
+        (heavy if any(map(_on_heavy_budget, tests)) else light).append(tests)
+    light.sort(key=len, reverse=True)  # stable: equal sizes keep collection order
+    return [item for tests in [*heavy, *light] for item in tests]
+
+
+def _on_heavy_budget(item: pytest.Item) -> bool:
+    marker = item.get_closest_marker("timeout")
+    budget = marker and (marker.args[0] if marker.args else marker.kwargs.get("timeout"))
+    return isinstance(budget, int | float) and budget >= HEAVY_TIMEOUT
 
 
 @pytest.fixture(scope="session", autouse=True)

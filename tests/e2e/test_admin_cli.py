@@ -15,6 +15,18 @@ import rcpkit as package
 
 @pytest.fixture
 def built(tmp_path: Path) -> Path:
+    """An index of its own, for a test that writes to it."""
+    return _build(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def read_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One index for the tests that only read it (stats, show, query, export): one
+    `rcpkit index` run instead of one each. A test that writes takes ``built``."""
+    return _build(tmp_path_factory.mktemp("read-only"))
+
+
+def _build(tmp_path: Path) -> Path:
     docs = tmp_path / "docs"
     (docs / "drafts").mkdir(parents=True)
     (docs / "page.html").write_text(
@@ -37,8 +49,8 @@ def stats(folder: Path) -> dict[str, Any]:
     return result
 
 
-def test_stats_reports_what_the_index_holds(built: Path) -> None:
-    figures = stats(built)
+def test_stats_reports_what_the_index_holds(read_only: Path) -> None:
+    figures = stats(read_only)
     assert figures["documents"] == 4
     assert figures["ingested"] == 4
     assert figures["chunks"] >= 4
@@ -47,7 +59,7 @@ def test_stats_reports_what_the_index_holds(built: Path) -> None:
     assert figures["embedder"].startswith("rcpkit-hashing")
     assert figures["root"].endswith("docs")
     assert figures["last_write"].endswith("Z")
-    shown = rcpkit("stats", "--index", str(built))
+    shown = rcpkit("stats", "--index", str(read_only))
     assert "documents    4 (4 from `rcpkit index`)" in shown.stdout
 
 
@@ -70,16 +82,16 @@ def test_stats_on_a_mistyped_index_is_an_error(tmp_path: Path) -> None:
     assert not (tmp_path / "nope").exists()
 
 
-def test_an_html_citation_slice_is_printed_by_show(built: Path) -> None:
+def test_an_html_citation_slice_is_printed_by_show(read_only: Path) -> None:
     found = rcpkit(
-        "query", "uuid4 random identifiers", "--index", str(built), *HASHING, "-k", "1",
+        "query", "uuid4 random identifiers", "--index", str(read_only), *HASHING, "-k", "1",
         "--mode", "sparse", "--json",
     )  # fmt: skip
     hit = json.loads(found.stdout)["hits"][0]
     citation = hit["citation"]
     assert hit["meta"]["textOf"] == "extracted"  # offsets index the extracted text
     shown = rcpkit(
-        "show", hit["chunk"]["docId"], "--index", str(built),
+        "show", hit["chunk"]["docId"], "--index", str(read_only),
         "--start", str(citation["start"]), "--end", str(citation["end"]),
     )  # fmt: skip
     assert shown.returncode == 0, shown.stderr
@@ -103,9 +115,9 @@ def test_delete_by_id_and_by_glob_commits_one_version_each(built: Path) -> None:
     assert stats(built)["version"] == before + 2  # nothing matched: no version
 
 
-def test_export_writes_every_document_as_json_lines(built: Path, tmp_path: Path) -> None:
+def test_export_writes_every_document_as_json_lines(read_only: Path, tmp_path: Path) -> None:
     out = tmp_path / "all.jsonl"
-    done = rcpkit("export", "--index", str(built), "--output", str(out))
+    done = rcpkit("export", "--index", str(read_only), "--output", str(out))
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert sorted(row["_id"] for row in rows) == [
@@ -197,9 +209,9 @@ def test_delete_quiet_prints_the_summary_only_in_the_singular(built: Path) -> No
     assert done.stdout.splitlines() == [f"1 document deleted (version {stats(built)['version']})"]
 
 
-def test_query_filter_shorthand_help_and_errors(built: Path) -> None:
+def test_query_filter_shorthand_help_and_errors(read_only: Path) -> None:
     """Issue 36.6: FIELD=VALUE filters, a clear bad-filter error, valid fields listed, -k help."""
-    ask = ("query", "draft otters beavers herons", "--index", str(built), *HASHING, "--json")
+    ask = ("query", "draft otters beavers herons", "--index", str(read_only), *HASHING, "--json")
     short = rcpkit(*ask, "--mode", "sparse", "--filter", "folders=drafts")
     assert short.returncode == 0, short.stderr
     found = {hit["chunk"]["docId"] for hit in json.loads(short.stdout)["hits"]}
@@ -216,17 +228,18 @@ def test_query_filter_shorthand_help_and_errors(built: Path) -> None:
     assert "FIELD=VALUE" in helped.stdout
 
 
-def test_show_takes_the_chunk_id_query_prints(built: Path) -> None:
+def test_show_takes_the_chunk_id_query_prints(read_only: Path) -> None:
     """Issue 36.6: `rcpkit show doc#N` shows the document with that chunk marked."""
     found = rcpkit(
-        "query", "herons", "--index", str(built), *HASHING, "-k", "1", "--mode", "sparse", "--json"
+        "query", "herons", "--index", str(read_only), *HASHING, "-k", "1", "--mode", "sparse",
+        "--json",
     )  # fmt: skip
     hit = json.loads(found.stdout)["hits"][0]
     assert hit["id"] == "keep.txt#0"
-    shown = rcpkit("show", hit["id"], "--index", str(built))
+    shown = rcpkit("show", hit["id"], "--index", str(read_only))
     assert shown.returncode == 0, shown.stderr
     start, end = hit["citation"]["start"], hit["citation"]["end"]
     assert f">>> chunk keep.txt#0 [{start}:{end}]\n{hit['text']}\n<<< end" in shown.stdout
-    missing = rcpkit("show", "keep.txt#9", "--index", str(built))
+    missing = rcpkit("show", "keep.txt#9", "--index", str(read_only))
     assert missing.returncode == 2
     assert "has no chunk 9" in missing.stderr

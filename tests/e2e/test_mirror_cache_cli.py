@@ -2,36 +2,49 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_support import HASHING, rcpkit
 
 SAMPLES = Path(str(resources.files("rcpkit") / "samples"))
 QUERIES = ("token vectors late interaction", "cosine similarity of passages")
+MODES = ("dense", "sparse", "hybrid")
+INITIALIZE = {"protocolVersion": 1}
+STARTUP = 60.0  # a bound on a process start under load, not an expected time
 
 
-def hits(index: Path) -> list[object]:
-    """Every mode's hits (keys, scores, confidences) for the queries, as the CLI prints them."""
+def hits(spawn: Any, index: Path) -> list[object]:
+    """Every mode's hits (keys, scores, confidences) for the queries, as the RCP result.
+
+    One ``rcpkit serve`` process per state of the cache: like ``rcpkit query`` it reads
+    the cache (or rebuilds it) when it opens the index and saves it when it closes; one
+    `query` process per query and mode cost 24 engine loads a test."""
+    server = spawn("--engine", "index", "--index", str(index), *HASHING)
+    server.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INITIALIZE})
+    assert "result" in server.recv(timeout=STARTUP)
     out: list[object] = []
-    for query in QUERIES:
-        for mode in ("dense", "sparse", "hybrid"):
-            done = rcpkit("query", query, "--mode", mode, "--json", "--index", str(index), *HASHING)
-            assert done.returncode == 0, done.stderr
-            result = json.loads(done.stdout)
-            result.pop("usage", None)  # timings
-            out.append(result)
+    for number, (query, mode) in enumerate(itertools.product(QUERIES, MODES), start=1):
+        answer = server.request(number, "retrieve", {"query": query, "mode": mode, "k": 5})
+        result = answer["result"]
+        result.pop("usage", None)  # timings
+        out.append(result)
+    assert server.request(number + 1, "shutdown")["result"] == {}
+    server.close_stdin()
+    assert server.wait(STARTUP) == 0
     return out
 
 
-# About 25 CLI processes, each loading the engine: 31 s on a quiet machine, over the
-# suite's 60 s default when the machine is busy.
+# Four servers and two index runs, each loading the engine: over the suite's 60 s
+# default when the machine is busy.
 @pytest.mark.timeout(300)
 def test_queries_answer_the_same_from_the_cache_a_spoiled_cache_and_newer_documents(
-    tmp_path: Path,
+    spawn: Any, tmp_path: Path
 ) -> None:
     index, docs = tmp_path / "idx", tmp_path / "docs"
     shutil.copytree(SAMPLES, docs)
@@ -40,9 +53,9 @@ def test_queries_answer_the_same_from_the_cache_a_spoiled_cache_and_newer_docume
     assert first.returncode == 0, first.stderr
     cache = index / "index.mirror"
     assert cache.is_file()  # written when the indexer closed
-    cached = hits(index)
+    cached = hits(spawn, index)
     cache.write_bytes(cache.read_bytes()[:100])  # torn
-    assert hits(index) == cached
+    assert hits(spawn, index) == cached
     assert cache.stat().st_size > 100  # rebuilt and saved again on close
     # Documents indexed by another process after the cache was written are read back.
     (docs / "late.md").write_text("# Late interaction\n\nToken vectors scored by MaxSim late.\n")
@@ -50,9 +63,9 @@ def test_queries_answer_the_same_from_the_cache_a_spoiled_cache_and_newer_docume
     more = rcpkit("index", str(docs), "--index", str(index), *HASHING)
     assert more.returncode == 0, more.stderr
     cache.write_bytes(saved)  # the cache of before the new document: replayed past
-    replayed = hits(index)
+    replayed = hits(spawn, index)
     cache.unlink()
-    assert hits(index) == replayed  # a rebuild from SQLite alone
+    assert hits(spawn, index) == replayed  # a rebuild from SQLite alone
     assert any("late.md" in json.dumps(result) for result in replayed)
 
 

@@ -33,7 +33,7 @@ def test_the_default_retrieve_beats_the_bm25_baseline_on_cranfield(tmp_path: Pat
     record = tmp_path / "cranfield.json"
     done = subprocess.run(
         [sys.executable, "-m", "rcpkit", "eval", str(CRANFIELD), "--index", str(tmp_path / "idx"),
-         "--stages", "default,lexical", "--no-progress", "--json", str(record),
+         "--stages", "default", "--no-progress", "--json", str(record),
          "--min-ratio", "1.20"],
         capture_output=True, text=True, timeout=880, check=False,
     )  # fmt: skip
