@@ -83,6 +83,10 @@ class EngineConfig:
     array_fields: list[str] = field(default_factory=lambda: list(DEFAULT_ARRAY_FIELDS))
     max_k: int = 200
     default_candidate_k: int = 100
+    # A hybrid retrieve without candidateK reads each arm at least this many times the
+    # page's depth (offset + k) deep: a candidate just past the depth in one arm and
+    # near the top of the other fuses into the page (issue 50; docs/quality.md).
+    fusion_depth_factor: int = 2
     max_chunk_tokens: int = 200
     chunk_overlap_tokens: int = 32
     embed_batch_limit: int = 256

@@ -183,6 +183,7 @@ ENGINE_RULES: Mapping[str, Rule] = {
     "array_fields": _strings,
     "max_k": _whole(1),
     "default_candidate_k": _whole(1),
+    "fusion_depth_factor": _whole(1),
     "max_chunk_tokens": _whole(8),
     "chunk_overlap_tokens": _whole(0),
     "embed_batch_limit": _whole(1),

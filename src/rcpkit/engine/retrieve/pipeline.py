@@ -31,7 +31,7 @@ from rcpkit.engine.retrieve.cursors import (
 from rcpkit.engine.retrieve.duplicates import collapse_duplicates
 from rcpkit.engine.retrieve.graph_units import graph_hits
 from rcpkit.engine.retrieve.packing import UNIT_KEYS, build_hits, merge_units
-from rcpkit.engine.retrieve.recall import Recalled, recall
+from rcpkit.engine.retrieve.recall import Recalled, recall, recall_depth
 from rcpkit.engine.retrieve.rescore import rescore_indexed
 from rcpkit.engine.retrieve.stages import Candidate, mmr, pack_to_budget, recency_decay
 from rcpkit.engine.retrieve.unit_bodies import with_unit_bodies
@@ -156,7 +156,8 @@ def _read(
     )
 
     def feedback(ranked: Recalled) -> Recalled:
-        return prf.second_pass(engine, query, text, ranked, version, depth, ctx)
+        # As deep as the first pass: a widened page's lexical arm stays widened.
+        return prf.second_pass(engine, asked, text, ranked, version, depth, ctx)
 
     def near(ranked: Recalled) -> Recalled:
         boosted = proximity.boosted(engine, text, ranked.candidates, version, tenant)
@@ -203,7 +204,7 @@ def _read(
         candidates = _withhold(candidates, rows, quarantined, ctx)
     if unit in ("document", "page"):
         candidates = merge_units(candidates, rows, unit)
-        searched = max(asked.candidate_k or engine.config.default_candidate_k, depth)
+        searched = recall_depth(engine, asked, depth)
         floored = query.min_score is not None and any(
             c.score < query.min_score for c in recalled.candidates
         )

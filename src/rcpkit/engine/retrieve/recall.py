@@ -31,6 +31,7 @@ __all__ = [
     "cut_terms",
     "fused",
     "recall",
+    "recall_depth",
     "search_arms",
 ]
 
@@ -97,7 +98,7 @@ def search_arms(
     """
     mode = query.effective_mode
     tree = query.filter  # §8: parsed and checked once, by the server runtime
-    candidate_k = max(query.candidate_k or engine.config.default_candidate_k, depth)
+    candidate_k = recall_depth(engine, query, depth)
     # §7.7.1: every arm reads exactly `version` (stores map the latest to their fast
     # path), even if another process on a shared store committed since it was resolved.
     tenant = ctx.tenant
@@ -134,6 +135,21 @@ def search_arms(
         )
     ctx.check_cancelled()
     return arms, query_vector
+
+
+def recall_depth(engine: Engine, query: Query, depth: int) -> int:
+    """How deep each arm reads: ``candidateK``, else the engine's default, at least ``depth``.
+
+    §7.7: without ``candidateK`` the server chooses. A hybrid retrieve reads each arm
+    ``fusion_depth_factor`` × ``depth`` deep at least: at a depth of 100 documents, a
+    pool of 100 chunks per arm held fewer of the relevant documents than the RRF of
+    two top-100 lists (issue 50: man-verbose dev R@100 0.984 → 0.995, docs/quality.md).
+    """
+    if query.candidate_k is not None:
+        return max(query.candidate_k, depth)
+    hybrid = query.effective_mode == "hybrid"
+    floor = depth * engine.config.fusion_depth_factor if hybrid else depth
+    return max(engine.config.default_candidate_k, floor)
 
 
 def vector_of(
