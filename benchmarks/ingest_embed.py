@@ -84,6 +84,8 @@ def compare(args: argparse.Namespace, scratch: Path) -> None:
                 rate, used = measured(command, trees["index"], float)
             rates[way].append(rate)
             cores[way].append(used)
+        done = ", ".join(f"{way} {values[-1]:.2f}" for way, values in rates.items())
+        print(f"round {round_ + 1}: {done} chunks/s", flush=True)
     report(args, rates, cores, len(json.loads(chunks.read_text())))
     if "before" in trees:
         print(same_index(scratch / "index-0", scratch / "before-0"))
