@@ -9,14 +9,18 @@ same run, interleaved so the machine's drift falls on both:
 * ``query ÷ floor``: the wall time of ``rcpkit query TEXT --mode hybrid`` (a new
   process: imports, index open, model load, retrieve, print) against the least
   any process answering with this model pays, a new ``python`` that imports
-  onnxruntime and tokenizers and loads MiniLM's session and tokenizer.
+  onnxruntime and tokenizers and loads MiniLM's session and tokenizer; beside
+  them, in the same rounds, ``python -c pass`` (the interpreter alone) and
+  ``python -c "import onnxruntime"``, and each one's CPU seconds (what a loaded
+  machine inflates least).
 * ``url ÷ floor``: the same query as ``rcpkit query --url`` against a running
   ``rcpkit serve --http`` on the same index (what interactive use pays).
 * ``first ÷ warm``: over ``rcpkit serve`` (stdio), the first ``retrieve`` after
   ``initialize`` against the median of the next ones; and how long the fresh
   server took from spawn to its ``initialize`` answer.
 
-Medians over ``--runs`` (queries) and ``--servers`` (fresh servers). Absolute
+Medians over ``--runs`` (queries) and ``--servers`` (fresh servers); every child
+keeps its bytecode (in a scratch ``PYTHONPYCACHEPREFIX``), as an installed package does. Absolute
 seconds depend on the machine's load; the line prints the load average too.
 """
 
@@ -26,6 +30,7 @@ import argparse
 import asyncio
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -58,11 +63,17 @@ def main() -> None:
     parser.add_argument("--servers", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="cli-latency-") as scratch:
+        # Warm means compiled too (pip compiles on install): every child keeps its
+        # bytecode, in the scratch folder rather than beside the sources.
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+        os.environ["PYTHONPYCACHEPREFIX"] = str(Path(scratch) / "pycache")
         index = args.index or _sample_index(Path(scratch) / "index")
-        query, floor = _query_against_floor(index, args.runs)
+        query, floor, baselines = _query_against_floor(index, args.runs)
         remote = _query_over_http(index, args.runs)
         first, warm, ready = _fresh_servers(index, args.servers)
     load = " ".join(f"{value:.1f}" for value in os.getloadavg())
+    for name, (wall, cpu) in baselines.items():
+        print(f"  {name:<28} p50 {wall:6.2f} s wall  {cpu:6.2f} s CPU")
     print(
         f"query {query:.2f} s, floor {floor:.2f} s: query/floor {query / floor:.2f}x | "
         f"query --url {remote:.2f} s: url/floor {remote / floor:.2f}x | "
@@ -79,27 +90,45 @@ def _sample_index(folder: Path) -> Path:
 
 def _rcpkit(*args: str) -> float:
     """Run ``rcpkit ARGS`` to completion; its wall time in seconds."""
+    return _timed("-m", "rcpkit", *args)[0]
+
+
+def _timed(*args: str) -> tuple[float, float]:
+    """Run ``python ARGS`` to completion; its wall and CPU seconds."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "rcpkit", *args], check=True, capture_output=True)
-    return time.perf_counter() - started
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"python {' '.join(args)} failed:\n{done.stderr}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
-def _floor() -> float:
+def _query_against_floor(
+    index: Path, runs: int
+) -> tuple[float, float, dict[str, tuple[float, float]]]:
+    """Medians of the query, the floor and the bare baselines, taken in the same rounds."""
     tokenizer = str(minilm_tokenizer_directory() / "tokenizer.json")
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", FLOOR, tokenizer], check=True, capture_output=True)
-    return time.perf_counter() - started
-
-
-def _query_against_floor(index: Path, runs: int) -> tuple[float, float]:
     asked = ("query", QUERY, "--mode", "hybrid", "--index", str(index))
-    _rcpkit(*asked)  # the page cache warms: a warm machine, as issue 51 asks
-    _floor()
-    queries, floors = [], []
+    ways = {
+        "rcpkit query --mode hybrid": ("-m", "rcpkit", *asked),
+        "floor (onnxruntime + MiniLM)": ("-c", FLOOR, tokenizer),
+        'python -c "import onnxruntime"': ("-c", "import onnxruntime"),
+        "python -c pass": ("-c", "pass"),
+    }
+    for command in ways.values():
+        _timed(*command)  # the page cache warms: a warm machine, as issue 51 asks
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in ways}
     for _ in range(runs):
-        queries.append(_rcpkit(*asked))
-        floors.append(_floor())
-    return statistics.median(queries), statistics.median(floors)
+        for name, command in ways.items():
+            times[name].append(_timed(*command))
+    medians = {
+        name: (statistics.median(t[0] for t in taken), statistics.median(t[1] for t in taken))
+        for name, taken in times.items()
+    }
+    query, floor = medians["rcpkit query --mode hybrid"], medians["floor (onnxruntime + MiniLM)"]
+    return query[0], floor[0], medians
 
 
 def _query_over_http(index: Path, runs: int) -> float:
@@ -140,7 +169,8 @@ async def _one_server(index: Path) -> tuple[float, float, float]:
     """A new ``rcpkit serve``: spawn → initialize, the first retrieve, then warm ones."""
     command = [sys.executable, "-m", "rcpkit", "serve", "--index", str(index)]
     started = time.perf_counter()
-    async with await Client.connect_stdio(command, pass_env=["PYTHONPATH"]) as client:
+    passed = ["PYTHONPATH", "PYTHONPYCACHEPREFIX"]
+    async with await Client.connect_stdio(command, pass_env=passed) as client:
         ready = time.perf_counter() - started
         timings = []
         for _ in range(6):

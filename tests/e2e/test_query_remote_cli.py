@@ -123,6 +123,18 @@ def test_query_url_names_a_server_it_cannot_reach_in_one_line() -> None:
     assert "Traceback" not in failed.stderr
 
 
+def test_query_url_waits_its_timeout_for_the_initialize_answer() -> None:
+    """A server busy loading its model stack (issue 51: 10-11 s to answer initialize on
+    a loaded machine) is waited for as long as ``--timeout`` says, not a fixed 10 s."""
+    with socket.socket() as silent:  # the kernel completes connections; nobody answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/rcp"
+        failed = _run("query", "fusion", "--url", url, "--timeout", "12")
+    assert failed.returncode == 1
+    assert "no initialize answer within 12 s" in failed.stderr, failed.stderr
+
+
 def test_query_url_refuses_engine_options_it_would_ignore(tmp_path: Path) -> None:
     refused = _run("query", "x", "--url", "http://127.0.0.1:9/rcp", "--index", str(tmp_path))
     assert refused.returncode == 2

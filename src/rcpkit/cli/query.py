@@ -154,8 +154,10 @@ async def _query_server(args: argparse.Namespace, params: dict[str, Any]) -> int
 
     token = args.token if args.token is not None else os.environ.get(_TOKEN_ENV) or None
     try:
+        # The handshake gets --timeout too: a server loading its model stack on a loaded
+        # machine took 10-11 s to answer initialize (issue 51), and a fixed 10 s gave up.
         client = await Client.connect_http(
-            args.url, token=token, timeout=args.timeout, connect_timeout=min(args.timeout, 10.0)
+            args.url, token=token, timeout=args.timeout, connect_timeout=args.timeout
         )
     except (TransportClosed, RCPError) as error:
         # No HTTP status: the exchange never happened (refused, no such host, timed out).

@@ -117,7 +117,8 @@ class EngineConfig:
     session_ttl_seconds: int = 3600  # §7.7.3 trajectory state lifetime
     quarantine_reports: int = 3  # distinct sessions reporting a document before it is withheld
     graph: str | None = None  # "spacy" (NER + noun phrases) or "regex"; None: no graph
-    threads: int = field(default_factory=lambda: os.cpu_count() or 2)  # onnxruntime intra-op
+    # Embedding batches run at once, one onnxruntime thread each (issue 51).
+    threads: int = field(default_factory=lambda: os.cpu_count() or 2)
     ingest: IngestOptions = field(default_factory=IngestOptions)  # [ingest] loader settings
     dense_policy: DensePolicy = field(default_factory=DensePolicy)
     # PostgreSQL store: the pgvector HNSW index (built at first use, or by `rcpkit db

@@ -3,13 +3,21 @@
 The encoder (onnxruntime or numpy) yields per-token hidden states; this
 module does the sentence-transformers pooling (mean over the attention mask,
 then L2) for §7.3, and keeps the normalised content tokens for §7.5.
+
+Every core embeds (issue 51): an ONNX embedder runs ``workers`` batches at once,
+each on a one-thread onnxruntime session call (the call releases the GIL), rather
+than one batch at a time split over an intra-op pool whose threads meet at every
+operator. The batches are the same length-sorted ones either way, so the vectors
+are too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Protocol, Unpack
+from typing import Protocol, TypeVar, Unpack
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +29,8 @@ from rcpkit.engine.models._tokenizer import ModelTokenizer, TokenBatch
 from rcpkit.engine.models._vectors import l2_normalize
 
 __all__ = ["TokenEncoder", "TransformerEmbedder"]
+
+_Out = TypeVar("_Out")
 
 
 class TokenEncoder(Protocol):
@@ -46,9 +56,17 @@ class TransformerEmbedder:
         identity: str,
         batch_size: int = 16,
         prefixes: Mapping[EmbedKind, str] | None = None,
+        workers: int = 1,
     ) -> None:
+        """``workers``: batches encoded at once; more than one needs an ``encoder``
+        that may be called from several threads (onnxruntime's session may)."""
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
+        if workers < 1:
+            raise ValueError("workers must be >= 1")
+        self._workers = workers
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
         self._encoder = encoder
         self._tokenizer = tokenizer
         self._identity = identity
@@ -65,11 +83,13 @@ class TransformerEmbedder:
         """Load an ONNX encoder after checking its sha256 (when one is expected)."""
         sha256 = spec.verify()
         return cls(
-            OnnxTokenEncoder(spec.model, spec.threads),
+            # One thread per session call, ``threads`` calls at once: see the module.
+            OnnxTokenEncoder(spec.model, 1),
             ModelTokenizer(spec.tokenizer, spec.token_limit()),
             identity=spec.identity_of(sha256),
             batch_size=spec.batch_size,
             prefixes=prefixes,
+            workers=spec.threads,
         )
 
     @classmethod
@@ -113,18 +133,16 @@ class TransformerEmbedder:
     def embed(self, texts: Sequence[str], kind: EmbedKind = "document") -> Vectors:
         """Mean-pool each text's tokens (special tokens included, as trained), then L2."""
         pooled = np.zeros((len(texts), self._dimension), dtype=np.float32)
-        for batch, states in self._forward(texts, kind):
-            mask = batch.attention_mask[..., np.newaxis].astype(np.float32)
-            sums = (states * mask).sum(axis=1)
-            pooled[batch.rows] = sums / np.maximum(mask.sum(axis=1), 1.0)
+        for batch, sums in self._forward(texts, kind, _mean_pool):
+            pooled[batch.rows] = sums
         return l2_normalize(pooled)
 
     def embed_tokens(self, texts: Sequence[str], kind: EmbedKind = "document") -> list[Vectors]:
         """L2-normalised content-token vectors; [CLS], [SEP] and padding are excluded."""
         matrices: list[Vectors] = [np.zeros((0, self._dimension), np.float32)] * len(texts)
-        for batch, states in self._forward(texts, kind):
+        for batch, rows in self._forward(texts, kind, _content_tokens):
             for position, row in enumerate(batch.rows):
-                matrices[row] = l2_normalize(states[position][batch.content_mask[position]])
+                matrices[row] = rows[position]
         return matrices
 
     def count_tokens(self, texts: Sequence[str]) -> list[int]:
@@ -132,9 +150,47 @@ class TransformerEmbedder:
         return self._tokenizer.count(texts)
 
     def _forward(
-        self, texts: Sequence[str], kind: EmbedKind
-    ) -> Iterator[tuple[TokenBatch, npt.NDArray[np.float32]]]:
+        self,
+        texts: Sequence[str],
+        kind: EmbedKind,
+        reduce: Callable[[TokenBatch, npt.NDArray[np.float32]], _Out],
+    ) -> Iterator[tuple[TokenBatch, _Out]]:
+        """Each batch with ``reduce`` of its hidden states, in order.
+
+        ``reduce`` runs beside the encoder on the worker, so only its (small) result
+        is held, not a whole call's per-token states.
+        """
         prefix = self._prefixes.get(check_kind(kind), "")
         inputs = [prefix + text for text in texts] if prefix else texts
-        for batch in self._tokenizer.batches(inputs, self._batch_size):
-            yield batch, self._encoder.hidden_states(batch)
+        batches = self._tokenizer.batches(inputs, self._batch_size)
+
+        def encode(batch: TokenBatch) -> tuple[TokenBatch, _Out]:
+            return batch, reduce(batch, self._encoder.hidden_states(batch))
+
+        if self._workers == 1:
+            yield from map(encode, batches)
+            return
+        listed = list(batches)
+        if len(listed) == 1:
+            yield encode(listed[0])
+            return
+        yield from self._executor().map(encode, listed)
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="embed")
+            return self._pool
+
+
+def _mean_pool(batch: TokenBatch, states: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    mask = batch.attention_mask[..., np.newaxis].astype(np.float32)
+    sums: npt.NDArray[np.float32] = (states * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1.0)
+    return sums
+
+
+def _content_tokens(batch: TokenBatch, states: npt.NDArray[np.float32]) -> list[Vectors]:
+    return [
+        l2_normalize(states[position][batch.content_mask[position]])
+        for position in range(len(batch.rows))
+    ]
