@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,6 +71,80 @@ def test_llamaindex_vector_store_index_with_an_embed_model_retrieves_by_its_vect
         assert nodes[0].node.get_content() == TEXTS["v"]
         nodes = index.as_retriever(similarity_top_k=1).retrieve("a walrus question")
         assert nodes[0].node.get_content() == TEXTS["w"]
+
+
+class _Topics:
+    """LlamaIndex's embed model over the explicit axes, counting its query embeddings."""
+
+    @staticmethod
+    def model() -> Any:
+        from llama_index.core.embeddings import BaseEmbedding
+
+        class Topics(BaseEmbedding):  # type: ignore[misc]
+            queries: int = 0
+
+            def _get_query_embedding(self, query: str) -> list[float]:
+                self.queries += 1
+                return embed(query)
+
+            def _get_text_embedding(self, text: str) -> list[float]:
+                return embed(text)
+
+            async def _aget_query_embedding(self, query: str) -> list[float]:
+                return self._get_query_embedding(query)
+
+        return Topics()
+
+
+def test_llamaindex_vector_store_index_over_a_server_queries_by_the_embed_model(
+    own: Path,
+) -> None:
+    from llama_index.core import Document, StorageContext, VectorStoreIndex
+
+    from rcpkit.integrations.llamaindex import RCPVectorStore
+
+    connection = _serve(own)
+    try:
+        store = RCPVectorStore(connection)  # no is_embedding_query: the server's index says
+        model = _Topics.model()
+        index = VectorStoreIndex.from_documents(
+            [Document(text="lava fields cool slowly", id_="lava")],
+            storage_context=StorageContext.from_defaults(vector_store=store),
+            embed_model=model,
+        )
+        # No word of either query is in the text it must find: the query's vector did it.
+        nodes = index.as_retriever(similarity_top_k=1).retrieve("which volcano")
+        assert nodes[0].node.get_content() == TEXTS["v"]
+        nodes = index.as_retriever(similarity_top_k=1).retrieve("a glacier question")
+        assert nodes[0].node.get_content() == TEXTS["g"]
+        assert model.queries == 2
+    finally:
+        connection.close()
+
+
+def test_llamaindex_over_a_server_with_its_own_model_never_embeds_the_query(
+    tmp_path: Path,
+) -> None:
+    from llama_index.core import Document, StorageContext, VectorStoreIndex
+
+    from rcpkit.integrations.llamaindex import RCPVectorStore
+
+    with rcpkit.open(tmp_path / "model", create=True, embedder="hashing:64"):
+        pass
+    connection = _serve(tmp_path / "model")
+    try:
+        store = RCPVectorStore(connection)
+        model = _Topics.model()
+        index = VectorStoreIndex.from_documents(
+            [Document(text=text, id_=key) for key, text in TEXTS.items()],
+            storage_context=StorageContext.from_defaults(vector_store=store),
+            embed_model=model,
+        )
+        nodes = index.as_retriever(similarity_top_k=1).retrieve("glacier tongues")
+        assert nodes[0].node.get_content() == TEXTS["g"]
+        assert model.queries == 0  # the server embeds the query text itself
+    finally:
+        connection.close()
 
 
 def test_haystack_embedding_retriever_and_listing_on_own_vectors(own: Path) -> None:
