@@ -13,9 +13,10 @@ needs an embedding model for queries, and the vectors LlamaIndex computes for
 inserted nodes are not sent. An index of your own vectors (``rcpkit.open(...,
 vectors=N)``) takes the embed model's vectors instead: the nodes' with them, the
 query's as ``retrieve``'s ``vector``. Which one it is the index says (its
-``embed.identity``), in process or over a server, when LlamaIndex first asks. A node's citation offsets become its ``start_char_idx`` /
-``end_char_idx`` and its SOURCE relationship; the full citation, score,
-confidence and trust are in ``node.metadata``.
+``embed.identity``), in process or over a server, when LlamaIndex first asks.
+A node's citation offsets become its ``start_char_idx`` / ``end_char_idx`` and
+its SOURCE relationship; the full citation, score, confidence and trust are in
+``node.metadata``.
 """
 
 from __future__ import annotations
