@@ -254,3 +254,40 @@ def test_langchain_vector_store_on_an_index_with_its_own_model(tmp_path: Path) -
         assert store.similarity_search("walrus", k=1)[0].id == "w"  # the index embeds
         with pytest.raises(ValueError, match="own model"):
             store.similarity_search_by_vector(embed("walrus"), k=1)
+
+
+def test_langchain_get_by_ids_over_a_server_reads_those_documents_only(
+    own: Path, tmp_path: Path
+) -> None:
+    import json
+
+    from rcpkit.integrations.langchain import RCPVectorStore
+
+    log = tmp_path / "access.jsonl"
+    command = [sys.executable, "-m", "rcpkit", "serve", "--index", str(own)]
+    connection = Connection.stdio([*command, "--access-log", str(log)])
+    store = RCPVectorStore(Topics(), connection)  # type: ignore[arg-type]
+    try:
+        store.add_texts(["icebergs drift south"], [{"topic": "glacier"}], ids=["ice"])
+        found = store.get_by_ids(["ice", "absent", "g"])
+    finally:
+        connection.close()
+    assert [(doc.id, doc.page_content, doc.metadata) for doc in found] == [
+        ("ice", "icebergs drift south", {"topic": "glacier"}),
+        ("g", TEXTS["g"], {"key": "g"}),
+    ]
+    methods = [json.loads(line)["method"] for line in log.read_text().splitlines()]
+    # Read by id, one call each; the index (its four documents) was never listed.
+    assert "retrieve" not in methods
+    assert methods.count("x-rcpkit/document") == 3
+
+
+def test_index_get_reads_documents_by_id_in_process(own: Path) -> None:
+    with rcpkit.open(own) as index:
+        found = index.get(["v", "nothing", "w"])
+        assert [(d.id, d.text, d.meta) for d in found] == [
+            ("v", TEXTS["v"], {"key": "v"}),
+            ("w", TEXTS["w"], {"key": "w"}),
+        ]
+        with pytest.raises(rcpkit.LibraryError, match="strings"):
+            index.get([3])  # type: ignore[list-item]
