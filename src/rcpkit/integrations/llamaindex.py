@@ -127,7 +127,7 @@ class RCPVectorStore(BasePydanticVectorStore):
 
     stores_text: bool = True
     # None: the index decides at first read (see _embedding_query below the class).
-    is_embedding_query: bool | None = None
+    is_embedding_query: bool | None = None  # type: ignore[assignment]
     flat_metadata: bool = True
 
     _connection: Connection = PrivateAttr()
