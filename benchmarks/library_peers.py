@@ -4,7 +4,8 @@
 
 Issue 47. Real text: the shared Cranfield abstracts cut into 60-word passages,
 then the docstring paragraphs of 20+ words of this Python's standard library,
-then of its site-packages (the venv running the script), until ``CHUNKS``. Every
+then of its site-packages (the venv running the script), until ``CHUNKS`` (rcpkit's
+dev venv gives 88,357 in all on 2026-12-07, fewer than 100k; the script says so). Every
 engine gets the same chunks and the same vectors, computed once (rcpkit takes
 them as its own vectors), and every query the same precomputed query vector:
 the 225 Cranfield queries (the first 25 asked of every engine once to warm it),
@@ -69,6 +70,8 @@ def main() -> None:
     started = time.perf_counter()
     kind = os.environ.get("RCPKIT_PEERS_EMBEDDER", "lsa:384")
     texts, vectors, asked = _cached(size, kind, queries)
+    if len(texts) < size:  # the sources ran out: say so, never pad with made-up text
+        print(f"only {len(texts)} real-text chunks in this machine's sources, not {size}")
     print(f"{len(texts)} chunks, {len(queries)} queries, {kind} vectors", end=" ")
     print(f"({time.perf_counter() - started:.0f} s)", flush=True)
     with tempfile.TemporaryDirectory(prefix="rcpkit-peers-") as folder:
