@@ -70,6 +70,14 @@ def main() -> None:
     started = time.perf_counter()
     kind = os.environ.get("RCPKIT_PEERS_EMBEDDER", "lsa:384")
     texts, vectors, asked = _cached(size, kind, queries)
+    # A chunk none of whose words is in two chunks has no LSA direction: every engine
+    # is given the same chunks, so it is left out of all (rcpkit refuses a zero vector).
+    placed = np.linalg.norm(vectors, axis=1) > 0
+    texts, vectors = [t for t, kept in zip(texts, placed, strict=True) if kept], vectors[placed]
+    aimed = np.linalg.norm(asked, axis=1) > 0
+    queries, asked = [q for q, kept in zip(queries, aimed, strict=True) if kept], asked[aimed]
+    left = f"{int((~placed).sum())} chunks, {int((~aimed).sum())} queries"
+    print(f"left out without a direction: {left}")
     if len(texts) < size:  # the sources ran out: say so, never pad with made-up text
         print(f"only {len(texts)} real-text chunks in this machine's sources, not {size}")
     print(f"{len(texts)} chunks, {len(queries)} queries, {kind} vectors", end=" ")
