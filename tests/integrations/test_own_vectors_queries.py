@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -70,6 +71,80 @@ def test_llamaindex_vector_store_index_with_an_embed_model_retrieves_by_its_vect
         assert nodes[0].node.get_content() == TEXTS["v"]
         nodes = index.as_retriever(similarity_top_k=1).retrieve("a walrus question")
         assert nodes[0].node.get_content() == TEXTS["w"]
+
+
+class _Topics:
+    """LlamaIndex's embed model over the explicit axes, counting its query embeddings."""
+
+    @staticmethod
+    def model() -> Any:
+        from llama_index.core.embeddings import BaseEmbedding
+
+        class Topics(BaseEmbedding):  # type: ignore[misc]
+            queries: int = 0
+
+            def _get_query_embedding(self, query: str) -> list[float]:
+                self.queries += 1
+                return embed(query)
+
+            def _get_text_embedding(self, text: str) -> list[float]:
+                return embed(text)
+
+            async def _aget_query_embedding(self, query: str) -> list[float]:
+                return self._get_query_embedding(query)
+
+        return Topics()
+
+
+def test_llamaindex_vector_store_index_over_a_server_queries_by_the_embed_model(
+    own: Path,
+) -> None:
+    from llama_index.core import Document, StorageContext, VectorStoreIndex
+
+    from rcpkit.integrations.llamaindex import RCPVectorStore
+
+    connection = _serve(own)
+    try:
+        store = RCPVectorStore(connection)  # no is_embedding_query: the server's index says
+        model = _Topics.model()
+        index = VectorStoreIndex.from_documents(
+            [Document(text="lava fields cool slowly", id_="lava")],
+            storage_context=StorageContext.from_defaults(vector_store=store),
+            embed_model=model,
+        )
+        # No word of either query is in the text it must find: the query's vector did it.
+        nodes = index.as_retriever(similarity_top_k=1).retrieve("which volcano")
+        assert nodes[0].node.get_content() == TEXTS["v"]
+        nodes = index.as_retriever(similarity_top_k=1).retrieve("a glacier question")
+        assert nodes[0].node.get_content() == TEXTS["g"]
+        assert model.queries == 2
+    finally:
+        connection.close()
+
+
+def test_llamaindex_over_a_server_with_its_own_model_never_embeds_the_query(
+    tmp_path: Path,
+) -> None:
+    from llama_index.core import Document, StorageContext, VectorStoreIndex
+
+    from rcpkit.integrations.llamaindex import RCPVectorStore
+
+    with rcpkit.open(tmp_path / "model", create=True, embedder="hashing:64"):
+        pass
+    connection = _serve(tmp_path / "model")
+    try:
+        store = RCPVectorStore(connection)
+        model = _Topics.model()
+        index = VectorStoreIndex.from_documents(
+            [Document(text=text, id_=key) for key, text in TEXTS.items()],
+            storage_context=StorageContext.from_defaults(vector_store=store),
+            embed_model=model,
+        )
+        nodes = index.as_retriever(similarity_top_k=1).retrieve("glacier tongues")
+        assert nodes[0].node.get_content() == TEXTS["g"]
+        assert model.queries == 0  # the server embeds the query text itself
+    finally:
+        connection.close()
 
 
 def test_haystack_embedding_retriever_and_listing_on_own_vectors(own: Path) -> None:
@@ -179,3 +254,40 @@ def test_langchain_vector_store_on_an_index_with_its_own_model(tmp_path: Path) -
         assert store.similarity_search("walrus", k=1)[0].id == "w"  # the index embeds
         with pytest.raises(ValueError, match="own model"):
             store.similarity_search_by_vector(embed("walrus"), k=1)
+
+
+def test_langchain_get_by_ids_over_a_server_reads_those_documents_only(
+    own: Path, tmp_path: Path
+) -> None:
+    import json
+
+    from rcpkit.integrations.langchain import RCPVectorStore
+
+    log = tmp_path / "access.jsonl"
+    command = [sys.executable, "-m", "rcpkit", "serve", "--index", str(own)]
+    connection = Connection.stdio([*command, "--access-log", str(log)])
+    store = RCPVectorStore(Topics(), connection)  # type: ignore[arg-type]
+    try:
+        store.add_texts(["icebergs drift south"], [{"topic": "glacier"}], ids=["ice"])
+        found = store.get_by_ids(["ice", "absent", "g"])
+    finally:
+        connection.close()
+    assert [(doc.id, doc.page_content, doc.metadata) for doc in found] == [
+        ("ice", "icebergs drift south", {"topic": "glacier"}),
+        ("g", TEXTS["g"], {"key": "g"}),
+    ]
+    methods = [json.loads(line)["method"] for line in log.read_text().splitlines()]
+    # Read by id, one call each; the index (its four documents) was never listed.
+    assert "retrieve" not in methods
+    assert methods.count("x-rcpkit/document") == 3
+
+
+def test_index_get_reads_documents_by_id_in_process(own: Path) -> None:
+    with rcpkit.open(own) as index:
+        found = index.get(["v", "nothing", "w"])
+        assert [(d.id, d.text, d.meta) for d in found] == [
+            ("v", TEXTS["v"], {"key": "v"}),
+            ("w", TEXTS["w"], {"key": "w"}),
+        ]
+        with pytest.raises(rcpkit.LibraryError, match="strings"):
+            index.get([3])  # type: ignore[list-item]

@@ -20,7 +20,13 @@ from dataclasses import replace
 from rcpkit.engine.config import EngineConfig
 from rcpkit.engine.store.base import Store
 
-__all__ = ["FIELDS_SETTING", "declare_fields", "first_sight", "with_declared_fields"]
+__all__ = [
+    "FIELDS_SETTING",
+    "declare_fields",
+    "first_sight",
+    "refresh_declared_fields",
+    "with_declared_fields",
+]
 
 FIELDS_SETTING = "filter.fields"  # JSON: {"fields": {name: type}, "arrays": [name, ...]}
 _lock = threading.Lock()
@@ -76,6 +82,22 @@ def declare_fields(
         # filter, a write normalising meta) keeps a consistent one.
         fields_now = {**config.filter_fields, **fresh}
         arrays_now = list(dict.fromkeys([*config.array_fields, *merged]))
+        object.__setattr__(config, "filter_fields", fields_now)
+        object.__setattr__(config, "array_fields", arrays_now)
+
+
+def refresh_declared_fields(config: EngineConfig, store: Store) -> None:
+    """Take into ``config`` the fields another process declared in ``store`` since this
+    one opened it (``rcpkit.open(...).add`` beside a running server): its writes then
+    keep their values filterable. One settings read; ``config`` is swapped as above."""
+    fields, arrays = _recorded(store)
+    fresh = {name: kind for name, kind in fields.items() if name not in config.filter_fields}
+    new_arrays = [name for name in arrays if name not in config.array_fields]
+    if not fresh and not new_arrays:
+        return
+    with _lock:
+        fields_now = {**fresh, **config.filter_fields}
+        arrays_now = list(dict.fromkeys([*config.array_fields, *new_arrays]))
         object.__setattr__(config, "filter_fields", fields_now)
         object.__setattr__(config, "array_fields", arrays_now)
 

@@ -10,6 +10,7 @@ import msgspec
 
 import rcpkit
 from rcpkit.engine.engine import Engine
+from rcpkit.engine.fields import refresh_declared_fields
 from rcpkit.engine.filters import OPERATORS
 from rcpkit.engine.ingest import PageSpan, SourceDocument
 from rcpkit.engine.ingest.indexer import (
@@ -186,6 +187,10 @@ def build_engine_app(engine: Engine) -> App:
         ]
         rows = wire_vectors(params.documents)
         own = document_vectors(engine, documents, rows, lambda i: f"documents[{i}].vector")
+        # A key declared by another process (rcpkit.open beside this server) is kept
+        # filterable in what this server writes; filtering on it waits for a restart,
+        # the capabilities being fixed once served (§13.2).
+        refresh_declared_fields(config, engine.store)
         report = index_documents(
             engine,
             documents,

@@ -22,10 +22,15 @@ from typing import Any, TypeVar
 from rcpkit.client import CapabilityMissing, Client, SyncClient
 from rcpkit.client.sync import LoopThread
 from rcpkit.federation import connect_engine, load_registry
+from rcpkit.protocol.errors import ErrorCode, RCPError
 
 __all__ = ["Connection", "Source", "connection_from"]
 
 T = TypeVar("T")
+
+# rcpkit's vendor extension (§6.2) and its method reading one stored document.
+_EXTENSION = "x-rcpkit"
+_DOCUMENT = f"{_EXTENSION}/document"
 
 # The environment a spawned engine needs to find its index, model and Python path.
 DEFAULT_PASS_ENV: tuple[str, ...] = (
@@ -168,6 +173,35 @@ class Connection:
     def call(self, work: Callable[[SyncClient], T]) -> T:
         """Run ``work`` against the blocking client."""
         return work(self.client)
+
+    def documents(self, ids: Sequence[str]) -> list[dict[str, Any]] | None:
+        """The stored documents among ``ids`` (``id``, ``text``, ``title``, ``uri``,
+        ``meta``), in their order, absent ones skipped; None when the server cannot
+        fetch a document by id (it does not advertise ``x-rcpkit/document``).
+
+        §7 has no "get by id"; rcpkit's vendor method (§6.2) reads one document, so
+        this reads those ids only, never a listing of the index.
+        """
+        block = self.capabilities.get(_EXTENSION)
+        methods = block.get("methods") if isinstance(block, Mapping) else None
+        if not isinstance(methods, list) or _DOCUMENT not in methods:
+            return None
+        found = (self._document(name) for name in dict.fromkeys(ids))
+        return [document for document in found if document is not None]
+
+    def _document(self, name: str) -> dict[str, Any] | None:
+        try:
+            first = self.client.call(_DOCUMENT, {"id": name})
+        except RCPError as error:
+            if error.code == ErrorCode.INVALID_PARAMS and error.field == "id":
+                return None  # no such document (§15.6: or another tenant's)
+            raise
+        text = first["text"]
+        # §15.5: one answer carries a bounded slice of the text; `start` pages on.
+        while len(text) < first["length"]:
+            text += self.client.call(_DOCUMENT, {"id": name, "start": len(text)})["text"]
+        fields = ("id", "title", "uri", "meta")
+        return {**{key: first.get(key) for key in fields}, "text": text}
 
     async def run(self, work: Callable[[Client], Coroutine[Any, Any, T]]) -> T:
         """Await ``work(client)`` from any event loop; it runs on the connection's own loop.

@@ -131,13 +131,15 @@ class RCPVectorStore(VectorStore):
         return None
 
     def get_by_ids(self, ids: Sequence[str], /) -> list[Document]:
-        """The stored documents among ``ids``, in their order (O(index size): a listing)."""
-        wanted = set(ids)
-        found = {
-            document.id: document
-            for document in (_document(hit) for hit in every_hit(self.connection, None))
-            if document.id in wanted
-        }
+        """The stored documents among ``ids``, in their order: those ids are read, one
+        call each; a server without rcpkit's ``x-rcpkit/document`` is listed instead."""
+        stored = self.connection.documents(list(ids))
+        if stored is not None:
+            found = {document.id: document for document in map(_stored, stored)}
+        else:
+            wanted = set(ids)
+            listed = (_document(hit) for hit in every_hit(self.connection, None))
+            found = {document.id: document for document in listed if document.id in wanted}
         return [found[name] for name in ids if name in found]
 
     def similarity_search(
@@ -194,8 +196,18 @@ def _scalar(value: object) -> bool:
 
 
 def _document(hit: Hit) -> Document:
-    meta = dict(hit.meta or {})
-    stored = meta.get(_METADATA_KEY)
-    metadata = json.loads(stored) if isinstance(stored, str) else meta
     name = hit.chunk.doc_id if hit.chunk is not None else str(hit.id)
-    return Document(page_content=hit.text or "", metadata=metadata, id=name)
+    return Document(page_content=hit.text or "", metadata=_metadata(hit.meta), id=name)
+
+
+def _stored(document: Mapping[str, Any]) -> Document:
+    """A document read by id (``Connection.documents``) as LangChain's."""
+    text = document.get("text") or ""
+    return Document(page_content=text, metadata=_metadata(document.get("meta")), id=document["id"])
+
+
+def _metadata(meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The metadata as written: the JSON copy when there is one, else the index's meta."""
+    given = dict(meta or {})
+    stored = given.get(_METADATA_KEY)
+    return json.loads(stored) if isinstance(stored, str) else given

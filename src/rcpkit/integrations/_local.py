@@ -135,6 +135,15 @@ class LocalConnection(Connection):
     async def run(self, work: Callable[[Any], Coroutine[Any, Any, T]]) -> T:
         return await work(_AsyncLocalClient(self._client))
 
+    def documents(self, ids: Sequence[str]) -> list[dict[str, Any]] | None:
+        """The stored documents among ``ids``, read from the index (``Index.get``)."""
+        with _as_rcp_errors():
+            stored = self.index.get(dict.fromkeys(ids))
+        return [
+            {"id": d.id, "text": d.text, "title": d.title, "uri": d.uri, "meta": d.meta}
+            for d in stored
+        ]
+
     def close(self) -> None:
         """Close the index if this connection opened it (a given Index is the caller's)."""
         if self._closer is not None:

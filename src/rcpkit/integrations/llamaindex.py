@@ -8,14 +8,15 @@
 >>> index = VectorStoreIndex.from_documents(
 ...     documents, storage_context=StorageContext.from_defaults(vector_store=store))
 
-The server embeds (``is_embedding_query=False``): the index never needs an
-embedding model for queries, and the vectors LlamaIndex computes for inserted
-nodes are not sent. An index of your own vectors (``rcpkit.open(..., vectors=N)``)
-takes the embed model's vectors instead: the nodes' with them, the query's as
-``retrieve``'s ``vector`` (``is_embedding_query`` is then True in process; over a
-server pass it). A node's citation offsets become its ``start_char_idx`` /
-``end_char_idx`` and its SOURCE relationship; the full citation, score,
-confidence and trust are in ``node.metadata``.
+An index with its own model embeds (``is_embedding_query`` is False): it never
+needs an embedding model for queries, and the vectors LlamaIndex computes for
+inserted nodes are not sent. An index of your own vectors (``rcpkit.open(...,
+vectors=N)``) takes the embed model's vectors instead: the nodes' with them, the
+query's as ``retrieve``'s ``vector``. Which one it is the index says (its
+``embed.identity``), in process or over a server, when LlamaIndex first asks.
+A node's citation offsets become its ``start_char_idx`` / ``end_char_idx`` and
+its SOURCE relationship; the full citation, score, confidence and trust are in
+``node.metadata``.
 """
 
 from __future__ import annotations
@@ -125,7 +126,8 @@ class RCPVectorStore(BasePydanticVectorStore):
     """A LlamaIndex vector store whose writes are ``index/add`` and reads ``retrieve``."""
 
     stores_text: bool = True
-    is_embedding_query: bool = False  # the server embeds the query text itself
+    # None: the index decides at first read (see _embedding_query below the class).
+    is_embedding_query: bool | None = None  # type: ignore[assignment]
     flat_metadata: bool = True
 
     _connection: Connection = PrivateAttr()
@@ -156,10 +158,6 @@ class RCPVectorStore(BasePydanticVectorStore):
             timeout=timeout,
             index=index,
         )
-        if index is not None and "is_embedding_query" not in kwargs:
-            # In process the index is at hand: one of your own vectors is queried by the
-            # embed model's vectors (a server's: pass is_embedding_query=True).
-            self.is_embedding_query = holds_own_vectors(self._connection)
 
     @classmethod
     def class_name(cls) -> str:
@@ -253,6 +251,32 @@ class RCPVectorStore(BasePydanticVectorStore):
             raise ValueError("an RCP server embeds the query itself: `query_str` is required")
         # §7.7 wants a non-empty query; by its vector alone the search is dense.
         return PROBE_QUERY, replace(options, mode="dense", fusion=None)
+
+
+def _embedding_query(store: RCPVectorStore) -> bool:
+    """Whether LlamaIndex must embed the query: on an index of your own vectors only.
+
+    Asked of the index (its advertised ``embed.identity``) when the framework first
+    reads it, at the first retrieve: a store over a server is built without
+    connecting, and its capabilities are fixed for the session (§13.2).
+    """
+    given = store.__dict__.get("is_embedding_query")
+    if given is None:
+        given = holds_own_vectors(store.client)
+        store.__dict__["is_embedding_query"] = given
+    return bool(given)
+
+
+def _set_embedding_query(store: RCPVectorStore, value: bool | None) -> None:
+    store.__dict__["is_embedding_query"] = value
+
+
+# A property installed after pydantic built the class: the field stays a field (it is
+# validated, dumped, given to __init__), the read goes through the property, which
+# outranks the instance's __dict__ as every data descriptor does.
+RCPVectorStore.is_embedding_query = property(  # type: ignore[assignment]
+    _embedding_query, _set_embedding_query
+)
 
 
 def node_with_score(hit: Hit) -> NodeWithScore:

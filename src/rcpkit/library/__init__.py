@@ -11,7 +11,7 @@
 
 from rcpkit.library._async import AsyncIndex, open_async
 from rcpkit.library._errors import LibraryError
-from rcpkit.library._index import AddResult, Index, SearchResult
+from rcpkit.library._index import AddResult, Index, SearchResult, StoredDocument
 from rcpkit.library._open import open
 from rcpkit.protocol.content import Hit
 
@@ -22,6 +22,7 @@ __all__ = [
     "Index",
     "LibraryError",
     "SearchResult",
+    "StoredDocument",
     "open",
     "open_async",
 ]

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rcpkit.library._index import AddResult, Document, Index, SearchResult
+from rcpkit.library._index import AddResult, Document, Index, SearchResult, StoredDocument
 
 if TYPE_CHECKING:
     from rcpkit.engine.ingest.folders import FolderRun
@@ -48,6 +48,9 @@ class AsyncIndex:
 
     async def delete(self, ids: Iterable[str]) -> int:
         return await asyncio.to_thread(self.index.delete, list(ids))
+
+    async def get(self, ids: Iterable[str]) -> list[StoredDocument]:
+        return await asyncio.to_thread(self.index.get, list(ids))
 
     async def stats(self) -> Mapping[str, Any]:
         return await asyncio.to_thread(self.index.stats)

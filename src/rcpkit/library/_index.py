@@ -38,7 +38,7 @@ from rcpkit.protocol.validation import parse_params
 if TYPE_CHECKING:
     from rcpkit.engine.ingest.folders import FolderRun
 
-__all__ = ["AddResult", "Index", "SearchResult"]
+__all__ = ["AddResult", "Index", "SearchResult", "StoredDocument"]
 
 Document = Mapping[str, Any] | str
 
@@ -50,6 +50,17 @@ class AddResult:
     ids: list[str]
     chunks: int
     version: int
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDocument:
+    """A document as the index holds it: its whole text and the metadata it was given."""
+
+    id: str
+    text: str
+    title: str | None
+    uri: str | None
+    meta: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +285,22 @@ class Index:
             if not all(isinstance(doc_id, str) for doc_id in wanted):
                 raise LibraryError("ids must be strings (document ids)", field="ids")
             return delete_documents(engine, wanted).deleted_documents
+
+    def get(self, ids: Iterable[str]) -> list[StoredDocument]:
+        """The stored documents among ``ids``, in their order; absent ids are skipped.
+
+        A read of those documents only (what ``rcpkit show`` reads), never a listing.
+        """
+        with self._call() as engine, translated():
+            wanted = list(ids)
+            if not all(isinstance(doc_id, str) for doc_id in wanted):
+                raise LibraryError("ids must be strings (document ids)", field="ids")
+            rows = (engine.store.document(doc_id) for doc_id in wanted)
+            return [
+                StoredDocument(row.doc_id, row.text, row.title, row.uri, dict(row.meta))
+                for row in rows
+                if row is not None
+            ]
 
     def stats(self) -> dict[str, Any]:
         """What ``rcpkit stats`` prints, and the filter fields the index declares."""
