@@ -29,7 +29,7 @@ import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 from scipy import sparse
 
-from rcpkit.engine.index.bm25 import tokens
+from rcpkit.engine.scoring.bm25 import tokens
 from rcpkit.engine.store import analysis
 from rcpkit.evaluation.baseline import bm25_baseline
 from rcpkit.evaluation.dataset import Dataset, load_dataset
