@@ -30,7 +30,7 @@ from bm25s.stopwords import STOPWORDS_EN
 from scipy import sparse
 
 from rcpkit.engine.scoring.bm25 import tokens
-from rcpkit.engine.store import analysis
+from rcpkit.engine.text import analysis
 from rcpkit.evaluation.baseline import bm25_baseline
 from rcpkit.evaluation.dataset import Dataset, load_dataset
 from rcpkit.evaluation.metrics import Run, score_run
