@@ -15,7 +15,6 @@ from collections.abc import Callable, Coroutine, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from rcpkit.client import CapabilityMissing
 from rcpkit.integrations._connect import Connection
 from rcpkit.integrations._connect import connection_from as server_connection
 from rcpkit.protocol import messages as m
@@ -122,12 +121,6 @@ class LocalConnection(Connection):
     @property
     def capabilities(self) -> Mapping[str, Any]:
         return self.index.capabilities
-
-    def require(self, method: str, capability: str) -> Mapping[str, Any]:
-        block = self.capabilities.get(capability)
-        if block is None:
-            raise CapabilityMissing(method, capability)
-        return block if isinstance(block, Mapping) else {}
 
     def call(self, work: Callable[[Any], T]) -> T:
         return work(self._client)
