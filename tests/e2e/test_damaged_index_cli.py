@@ -196,3 +196,23 @@ def test_a_backup_inside_the_index_folder_is_refused(built: Path) -> None:
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert "inside the index folder" in done.stderr
     assert snapshot(built) == before
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["new folder", "empty folder"])
+def test_a_backup_that_fails_on_any_file_leaves_its_destination_as_it_was(
+    built: Path, tmp_path: Path, existing: bool
+) -> None:
+    # The index file is sound and copied first; the damaged state file after it
+    # used to fail only once index.sqlite3 was already written into DEST.
+    (built / "feedback.sqlite3").write_bytes(bytes(range(256)) * 64)
+    dest = tmp_path / "copy"
+    if existing:
+        dest.mkdir()
+    before = snapshot(built)
+    done = rcpkit("backup", str(dest), "--index", str(built))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "feedback.sqlite3" in done.stderr
+    assert dest.exists() == existing
+    assert not existing or not any(dest.iterdir())
+    assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".copy")] == []
+    assert snapshot(built) == before

@@ -8,6 +8,8 @@ it. DEST is a folder that becomes a complete index: ``--index DEST`` serves it.
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sqlite3
 import time
 from pathlib import Path
@@ -42,11 +44,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{dest} is not empty: back up into a new or empty folder")
     # Issue 52: a damaged index is refused before the copy writes anything.
     check_index_file(config.index / "index.sqlite3", create=False)
-    dest.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    for name in _FILES:
-        if (config.index / name).is_file():
-            copy_database(config.index / name, dest / name)
+    _copy_into(config.index, dest)
     version = _version(dest / "index.sqlite3")
     seconds = time.perf_counter() - started
     print(f"backed up {config.index} at version {version} to {dest} in {seconds:.1f} s")
@@ -62,6 +61,24 @@ def _refuse_inside(dest: Path, index: Path) -> None:
         raise ValueError(f"{dest} is inside the index folder {index}: back up elsewhere")
 
 
+def _copy_into(index: Path, dest: Path) -> None:
+    """Every database of ``index`` copied into a staging folder beside ``dest``,
+    which becomes ``dest`` only once all are copied and checked: a file that fails
+    (a damaged ``feedback.sqlite3`` after a sound index) leaves ``dest`` as it was."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = dest.parent / f".{dest.name}.partial-{os.getpid()}"
+    staging.mkdir()
+    try:
+        for name in _FILES:
+            if (index / name).is_file():
+                copy_database(index / name, staging / name)
+        if dest.exists():
+            dest.rmdir()  # checked empty above; rename() will not replace a folder with files
+        staging.rename(dest)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def copy_database(source: Path, target: Path) -> None:
     """``source`` copied page by page from one snapshot (sqlite3.Connection.backup)."""
     reader = sqlite3.connect(source, timeout=30)
@@ -70,7 +87,9 @@ def copy_database(source: Path, target: Path) -> None:
         reader.backup(writer)
         (verdict,) = writer.execute("PRAGMA quick_check").fetchone()
         if verdict != "ok":
-            raise OSError(f"the copy of {source.name} fails its check: {verdict}")
+            raise OSError(f"the copy of {source} fails its check: {verdict}")
+    except sqlite3.DatabaseError as error:
+        raise ValueError(f"{source} is damaged ({error}): nothing was backed up") from None
     finally:
         writer.close()
         reader.close()
