@@ -1,7 +1,9 @@
 """An interrupted `rcpkit index` keeps what it committed; a re-run finishes it (issue 51).
 
-The real CLI with the bundled MiniLM, killed (SIGKILL, then Ctrl-C) once the
-index's version has grown, which the test observes by polling the index file.
+The real CLI with the bundled MiniLM, into SQLite, PostgreSQL and SolrCloud,
+killed (SIGKILL, then Ctrl-C) once the index's version has grown, which the test
+observes by polling the store (the index file, the versions table, Solr's
+committed version record).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import sqlite3
 import subprocess
 import sys
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -187,3 +191,34 @@ def test_a_killed_run_into_postgres_keeps_its_commits(tmp_path: Path, postgres_u
     assert summary_count(finished.stdout, "indexed") == (768 - kept, 768 - kept)
     assert summary_count(finished.stdout, "total") == (768, 768)
     assert finished.stderr.count("\n") == 3  # off a terminal: quiet, as over SQLite
+
+
+def _solr_version(solr_url: str) -> int:
+    """The collection's committed version, read from Solr itself (what every server sees)."""
+    host = solr_url.removeprefix("solr://")
+    query = urllib.parse.urlencode({"q": 'id:"rcpkit!sversion"', "fl": "value", "wt": "json"})
+    with urllib.request.urlopen(f"http://{host}/select?{query}", timeout=30) as answer:
+        found = json.load(answer)["response"]["docs"]
+    return int(found[0]["value"]) if found else 0
+
+
+@pytest.mark.timeout(900)
+def test_a_killed_run_into_solr_keeps_its_commits(tmp_path: Path, solr_url: str) -> None:
+    notes = write_notes(tmp_path / "notes", 768)  # three embedder calls of 256
+    store = ("--store", solr_url)
+    killed = interrupt(
+        notes, tmp_path / "local", signal.SIGKILL, *store, latest=lambda: _solr_version(solr_url)
+    )
+    assert killed.returncode == -signal.SIGKILL
+    shown = rcpkit("stats", "--index", str(tmp_path / "local"), *store, "--json")
+    assert shown.returncode == 0, shown.stderr
+    kept = json.loads(shown.stdout)["documents"]
+    assert 0 < kept < 768
+
+    finished = rcpkit("index", str(notes), "--index", str(tmp_path / "local"), *store)
+    assert finished.returncode == 0, finished.stderr
+    assert summary_count(finished.stdout, "unchanged") == (kept, 0)
+    assert summary_count(finished.stdout, "indexed") == (768 - kept, 768 - kept)
+    assert summary_count(finished.stdout, "total") == (768, 768)
+    assert finished.stderr.count("\n") == 3  # off a terminal: quiet, as over SQLite
+    assert re.search(r"^\s+embedded\s+\d+\.\d chunks/s", finished.stdout, re.MULTILINE)
