@@ -82,11 +82,11 @@ class Session:
         spec = METHODS.get(method)
         if spec is None:
             return self._prepare_extension(request)
+        if not (spec.before_initialize or self.initialized):
+            raise RCPError(ErrorCode.NOT_INITIALIZED, f"`{method}` before initialize")
         if spec.capability is None:
             _check_request(request)
             return Immediate(self._lifecycle(spec, request.params))
-        if not self.initialized:
-            raise RCPError(ErrorCode.NOT_INITIALIZED, f"`{method}` before initialize")
         registration = self.server.registration(method)
         if registration is None:
             raise RCPError(
