@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -144,7 +145,11 @@ class _Child:
             env=env,
             preexec_fn=lambda: os.sched_setaffinity(0, {_SERVER_CPU}),
         )
-        return cls(process, _announced_url(process, startup))
+        child = cls(process, _announced_url(process, startup))
+        # Past start-up nobody reads its log, yet a full pipe (64 KiB) would block
+        # the server's next write: the log is drained and dropped from here on.
+        threading.Thread(target=_drain, args=(process,), daemon=True).start()
+        return child
 
     def rss_mib(self) -> float:
         status = Path(f"/proc/{self.process.pid}/status").read_text()
@@ -158,8 +163,14 @@ class _Child:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(5)
-        assert self.process.stderr is not None
-        self.process.stderr.close()
+
+
+def _drain(process: subprocess.Popen[bytes]) -> None:
+    """Read the server's log until it exits, then close the pipe."""
+    assert process.stderr is not None
+    with process.stderr:
+        while os.read(process.stderr.fileno(), 65536):
+            pass
 
 
 def _announced_url(process: subprocess.Popen[bytes], timeout: float = 30.0) -> str:
