@@ -216,3 +216,20 @@ def test_a_backup_that_fails_on_any_file_leaves_its_destination_as_it_was(
     assert not existing or not any(dest.iterdir())
     assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".copy")] == []
     assert snapshot(built) == before
+
+
+def test_an_export_that_fails_midway_leaves_its_output_file_as_it_was(
+    built: Path, tmp_path: Path
+) -> None:
+    # The second document's stored meta is spoiled: the export fails after the first
+    # line, and used to leave that line in place of what the file held.
+    with sqlite3.connect(built / "index.sqlite3") as db:
+        db.execute("UPDATE documents SET meta = '{spoiled' WHERE doc_id = 'otters.md'")
+    db.close()
+    output = tmp_path / "out.jsonl"
+    output.write_text("the previous export\n")
+    done = rcpkit("export", "--index", str(built), "--output", str(output))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "otters.md" in done.stderr
+    assert output.read_text() == "the previous export\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["docs", "idx", "out.jsonl"]
