@@ -165,10 +165,28 @@ def test_killed_runs_keep_their_commits_and_the_rerun_embeds_only_the_rest(
     np.testing.assert_allclose(vectors, expected_vectors, atol=1e-4)
 
 
+def killed_and_finished(tmp_path: Path, store: str, latest: Version) -> None:
+    """A run into ``store`` killed after a commit keeps it; the re-run does only the rest."""
+    notes = write_notes(tmp_path / "notes", 768)  # three embedder calls of 256
+    flags = ("--index", str(tmp_path / "local"), "--store", store)
+    killed = interrupt(notes, tmp_path / "local", signal.SIGKILL, *flags[2:], latest=latest)
+    assert killed.returncode == -signal.SIGKILL
+    shown = rcpkit("stats", *flags, "--json")
+    assert shown.returncode == 0, shown.stderr
+    kept = json.loads(shown.stdout)["documents"]
+    assert 0 < kept < 768
+
+    finished = rcpkit("index", str(notes), *flags)
+    assert finished.returncode == 0, finished.stderr
+    assert summary_count(finished.stdout, "unchanged") == (kept, 0)
+    assert summary_count(finished.stdout, "indexed") == (768 - kept, 768 - kept)
+    assert summary_count(finished.stdout, "total") == (768, 768)
+    assert finished.stderr.count("\n") == 3  # off a terminal: quiet, as over SQLite
+    assert re.search(r"^\s+embedded\s+\d+\.\d chunks/s", finished.stdout, re.MULTILINE)
+
+
 @pytest.mark.timeout(600)
 def test_a_killed_run_into_postgres_keeps_its_commits(tmp_path: Path, postgres_url: str) -> None:
-    notes = write_notes(tmp_path / "notes", 768)  # three embedder calls of 256
-
     def latest() -> int:
         with psycopg.connect(postgres_url) as db:
             try:
@@ -177,20 +195,7 @@ def test_a_killed_run_into_postgres_keeps_its_commits(tmp_path: Path, postgres_u
                 return 0
         return int(row[0]) if row else 0
 
-    store = ("--store", postgres_url)
-    killed = interrupt(notes, tmp_path / "local", signal.SIGKILL, *store, latest=latest)
-    assert killed.returncode == -signal.SIGKILL
-    shown = rcpkit("stats", "--index", str(tmp_path / "local"), *store, "--json")
-    assert shown.returncode == 0, shown.stderr
-    kept = json.loads(shown.stdout)["documents"]
-    assert 0 < kept < 768
-
-    finished = rcpkit("index", str(notes), "--index", str(tmp_path / "local"), *store)
-    assert finished.returncode == 0, finished.stderr
-    assert summary_count(finished.stdout, "unchanged") == (kept, 0)
-    assert summary_count(finished.stdout, "indexed") == (768 - kept, 768 - kept)
-    assert summary_count(finished.stdout, "total") == (768, 768)
-    assert finished.stderr.count("\n") == 3  # off a terminal: quiet, as over SQLite
+    killed_and_finished(tmp_path, postgres_url, latest)
 
 
 def _solr_version(solr_url: str) -> int:
@@ -204,21 +209,4 @@ def _solr_version(solr_url: str) -> int:
 
 @pytest.mark.timeout(900)
 def test_a_killed_run_into_solr_keeps_its_commits(tmp_path: Path, solr_url: str) -> None:
-    notes = write_notes(tmp_path / "notes", 768)  # three embedder calls of 256
-    store = ("--store", solr_url)
-    killed = interrupt(
-        notes, tmp_path / "local", signal.SIGKILL, *store, latest=lambda: _solr_version(solr_url)
-    )
-    assert killed.returncode == -signal.SIGKILL
-    shown = rcpkit("stats", "--index", str(tmp_path / "local"), *store, "--json")
-    assert shown.returncode == 0, shown.stderr
-    kept = json.loads(shown.stdout)["documents"]
-    assert 0 < kept < 768
-
-    finished = rcpkit("index", str(notes), "--index", str(tmp_path / "local"), *store)
-    assert finished.returncode == 0, finished.stderr
-    assert summary_count(finished.stdout, "unchanged") == (kept, 0)
-    assert summary_count(finished.stdout, "indexed") == (768 - kept, 768 - kept)
-    assert summary_count(finished.stdout, "total") == (768, 768)
-    assert finished.stderr.count("\n") == 3  # off a terminal: quiet, as over SQLite
-    assert re.search(r"^\s+embedded\s+\d+\.\d chunks/s", finished.stdout, re.MULTILINE)
+    killed_and_finished(tmp_path, solr_url, lambda: _solr_version(solr_url))
