@@ -2,10 +2,11 @@
 
     python benchmarks/library_peers.py [CHUNKS]          # default 20000; the issue's: 100000
 
-Issue 47. Real text: the shared Cranfield abstracts cut into 60-word passages,
-then the docstring paragraphs of 20+ words of this Python's standard library,
-then of its site-packages (the venv running the script), until ``CHUNKS`` (rcpkit's
-dev venv gives 88,357 in all on 2026-12-07, fewer than 100k; the script says so). Every
+Issue 47. Real text: ``rcpkit_bench._real_text`` (the shared Cranfield abstracts
+cut into 60-word passages, then the prose of this Python's and its packages'
+docstrings, then manual pages, documentation and comments installed on the
+machine), the first ``CHUNKS`` of them with an LSA direction; a machine with fewer
+says so (BenchUnavailable) rather than pad with made-up text. Every
 engine gets the same chunks and the same vectors, computed once (rcpkit takes
 them as its own vectors), and every query the same precomputed query vector:
 the 225 Cranfield queries (the first 25 asked of every engine once to warm it),
@@ -33,16 +34,15 @@ Needs rcpkit-bench's ``peers`` extra (chromadb, lancedb, qdrant-client).
 
 from __future__ import annotations
 
-import ast
+import hashlib
 import json
 import os
 import re
 import statistics
 import sys
-import sysconfig
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +53,12 @@ from rcpkit.engine.models import load_embedder
 from rcpkit.engine.query import Query
 from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.library._request import LocalRequest
+from rcpkit_bench import _real_text
 
 CRANFIELD = Path("/work/shared/datasets/cranfield")
 K = 10
-WINDOW = 60  # words per Cranfield passage
 WARM = 25  # queries asked of every side before the timed round
-# The chunks and vectors of one size, kept: reading site-packages is minutes under load.
+# The vectors of one set of chunks, kept: the LSA of 100k chunks is minutes under load.
 CACHE = Path(tempfile.gettempdir()) / "rcpkit-library-peers"
 # The default search through the API, and the engine call it wraps, same Query.
 OVERHEAD = ("Index.search", "pipeline.retrieve")
@@ -74,12 +74,11 @@ def main() -> None:
     # is given the same chunks, so it is left out of all (rcpkit refuses a zero vector).
     placed = np.linalg.norm(vectors, axis=1) > 0
     texts, vectors = [t for t, kept in zip(texts, placed, strict=True) if kept], vectors[placed]
+    texts, vectors = texts[:size], vectors[:size]
     aimed = np.linalg.norm(asked, axis=1) > 0
     queries, asked = [q for q, kept in zip(queries, aimed, strict=True) if kept], asked[aimed]
     left = f"{int((~placed).sum())} chunks, {int((~aimed).sum())} queries"
     print(f"left out without a direction: {left}")
-    if len(texts) < size:  # the sources ran out: say so, never pad with made-up text
-        print(f"only {len(texts)} real-text chunks in this machine's sources, not {size}")
     print(f"{len(texts)} chunks, {len(queries)} queries, {kind} vectors", end=" ")
     print(f"({time.perf_counter() - started:.0f} s)", flush=True)
     with tempfile.TemporaryDirectory(prefix="rcpkit-peers-") as folder:
@@ -120,57 +119,19 @@ def _timed(sides: dict[str, Search], queries: list[str], asked: Any) -> dict[str
 
 
 def _cached(size: int, kind: str, queries: list[str]) -> tuple[list[str], Any, Any]:
-    """(chunks, their vectors, the queries' vectors), from CACHE or made and kept there."""
-    folder = CACHE / f"{size}-{kind.replace(':', '-')}"
+    """(chunks, their vectors, the queries' vectors); the vectors from CACHE or made there."""
+    # A margin over size: the chunks without an LSA direction are left out (main).
+    texts = _real_text.chunks(size + size // 100)
+    # Keyed by the chunks themselves: the vectors of other text are never reused.
+    digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:12]
+    folder = CACHE / f"{size}-{kind.replace(':', '-')}-{digest}"
     if (folder / "asked.npy").exists():
-        texts = json.loads((folder / "chunks.json").read_text())
         return texts, np.load(folder / "vectors.npy"), np.load(folder / "asked.npy")
-    texts = _chunks(size)
     vectors, asked = _vectors(kind, texts, queries)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "chunks.json").write_text(json.dumps(texts))
     np.save(folder / "vectors.npy", vectors)
     np.save(folder / "asked.npy", asked)  # last: its presence says the rest is whole
     return texts, vectors, asked
-
-
-def _chunks(size: int) -> list[str]:
-    found: list[str] = []
-    seen: set[str] = set()
-    for text in _passages():
-        if text not in seen:
-            seen.add(text)
-            found.append(text)
-            if len(found) == size:
-                break
-    return found
-
-
-def _passages() -> Iterator[str]:
-    for line in (CRANFIELD / "corpus.jsonl").open():
-        words = json.loads(line)["text"].split()
-        for start in range(0, len(words), WINDOW):
-            if len(words[start : start + WINDOW]) >= 20:
-                yield " ".join(words[start : start + WINDOW])
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    yield from _docstrings(stdlib)
-    purelib = Path(sysconfig.get_paths()["purelib"])
-    if not purelib.is_relative_to(stdlib):
-        yield from _docstrings(purelib)
-
-
-def _docstrings(root: Path) -> Iterator[str]:
-    """Docstring paragraphs of 20 words or more, file by file in sorted order."""
-    for path in sorted(root.rglob("*.py")):
-        try:
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-        except (SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef | ast.Module):
-                for paragraph in (ast.get_docstring(node) or "").split("\n\n"):
-                    if len(paragraph.split()) >= 20:
-                        yield " ".join(paragraph.split())
 
 
 def _vectors(kind: str, texts: list[str], queries: list[str]) -> tuple[Any, Any]:
