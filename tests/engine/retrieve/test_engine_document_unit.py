@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from engine_support import Calls, ids, indexed
 
 from rcpkit.engine.engine import Engine
@@ -76,3 +78,37 @@ async def test_a_document_hit_keeps_the_regions_of_its_whole_span(engine: Engine
     start, end = chunk["citation"]["start"], chunk["citation"]["end"]
     assert chunk["meta"]["regions"] == [r for r in regions if r[1] < end and r[2] > start]
     assert whole["meta"]["regions"] == regions
+
+
+async def test_a_document_page_reads_the_rows_of_its_head_not_of_the_whole_pool(
+    engine: Engine,
+) -> None:
+    # A unit ranks by its first chunk in the ranking, so the page and one unit more are
+    # all a document page needs; reading every pooled chunk's row to find its document
+    # cost the default 1.2-1.3x its p50 at k 100 once the pool doubled (issue 50).
+    read: list[int] = []
+    fetch = engine.store.fetch
+
+    def recording(keys: Sequence[int]) -> dict[int, Any]:
+        read.extend(keys)
+        return fetch(keys)
+
+    async with indexed(engine, [_long(number) for number in range(40)]) as call:
+        engine.store.fetch = recording  # type: ignore[method-assign]
+        found = await call.result("retrieve", {"query": "report topic", "k": 3, "unit": "document"})
+    assert len(found["hits"]) == 3
+    assert len(set(read)) < found["usage"]["candidates"] / 2
+
+
+@pytest.mark.parametrize("k", [1, 4, 9])
+async def test_a_document_page_is_the_chunk_rankings_documents_in_first_appearance(
+    engine: Engine, k: int
+) -> None:
+    pool = {"query": "report topic 3", "candidateK": 80}
+    async with indexed(engine, [_long(number) for number in range(40)]) as call:
+        chunks = await call.result("retrieve", {**pool, "k": 80})
+        documents = await call.result("retrieve", {**pool, "k": k, "unit": "document"})
+    first_seen = list(dict.fromkeys(hit["chunk"]["docId"] for hit in chunks["hits"]))
+    assert len(first_seen) > k
+    assert ids(documents) == first_seen[:k]
+    assert documents["nextCursor"]

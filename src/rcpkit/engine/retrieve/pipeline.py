@@ -30,7 +30,7 @@ from rcpkit.engine.retrieve.cursors import (
 )
 from rcpkit.engine.retrieve.duplicates import collapse_duplicates
 from rcpkit.engine.retrieve.graph_units import graph_hits
-from rcpkit.engine.retrieve.packing import UNIT_KEYS, build_hits, merge_units
+from rcpkit.engine.retrieve.packing import UNIT_KEYS, build_hits, merge_units, units_head
 from rcpkit.engine.retrieve.recall import Recalled, recall, recall_depth
 from rcpkit.engine.retrieve.rescore import rescore_indexed
 from rcpkit.engine.retrieve.stages import Candidate, mmr, pack_to_budget, recency_decay
@@ -197,9 +197,12 @@ def _read(
         candidates = _recency(engine, query, candidates, floor)
     rows: dict[int, ChunkRow] = {}
     unit = query.unit if query.unit in UNIT_KEYS else "chunk"
-    if unit in ("document", "page") or quarantined or seen:
+    if quarantined or seen or (unit in ("document", "page") and query.mmr_lambda is not None):
+        # What is withheld or seen, and MMR's choice, read every candidate's unit.
         rows = fetch_rows(engine.store, [c.key for c in candidates])
         candidates = [c for c in candidates if c.key in rows]
+    elif unit in ("document", "page"):
+        candidates, rows = units_head(engine.store, candidates, unit, depth + 1)
     if quarantined:
         candidates = _withhold(candidates, rows, quarantined, ctx)
     if unit in ("document", "page"):
