@@ -1,0 +1,165 @@
+"""The write path and the footprint: ``rcpkit.open(...).add`` against LanceDB ``table.add``.
+
+    python benchmarks/write_footprint.py [--chunks 100000] [--batch 5000] [--profile FILE]
+
+Issue 51 item 5: add ≤ 2× LanceDB's insert time for the same vectors, bytes on
+disk per chunk ≤ 2× LanceDB's, in one run. Both get the same real-text chunks
+(``rcpkit_bench._real_text``: Cranfield passages, then the prose of this
+Python's installed modules; the script refuses with the count found when there
+are fewer than ``--chunks``) and the same precomputed vectors (LSA of the
+chunks, ``library_peers._lsa``; kept in ``CACHE``), in the same batches.
+
+Timed: rcpkit's ``add`` calls (each one commit; they include its lexical index
+and its in-memory mirror) and its ``close`` (which saves the mirror beside the
+file); LanceDB's ``create_table``/``table.add`` calls, and its full-text index
+build (``create_index(FTS)``) apart, since rcpkit's add includes its own.
+Bytes: every file under each folder after close (LanceDB's with its FTS index).
+``--profile FILE``: rcpkit's adds under cProfile, the stats saved to FILE.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import importlib.util
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import rcpkit
+from rcpkit_bench import _real_text
+from rcpkit_bench.report import BenchUnavailable
+
+CACHE = Path(tempfile.gettempdir()) / "rcpkit-write-footprint"
+DIMENSION = 384  # MiniLM's, the default model's
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--batch", type=int, default=5_000, help="chunks per add call")
+    parser.add_argument("--profile", type=Path, help="save cProfile stats of rcpkit's adds")
+    args = parser.parse_args()
+    try:
+        texts, vectors = _cached(args.chunks)
+    except BenchUnavailable as error:
+        sys.exit(f"write_footprint: {error}")
+    print(f"{len(texts):,} real-text chunks, LSA vectors of {vectors.shape[1]}", flush=True)
+    ids = [f"c{n}" for n in range(len(texts))]
+    with tempfile.TemporaryDirectory(prefix="rcpkit-write-") as folder:
+        ours = _rcpkit(Path(folder) / "rcpkit", ids, texts, vectors, args.batch, args.profile)
+        theirs = _lancedb(Path(folder) / "lance", ids, texts, vectors, args.batch)
+    count = len(texts)
+    print(f"{'':<28} {'rcpkit':>10} {'LanceDB':>10} {'ratio':>7}")
+    for name in ("add", "close", "full-text index"):
+        mine, peer = ours.get(name, 0.0), theirs.get(name, 0.0)
+        print(f"{name + ' (s)':<28} {mine:10.2f} {peer:10.2f}", end="")
+        print(f" {mine / peer:6.2f}x" if peer and mine else "")
+    mine_add = ours["add"] + ours["close"]
+    peer_add = theirs["add"] + theirs["full-text index"]
+    both = f"{mine_add:10.2f} {peer_add:10.2f} {mine_add / peer_add:6.2f}x"
+    print(f"{'add+close / add+FTS (s)':<28} {both}")
+    print(f"{'add / add (target ≤ 2x)':<28} {'':>21} {ours['add'] / theirs['add']:6.2f}x")
+    mine_b, peer_b = ours["bytes"] / count, theirs["bytes"] / count
+    print(f"{'bytes per chunk':<28} {mine_b:10,.0f} {peer_b:10,.0f} {mine_b / peer_b:6.2f}x")
+    print(f"{'  (LanceDB without FTS)':<28} {'':>10} {theirs['bytes data'] / count:10,.0f}")
+    print("rcpkit's files:", json.dumps(ours["files"]))
+
+
+def _cached(size: int) -> tuple[list[str], Any]:
+    """(chunks, their LSA vectors), from CACHE or made and kept there."""
+    folder = CACHE / str(size)
+    if (folder / "vectors.npy").exists():
+        return json.loads((folder / "chunks.json").read_text()), np.load(folder / "vectors.npy")
+    texts = _real_text.chunks(size)
+    vectors, _ = _peers_module()._lsa(texts, [], DIMENSION)
+    # A chunk none of whose words is in two chunks has no LSA direction; rcpkit
+    # refuses a zero vector, so it gets a unit one (the same for LanceDB).
+    vectors[np.linalg.norm(vectors, axis=1) == 0, 0] = 1.0
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "chunks.json").write_text(json.dumps(texts))
+    np.save(folder / "vectors.npy", vectors)  # last: its presence says the rest is whole
+    return texts, vectors
+
+
+def _peers_module() -> Any:
+    """``benchmarks/library_peers.py`` (for its LSA): benchmarks/ is not a package."""
+    path = Path(__file__).with_name("library_peers.py")
+    spec = importlib.util.spec_from_file_location("library_peers", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _rcpkit(
+    folder: Path, ids: list[str], texts: list[str], vectors: Any, batch: int, profile: Path | None
+) -> dict[str, Any]:
+    index = rcpkit.open(folder, create=True, vectors=vectors.shape[1])
+    profiler = cProfile.Profile() if profile else None
+    took = 0.0
+    for start in range(0, len(ids), batch):
+        part = slice(start, start + batch)
+        documents = [{"id": i, "text": t} for i, t in zip(ids[part], texts[part], strict=True)]
+        begun = time.perf_counter()
+        if profiler is not None:
+            profiler.enable()
+        index.add(documents, vectors=vectors[part])
+        if profiler is not None:
+            profiler.disable()
+        took += time.perf_counter() - begun
+    begun = time.perf_counter()
+    index.close()
+    closed = time.perf_counter() - begun
+    if profiler is not None and profile is not None:
+        profiler.dump_stats(profile)
+    files = {path.name: path.stat().st_size for path in folder.rglob("*") if path.is_file()}
+    return {"add": took, "close": closed, "bytes": sum(files.values()), "files": files}
+
+
+def _lancedb(
+    folder: Path, ids: list[str], texts: list[str], vectors: Any, batch: int
+) -> dict[str, float]:
+    import lancedb
+    import pyarrow as pa
+    from lancedb.index import FTS
+
+    db = lancedb.connect(str(folder))
+    table = None
+    took = 0.0
+    for start in range(0, len(ids), batch):
+        part = slice(start, start + batch)
+        rows = pa.table(
+            {
+                "id": ids[part],
+                "text": texts[part],
+                "vector": pa.FixedSizeListArray.from_arrays(
+                    pa.array(vectors[part].astype(np.float32).ravel()), vectors.shape[1]
+                ),
+            }
+        )
+        begun = time.perf_counter()
+        if table is None:
+            table = db.create_table("chunks", rows)
+        else:
+            table.add(rows)
+        took += time.perf_counter() - begun
+    assert table is not None
+    data = _size(folder)
+    begun = time.perf_counter()
+    table.create_index("text", config=FTS())
+    indexed = time.perf_counter() - begun
+    return {"add": took, "full-text index": indexed, "bytes": _size(folder), "bytes data": data}
+
+
+def _size(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
+
+
+if __name__ == "__main__":
+    main()
