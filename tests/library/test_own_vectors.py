@@ -217,3 +217,21 @@ def test_a_postgresql_index_of_your_own_vectors(postgres_url: str) -> None:
         assert [hit.score for hit in found] == pytest.approx(cosines, abs=1e-5)
     with pytest.raises(rcpkit.LibraryError, match="not vectors:16"):
         rcpkit.open(postgres_url, vectors=16)
+
+
+def test_a_closed_index_leaves_no_write_ahead_log_behind(tmp_path: Path) -> None:
+    # Issue 51.5: bytes on disk after close. The per-thread reader connections outlive
+    # close, so SQLite's last-connection checkpoint never ran and the WAL (as large as
+    # the rows written) stayed beside the file.
+    folder = tmp_path / "idx"
+    index = rcpkit.open(folder, create=True, vectors=DIMENSION)
+    index.add(_documents(), vectors=_vectors())
+    assert index.search("apples", vector=_vectors(1)[0], k=2)  # a reader connection opens
+    index.close()
+    log = folder / "index.sqlite3-wal"
+    assert not log.exists() or log.stat().st_size == 0
+    with rcpkit.open(folder) as reopened:  # nothing the log held was lost
+        assert [hit.id for hit in reopened.search("apples", mode="sparse", k=4)] == [
+            "d0#0",
+            "d2#0",
+        ]

@@ -17,7 +17,9 @@ file, so several processes can write one index and never reuse a version.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
+import sqlite3
 import threading
 import time
 from collections.abc import Mapping
@@ -142,4 +144,16 @@ class SQLiteStore(Writes, Reads):
     def close(self) -> None:
         if self._cache is not None:
             self._cache.close()
+        self._fold_log()
         self._writer.close()
+
+    def _fold_log(self) -> None:
+        """Fold the WAL into the file and truncate it (bytes on disk after close, issue 51).
+
+        SQLite does so when its last connection closes, but the readers' connections
+        (one per thread) outlive the store. Never waits: a process still reading the
+        file keeps its log, folded by whichever connection closes last.
+        """
+        self._writer.execute("PRAGMA busy_timeout = 0")
+        with contextlib.suppress(sqlite3.Error):
+            self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
