@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -235,3 +236,44 @@ def test_a_closed_index_leaves_no_write_ahead_log_behind(tmp_path: Path) -> None
             "d0#0",
             "d2#0",
         ]
+
+
+def _stored_text_bytes(folder: Path) -> int:
+    with sqlite3.connect(folder / "index.sqlite3") as db:
+        return int(db.execute("SELECT coalesce(sum(length(text)), 0) FROM documents").fetchone()[0])
+
+
+def test_a_one_chunk_document_s_text_is_stored_once_and_read_whole(tmp_path: Path) -> None:
+    # Issue 51.5: the documents row held the text its only chunk holds (400 B a chunk).
+    folder = tmp_path / "idx"
+    long = " ".join(f"word{n}" for n in range(2_000))  # own vectors: one chunk, however long
+    documents = [*_documents(), {"id": "long", "text": long}]
+    with rcpkit.open(folder, create=True, vectors=DIMENSION) as index:
+        index.add(documents, vectors=_vectors(len(documents)))
+        assert [stored.text for stored in index.get([d["id"] for d in documents])] == [
+            d["text"] for d in documents
+        ]
+        hits = index.search("apples", mode="sparse", k=4)
+        assert [(hit.id, hit.text) for hit in hits] == [
+            ("d0#0", TEXTS[0]),
+            ("d2#0", TEXTS[2]),
+        ]
+    assert _stored_text_bytes(folder) == 0
+
+
+def test_an_index_whose_documents_hold_their_text_again_reads_the_same(tmp_path: Path) -> None:
+    # The layout before issue 51.5 kept every document's whole text: such an index
+    # (here rewritten to it) answers exactly as the new one.
+    folder = tmp_path / "idx"
+    with rcpkit.open(folder, create=True, vectors=DIMENSION) as index:
+        index.add(_documents(), vectors=_vectors())
+        query = _vectors(1, seed=99)[0]
+        before = [(h.id, h.text, h.score) for h in index.search("apples", vector=query, k=4)]
+    with sqlite3.connect(folder / "index.sqlite3") as db:
+        for n, text in enumerate(TEXTS):
+            db.execute("UPDATE documents SET text = ? WHERE doc_id = ?", (text, f"d{n}"))
+    assert _stored_text_bytes(folder) == sum(len(text) for text in TEXTS)
+    with rcpkit.open(folder) as index:
+        after = [(h.id, h.text, h.score) for h in index.search("apples", vector=query, k=4)]
+        assert [stored.text for stored in index.get([f"d{n}" for n in range(4)])] == TEXTS
+    assert after == before

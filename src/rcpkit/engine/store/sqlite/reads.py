@@ -31,6 +31,15 @@ from rcpkit.engine.store.sqlite.file import SQLiteFile, groups
 
 __all__ = ["Reads"]
 
+# A document with one chunk of the same text stores '' (``writes._insert_document``);
+# its text is its live chunk's. A document of an older index holds its text.
+_DOCUMENT_TEXT = (
+    "CASE WHEN d.text = '' THEN coalesce((SELECT c.text FROM chunks c"
+    " WHERE c.tenant = d.tenant AND c.doc_id = d.doc_id AND c.removed IS NULL), '')"
+    " ELSE d.text END"
+)
+_DOCUMENT_FIELDS = DOCUMENT_FIELDS.replace(", text,", f", {_DOCUMENT_TEXT},")
+
 
 class Reads(SQLiteFile):
     """Reads of the file's rows (through this thread's reader connection)."""
@@ -116,8 +125,12 @@ class Reads(SQLiteFile):
         found: dict[int, DocumentRow] = {}
         for group in groups(list(keys)):
             marks = ",".join("?" * len(group))
+            # The chunk joined is the only one of a document stored without its text.
+            fields = JOINED_DOCUMENT_FIELDS.replace(
+                "d.text", "CASE WHEN d.text = '' THEN c.text ELSE d.text END"
+            )
             rows = self._reader.execute(
-                f"SELECT c.key, {JOINED_DOCUMENT_FIELDS} FROM chunks c"
+                f"SELECT c.key, {fields} FROM chunks c"
                 f" JOIN documents d ON d.doc_key = c.doc_key WHERE c.key IN ({marks})",
                 group,
             )
@@ -179,7 +192,7 @@ class Reads(SQLiteFile):
 
     def document(self, doc_id: str, tenant: str | None = None) -> DocumentRow | None:
         row = self._reader.execute(
-            f"SELECT {DOCUMENT_FIELDS} FROM documents"
+            f"SELECT {_DOCUMENT_FIELDS} FROM documents d"
             " WHERE tenant = ? AND doc_id = ? AND removed IS NULL",
             (tenant or "", doc_id),
         ).fetchone()

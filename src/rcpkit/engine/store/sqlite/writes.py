@@ -38,6 +38,8 @@ from rcpkit.engine.text.analysis import surface_words
 
 __all__ = ["Writes"]
 
+_TEXT = DOCUMENT_COLUMNS.index("text")
+
 
 class Writes(SQLiteFile):
     """Commits (rows retired, never updated in place), retention, purges."""
@@ -82,7 +84,7 @@ class Writes(SQLiteFile):
                 ):
                     frequencies.subtract(surface_words(text))
             for document, chunks in batch.documents:
-                doc_key = self._insert_document(connection, tenant, document, version)
+                doc_key = self._insert_document(connection, tenant, document, chunks, version)
                 added.extend(
                     self._insert_chunks(connection, tenant, document, doc_key, chunks, version)
                 )
@@ -143,12 +145,22 @@ class Writes(SQLiteFile):
         return keys, retired
 
     def _insert_document(
-        self, connection: sqlite3.Connection, tenant: str, document: DocumentRow, version: int
+        self,
+        connection: sqlite3.Connection,
+        tenant: str,
+        document: DocumentRow,
+        chunks: Sequence[NewChunk],
+        version: int,
     ) -> int:
+        values = list(document_values(tenant, document, version))
+        if len(chunks) == 1 and chunks[0].text == document.text:
+            # The text its only chunk holds is not stored again (issue 51.5: 400 B a
+            # chunk): '' says "the chunk's", and ``reads`` reads the chunk's back.
+            values[_TEXT] = ""
         cursor = connection.execute(
             f"INSERT INTO documents ({', '.join(DOCUMENT_COLUMNS)})"
             f" VALUES ({', '.join('?' * len(DOCUMENT_COLUMNS))})",
-            document_values(tenant, document, version),
+            values,
         )
         return int(cursor.lastrowid or 0)
 
