@@ -277,3 +277,51 @@ def test_an_index_whose_documents_hold_their_text_again_reads_the_same(tmp_path:
         after = [(h.id, h.text, h.score) for h in index.search("apples", vector=query, k=4)]
         assert [stored.text for stored in index.get([f"d{n}" for n in range(4)])] == TEXTS
     assert after == before
+
+
+def _long_documents(count: int) -> list[dict[str, Any]]:
+    # Rows of ~2.1 KB (a 384-float vector and ~550 characters): just over half a 4 KB page.
+    words = np.random.default_rng(3).integers(0, 5_000, size=(count, 90))
+    return [{"id": f"l{n}", "text": " ".join(f"w{w}" for w in row)} for n, row in enumerate(words)]
+
+
+def _build(folder: Path, documents: list[dict[str, Any]], vectors: np.ndarray) -> None:
+    with rcpkit.open(folder, create=True, vectors=vectors.shape[1]) as index:
+        index.add(documents, vectors=vectors)
+
+
+def _page_size(folder: Path) -> int:
+    with sqlite3.connect(folder / "index.sqlite3") as db:
+        return int(db.execute("PRAGMA page_size").fetchone()[0])
+
+
+def test_chunk_rows_fill_their_pages(tmp_path: Path) -> None:
+    # Issue 51.5: a chunk row just over half a 4 KB page took a page of its own.
+    documents = _long_documents(200)
+    vectors = np.random.default_rng(5).normal(size=(len(documents), 384))
+    _build(tmp_path / "idx", documents, vectors)
+    with sqlite3.connect(tmp_path / "idx" / "index.sqlite3") as db:
+        size, unused = db.execute(
+            "SELECT sum(pgsize), sum(unused) FROM dbstat WHERE name = 'chunks'"
+        ).fetchone()
+    assert unused / size < 0.15
+    # An index of 4 KB pages (every index before) answers the same: built by a process
+    # whose store still makes them.
+    (tmp_path / "in.json").write_text(json.dumps([documents, vectors.tolist()]))
+    script = (
+        "import json, sys, numpy as np, rcpkit; import rcpkit.engine.store.sqlite.file as f;"
+        " f.PAGE_SIZE = 4096; docs, vectors = json.loads(open(sys.argv[1]).read());"
+        " index = rcpkit.open(sys.argv[2], create=True, vectors=384);"
+        " index.add(docs, vectors=np.array(vectors)); index.close()"
+    )
+    subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "in.json"), str(tmp_path / "old")],
+        check=True,
+    )
+    assert (_page_size(tmp_path / "old"), _page_size(tmp_path / "idx")) == (4096, 16384)
+    answers = []
+    for name in ("old", "idx"):
+        with rcpkit.open(tmp_path / name) as index:
+            found = index.search("w17 w42", vector=vectors[9], k=5)
+            answers.append([(hit.id, hit.text, hit.score) for hit in found])
+    assert answers[0] == answers[1]
