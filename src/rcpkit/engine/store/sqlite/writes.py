@@ -41,6 +41,23 @@ __all__ = ["Writes"]
 _TEXT = DOCUMENT_COLUMNS.index("text")
 
 
+def _last_key(connection: sqlite3.Connection, table: str) -> int:
+    """The highest key ``table`` ever used (AUTOINCREMENT's ``sqlite_sequence``)."""
+    row = connection.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def _document_values(
+    tenant: str, document: DocumentRow, chunks: Sequence[NewChunk], version: int
+) -> list[object]:
+    values = list(document_values(tenant, document, version))
+    if len(chunks) == 1 and chunks[0].text == document.text:
+        # The text its only chunk holds is not stored again (issue 51.5: 400 B a
+        # chunk): '' says "the chunk's", and ``reads`` reads the chunk's back.
+        values[_TEXT] = ""
+    return values
+
+
 class Writes(SQLiteFile):
     """Commits (rows retired, never updated in place), retention, purges."""
 
@@ -83,11 +100,8 @@ class Writes(SQLiteFile):
                     f"SELECT text FROM chunks WHERE key IN ({marks})", key_group
                 ):
                     frequencies.subtract(surface_words(text))
-            for document, chunks in batch.documents:
-                doc_key = self._insert_document(connection, tenant, document, chunks, version)
-                added.extend(
-                    self._insert_chunks(connection, tenant, document, doc_key, chunks, version)
-                )
+            added = self._insert(connection, tenant, batch, version)
+            for _, chunks in batch.documents:
                 for chunk in chunks:
                     frequencies.update(surface_words(chunk.text))
             self._count_words(connection, tenant, frequencies)
@@ -144,55 +158,47 @@ class Writes(SQLiteFile):
             retired += cursor.rowcount
         return keys, retired
 
-    def _insert_document(
-        self,
-        connection: sqlite3.Connection,
-        tenant: str,
-        document: DocumentRow,
-        chunks: Sequence[NewChunk],
-        version: int,
-    ) -> int:
-        values = list(document_values(tenant, document, version))
-        if len(chunks) == 1 and chunks[0].text == document.text:
-            # The text its only chunk holds is not stored again (issue 51.5: 400 B a
-            # chunk): '' says "the chunk's", and ``reads`` reads the chunk's back.
-            values[_TEXT] = ""
-        cursor = connection.execute(
-            f"INSERT INTO documents ({', '.join(DOCUMENT_COLUMNS)})"
-            f" VALUES ({', '.join('?' * len(DOCUMENT_COLUMNS))})",
-            values,
-        )
-        return int(cursor.lastrowid or 0)
-
-    def _insert_chunks(
-        self,
-        connection: sqlite3.Connection,
-        tenant: str,
-        document: DocumentRow,
-        doc_key: int,
-        chunks: Sequence[NewChunk],
-        version: int,
+    def _insert(
+        self, connection: sqlite3.Connection, tenant: str, batch: WriteBatch, version: int
     ) -> list[tuple[int, npt.NDArray[np.float32]]]:
-        added = []
-        for chunk in chunks:
-            vector = np.ascontiguousarray(chunk.vector, dtype="<f4")
-            cursor = connection.execute(
-                'INSERT INTO chunks (doc_key, tenant, doc_id, idx, start, "end", page, text,'
-                " context, filter_meta, vector, added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*chunk.row_values(doc_key, tenant, document.doc_id), vector.tobytes(), version),
-            )
-            key = int(cursor.lastrowid or 0)
-            connection.execute(
-                "INSERT INTO chunks_fts (rowid, title, body) VALUES (?, ?, ?)",
-                (key, chunk.title_terms, chunk.body_terms),
-            )
-            if chunk.sparse is not None:
-                terms, weights = chunk.sparse
-                connection.executemany(
-                    "INSERT INTO splade (key, term, weight) VALUES (?, ?, ?)",
-                    [(key, int(t), float(w)) for t, w in zip(terms, weights, strict=True)],
-                )
-            added.append((key, vector.astype(np.float32)))
+        """The batch's documents, chunks and FTS rows, one ``executemany`` per table.
+
+        Keys are handed out here, past the highest ever used (``sqlite_sequence``,
+        which an explicit key above it moves on): under the write transaction no other
+        writer takes one, and AUTOINCREMENT never reuses a key (issue 51.5: a statement
+        per row was a quarter of an add).
+        """
+        doc_key = _last_key(connection, "documents")
+        key = _last_key(connection, "chunks")
+        documents, rows, terms, sparse = [], [], [], []
+        added: list[tuple[int, npt.NDArray[np.float32]]] = []
+        for document, chunks in batch.documents:
+            doc_key += 1
+            documents.append((doc_key, *_document_values(tenant, document, chunks, version)))
+            for chunk in chunks:
+                key += 1
+                vector = np.ascontiguousarray(chunk.vector, dtype="<f4")
+                own = chunk.row_values(doc_key, tenant, document.doc_id)
+                rows.append((key, *own, vector.tobytes(), version))
+                terms.append((key, chunk.title_terms, chunk.body_terms))
+                if chunk.sparse is not None:
+                    pairs = zip(*chunk.sparse, strict=True)
+                    sparse.extend((key, int(t), float(w)) for t, w in pairs)
+                added.append((key, vector.astype(np.float32)))
+        connection.executemany(
+            f"INSERT INTO documents (doc_key, {', '.join(DOCUMENT_COLUMNS)})"
+            f" VALUES ({', '.join('?' * (len(DOCUMENT_COLUMNS) + 1))})",
+            documents,
+        )
+        connection.executemany(
+            'INSERT INTO chunks (key, doc_key, tenant, doc_id, idx, start, "end", page, text,'
+            " context, filter_meta, vector, added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+        connection.executemany(
+            "INSERT INTO chunks_fts (rowid, title, body) VALUES (?, ?, ?)", terms
+        )
+        connection.executemany("INSERT INTO splade (key, term, weight) VALUES (?, ?, ?)", sparse)
         return added
 
     def collect(self, retain: int) -> list[int]:
