@@ -170,7 +170,10 @@ class Writes(SQLiteFile):
         """
         doc_key = _last_key(connection, "documents")
         key = _last_key(connection, "chunks")
-        documents, rows, terms, sparse = [], [], [], []
+        documents: list[tuple[object, ...]] = []
+        rows: list[tuple[object, ...]] = []
+        terms: list[tuple[int, str, str]] = []
+        sparse: list[tuple[int, int, float]] = []
         added: list[tuple[int, npt.NDArray[np.float32]]] = []
         for document, chunks in batch.documents:
             doc_key += 1
