@@ -127,3 +127,75 @@ def test_the_frameworks_own_embeddings_go_into_an_index_of_own_vectors(tmp_path:
         RCPVectorStore(index=opened).add([TextNode(id_="l", text="llama", embedding=[1.0, 0, 0])])
         assert opened.search(vector=[0.1, 0.9, 0.0], k=1)[0].id == "h#0"
         assert opened.search(vector=[0.9, 0.1, 0.0], k=1)[0].id == "l#0"
+
+
+class _Listed:
+    """Index.search, counting the hits each call hands back (what a listing reads)."""
+
+    def __init__(self, index: rcpkit.Index) -> None:
+        self.search = index.search
+        self.hits = 0
+        self.calls = 0
+
+    def __call__(self, *arguments: Any, **options: Any) -> Any:
+        result = self.search(*arguments, **options)
+        self.calls += 1
+        self.hits += len(result.hits)
+        return result
+
+
+def _others(index: rcpkit.Index, count: int) -> None:
+    """``count`` documents another client wrote, none of them through a framework."""
+    index.add([{"id": f"other-{n}", "text": f"note {n} on ranking"} for n in range(count)])
+
+
+def test_llamaindex_delete_lists_only_the_nodes_of_that_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from llama_index.core import Document, StorageContext, VectorStoreIndex
+    from llama_index.core.embeddings import MockEmbedding
+
+    from rcpkit.integrations.llamaindex import RCPVectorStore
+
+    with rcpkit.open(tmp_path / "idx", create=True, embedder=HASHING) as index:
+        _others(index, 150)
+        store = RCPVectorStore(index=index)
+        documents = [Document(text=text, doc_id=key) for key, text in TEXTS.items()]
+        VectorStoreIndex.from_documents(
+            documents,
+            storage_context=StorageContext.from_defaults(vector_store=store),
+            embed_model=MockEmbedding(embed_dim=8),
+        )
+        listed = _Listed(index)
+        monkeypatch.setattr(index, "search", listed)
+        store.delete("bm25")
+        assert listed.hits == 1  # its one node, not the 154 the index holds
+        left = {d.id for d in index.get([f"other-{n}" for n in range(150)])}
+        assert len(left) == 150 and index.stats()["documents"] == 153
+
+
+def test_haystack_count_and_duplicate_check_read_no_listing_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from haystack import Document
+    from haystack.document_stores.errors import DuplicateDocumentError
+    from haystack.document_stores.in_memory import InMemoryDocumentStore
+    from haystack.document_stores.types import DuplicatePolicy
+
+    from rcpkit.integrations.haystack import RCPDocumentStore
+
+    with rcpkit.open(tmp_path / "idx", create=True, embedder=HASHING) as index:
+        _others(index, 150)
+        store, reference = RCPDocumentStore(index=index), InMemoryDocumentStore()
+        listed = _Listed(index)
+        monkeypatch.setattr(index, "search", listed)
+        for target in (store, reference):
+            target.write_documents([Document(id="a", content="alpha")])
+            assert (
+                target.write_documents([Document(id="a", content="again")], DuplicatePolicy.SKIP)
+                == 0
+            )
+            with pytest.raises(DuplicateDocumentError):
+                target.write_documents([Document(id="a", content="again")])
+        assert (store.count_documents(), reference.count_documents()) == (151, 1)
+        assert listed.calls == 0  # not one page of the 151 documents was read

@@ -31,6 +31,7 @@ T = TypeVar("T")
 # rcpkit's vendor extension (§6.2) and its method reading one stored document.
 _EXTENSION = "x-rcpkit"
 _DOCUMENT = f"{_EXTENSION}/document"
+_STATS = f"{_EXTENSION}/stats"
 
 # The environment a spawned engine needs to find its index, model and Python path.
 DEFAULT_PASS_ENV: tuple[str, ...] = (
@@ -182,12 +183,28 @@ class Connection:
         §7 has no "get by id"; rcpkit's vendor method (§6.2) reads one document, so
         this reads those ids only, never a listing of the index.
         """
-        block = self.capabilities.get(_EXTENSION)
-        methods = block.get("methods") if isinstance(block, Mapping) else None
-        if not isinstance(methods, list) or _DOCUMENT not in methods:
+        if not self._offers(_DOCUMENT):
             return None
         found = (self._document(name) for name in dict.fromkeys(ids))
         return [document for document in found if document is not None]
+
+    def count_documents(self) -> int | None:
+        """How many documents the caller's index holds (``x-rcpkit/stats``, its tenant's
+        alone, §15.6); None when the server does not offer it (only a listing counts)."""
+        if not self._offers(_STATS):
+            return None
+        return int(self.client.call(_STATS, {})["documents"])
+
+    def filter_fields(self) -> Mapping[str, Any]:
+        """The metadata fields a §8 filter may name, with their types (§8 ``fields``)."""
+        block = self.capabilities.get("filter")
+        fields = block.get("fields") if isinstance(block, Mapping) else None
+        return fields if isinstance(fields, Mapping) else {}
+
+    def _offers(self, method: str) -> bool:
+        block = self.capabilities.get(_EXTENSION)
+        methods = block.get("methods") if isinstance(block, Mapping) else None
+        return isinstance(methods, list) and method in methods
 
     def _document(self, name: str) -> dict[str, Any] | None:
         try:

@@ -137,6 +137,17 @@ class LocalConnection(Connection):
             for d in stored
         ]
 
+    def count_documents(self) -> int:
+        """How many documents the index holds (``Index.stats``)."""
+        with _as_rcp_errors():
+            return int(self.index.stats()["documents"])
+
+    def filter_fields(self) -> Mapping[str, Any]:
+        """The fields a filter may name now, those declared at first sight since open too."""
+        with _as_rcp_errors():
+            fields = self.index.stats()["filter_fields"]
+        return fields if isinstance(fields, Mapping) else {}
+
     def close(self) -> None:
         """Close the index if this connection opened it (a given Index is the caller's)."""
         if self._closer is not None:

@@ -7,12 +7,15 @@
 
 The server embeds and ranks; documents are written with ``index/add`` (one RCP
 document per Haystack Document, unchunked, so ids and content round-trip) and
-deleted with ``index/delete``. RCP has no listing method, so ``count_documents``
-and ``filter_documents`` page through a dense ``retrieve`` to its end (§10):
-O(index size), and they need the ``pagination`` capability. Filters become §8
-trees over the server's advertised metadata fields (``meta.<field>``); a field
-the server does not advertise, or a filter on ``content``/``id``, is a
-``FilterError``. Other refusals are ``DocumentStoreError`` naming the RCP error.
+deleted with ``index/delete``. RCP has no listing method, so ``filter_documents``
+pages through a dense ``retrieve`` of what the filter selects to its end (§10,
+the ``pagination`` capability). ``count_documents`` asks the index for its count
+and ``write_documents`` for the ids it writes, where the index offers that (in
+process, or rcpkit's ``x-rcpkit`` methods); another server's whole index is
+listed. Filters become §8 trees over the server's advertised metadata fields
+(``meta.<field>``); a field the server does not advertise, or a filter on
+``content``/``id``, is a ``FilterError``. Other refusals are
+``DocumentStoreError`` naming the RCP error.
 """
 
 from __future__ import annotations
@@ -126,7 +129,11 @@ class RCPDocumentStore:
     # --- the DocumentStore protocol ---
 
     def count_documents(self) -> int:
-        return len(self._ids(None))
+        """The index's count when it offers one (in process, ``x-rcpkit/stats``), else
+        a listing's."""
+        with _store_errors():
+            counted = self.connection.count_documents()
+        return counted if counted is not None else len(self._ids(None))
 
     def filter_documents(self, filters: dict[str, Any] | None = None) -> list[Document]:
         return self._documents(to_rcp_filter(filters))
@@ -141,7 +148,7 @@ class RCPDocumentStore:
             raise ValueError("write_documents takes a list of Documents")
         policy = DuplicatePolicy.FAIL if policy == DuplicatePolicy.NONE else policy
         if policy != DuplicatePolicy.OVERWRITE:
-            stored = set(self._ids(None))
+            stored = self._held([document.id for document in documents])
             clashes = [document.id for document in documents if document.id in stored]
             if clashes and policy == DuplicatePolicy.FAIL:
                 raise DuplicateDocumentError(f"ID '{clashes[0]}' already exists")
@@ -193,6 +200,14 @@ class RCPDocumentStore:
         for hit in hits:
             chunks.setdefault(_document_id(hit), []).append(hit)
         return chunks
+
+    def _held(self, ids: list[str]) -> set[str]:
+        """Which of ``ids`` the index holds: read by id when it can, else from a listing."""
+        with _store_errors():
+            found = self.connection.documents(ids)
+        if found is None:
+            return set(self._ids(None))
+        return {str(document["id"]) for document in found}
 
     def _ids(self, tree: dict[str, Any] | None) -> list[str]:
         return list(self._listed(tree))

@@ -179,18 +179,21 @@ class RCPVectorStore(BasePydanticVectorStore):
     def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
         """Delete every node of the source document ``ref_doc_id`` (§7.11).
 
-        RCP filters by advertised fields only, so the nodes are found by listing
-        the index (a paged dense retrieve) and matching their ``ref_doc_id``.
-        ``None`` names no document and deletes nothing, as in SimpleVectorStore:
-        it must not match every document written without one (by other clients).
+        The nodes are listed (a paged dense retrieve) and matched on their
+        ``ref_doc_id``: only those a §8 filter on ``ref_doc_id`` selects when the
+        index can filter on it (an index in process declares it at first sight),
+        else the whole index. ``None`` names no document and deletes nothing, as in
+        SimpleVectorStore: it must not match every document written without one.
         """
         if not isinstance(ref_doc_id, str):
             return
         ids = sorted(
             {
                 hit.chunk.doc_id if hit.chunk is not None else str(hit.id)
-                for hit in every_hit(self._connection, None)
-                if (hit.meta or {}).get(_REF_DOC_KEY) == ref_doc_id
+                for hit in every_hit(
+                    self._connection, _ref_doc_filter(self._connection, ref_doc_id)
+                )
+                if (hit.meta or {}).get(_REF_DOC_KEY) == ref_doc_id  # never more than asked
             }
         )
         self.delete_nodes(ids)
@@ -299,6 +302,13 @@ def node_with_score(hit: Hit) -> NodeWithScore:
             metadata={key: value for key, value in extra.items() if value is not None},
         )
     return NodeWithScore(node=node, score=hit.score)
+
+
+def _ref_doc_filter(connection: Connection, ref_doc_id: str) -> dict[str, Any] | None:
+    """§8 ``ref_doc_id = …`` when the index filters on that field as a keyword, else None."""
+    if connection.filter_fields().get(_REF_DOC_KEY) != "keyword":
+        return None
+    return {"field": _REF_DOC_KEY, "op": "eq", "value": ref_doc_id}
 
 
 def _rcp_document(node: BaseNode, own_vectors: bool = False) -> dict[str, Any]:
