@@ -292,3 +292,15 @@ def test_a_postgresql_database_opens_by_its_url(postgres_url: str) -> None:
         assert opened.delete(["fox"]) == 1
     with rcpkit.open(postgres_url) as again:  # the database is the index, and keeps its fields
         assert _ids(again.search("fox", filter={"team": "zoo"})) == ["cars#0"]
+
+
+@pytest.mark.timeout(900)  # the session's SolrCloud starts (and stops) within it
+def test_a_solrcloud_collection_opens_by_its_url(solr_url: str) -> None:
+    # Issue 47: open(url) for the database stores, SolrCloud's included (issue 48).
+    with rcpkit.open(solr_url, embedder=HASHING) as opened:
+        opened.add(DOCS)
+        assert _ids(opened.search("fox", filter={"team": "zoo"})) == ["fox#0", "cars#0"]
+        assert opened.delete(["fox"]) == 1
+    with rcpkit.open(solr_url) as again:  # the collection is the index, and keeps its fields
+        assert _ids(again.search("fox", filter={"team": "zoo"})) == ["cars#0"]
+        assert again.stats()["documents"] == len(DOCS) - 1

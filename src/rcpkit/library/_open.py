@@ -31,7 +31,7 @@ def open(
     config: str | Path | None = None,
     **settings: Any,
 ) -> Index:
-    """Open the index at ``where``: a folder (SQLite), or a ``postgresql://`` URL.
+    """Open the index at ``where``: a folder (SQLite), a ``postgresql://`` or a ``solr://`` URL.
 
     ``create``: make the folder's index if there is none (a database is always the
     index). ``embedder``: the model for a new index (default the bundled MiniLM);
