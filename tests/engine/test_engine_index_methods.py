@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, NoReturn
 
 import pytest
 from engine_support import Calls, make_engine, serving
@@ -154,17 +155,15 @@ async def test_a_failure_mid_batch_leaves_the_previous_version_intact(
         call = Calls(peer)
         await call.result("index/add", {"documents": [{"id": "keep", "text": "original words"}]})
         version = engine.store.version
-        calls = 0
-        real = engine.store._insert_chunks
+        calls: list[str] = []
 
-        def crash_on_second(*args: object, **kwargs: object) -> object:
-            nonlocal calls
-            calls += 1
-            if calls == 2:
-                raise OSError("disk full")
-            return real(*args, **kwargs)  # type: ignore[arg-type]
+        def written_then_crash(*args: Any, **kwargs: Any) -> NoReturn:
+            # The batch's rows are in the transaction (both stores count the
+            # vocabulary after them) when the disk fills.
+            calls.append("inserted")
+            raise OSError("disk full")
 
-        monkeypatch.setattr(engine.store, "_insert_chunks", crash_on_second)
+        monkeypatch.setattr(engine.store, "_count_words", written_then_crash)
         error = await call.error(
             "index/add",
             {
@@ -175,6 +174,7 @@ async def test_a_failure_mid_batch_leaves_the_previous_version_intact(
             },
         )
         monkeypatch.undo()
+        assert calls == ["inserted"]
         still = await call.result("retrieve", {"query": "original", "mode": "sparse"})
         lost = await call.result("retrieve", {"query": "replaced", "mode": "sparse"})
     assert error["code"] == -32603
