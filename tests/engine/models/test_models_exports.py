@@ -25,6 +25,7 @@ def test_the_models_package_exports_exactly_the_intended_names() -> None:
         "Vectors",
         "check_kind",
         "decode_f32_base64",
+        "embed_between",
         "encode_f32_base64",
         "l2_normalize",
         "load_embedder",

@@ -15,6 +15,7 @@ from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import normalize_meta
 from rcpkit.engine.ingest import ChunkSpan, SourceDocument, chunk_document, contextual_prefix
 from rcpkit.engine.ingest.commit_time import record_commit_time
+from rcpkit.engine.models import Embedder, Vectors, embed_between
 from rcpkit.engine.store.base import CommitResult, DocumentRow, NewChunk, WriteBatch
 from rcpkit.engine.text.analysis import analyze_code_many, analyze_many
 
@@ -25,13 +26,14 @@ __all__ = [
     "delete_documents",
     "document_batch",
     "document_spans",
+    "embedded_inputs",
     "embedding_inputs",
     "index_documents",
     "learned_sparse",
     "lexical_title",
 ]
 
-_EMBED_STEP = 64  # texts per embedder call between cancellation checkpoints
+_SPARSE_STEP = 64  # texts per sparse-encoder call between cancellation checkpoints
 _write_lock = threading.Lock()  # commit and dense update happen in one order
 
 Checkpoint = Callable[[], None]
@@ -95,13 +97,11 @@ def index_documents(
         for text in embedding_inputs(document, pieces, contextual)
     ]
     # The caller's own vectors, in chunk order; else the chunks embedded below.
-    embedded: list[Any] = [vectors[document.id] for document in todo] if vectors else []
-    for start in range(0, len(inputs) if not vectors else 0, _EMBED_STEP):
-        if checkpoint is not None:
-            checkpoint()
-        embedded.extend(embedder.embed(inputs[start : start + _EMBED_STEP], "document"))
-        if progress is not None and inputs:
-            progress(min(1.0, (start + _EMBED_STEP) / len(inputs)), "embed")
+    embedded: list[Any] = (
+        [vectors[document.id] for document in todo]
+        if vectors
+        else list(embedded_inputs(embedder, inputs, checkpoint, progress))
+    )
     sparse = learned_sparse(engine, inputs, checkpoint)
     batch = document_batch(engine, todo, spans, embedded, contextual, origin, sparse)
     batch.tenant = tenant
@@ -129,6 +129,29 @@ def index_documents(
     report.version = result.shown
     report.remembered = result.remembered
     return report
+
+
+def embedded_inputs(
+    embedder: Embedder,
+    inputs: Sequence[str],
+    checkpoint: Checkpoint | None,
+    progress: Progress | None,
+) -> Vectors:
+    """The request's chunks in one embedder call: length-sorted as a whole, as the raw
+    embedder would (issue 51), with ``checkpoint`` and progress between its batches."""
+    if not inputs:
+        return np.zeros((0, embedder.dimension), np.float32)
+
+    def between(done: int) -> None:
+        if checkpoint is not None:
+            checkpoint()
+        if progress is not None and done:
+            progress(done / len(inputs), "embed")
+
+    vectors = embed_between(embedder, inputs, "document", between)
+    if progress is not None:
+        progress(1.0, "embed")
+    return vectors
 
 
 def commit_batch(engine: Engine, batch: WriteBatch) -> CommitResult | None:
@@ -186,10 +209,10 @@ def learned_sparse(
     if encoder is None:
         return None
     out = []
-    for start in range(0, len(inputs), _EMBED_STEP):
+    for start in range(0, len(inputs), _SPARSE_STEP):
         if checkpoint is not None:
             checkpoint()
-        for vector in encoder.encode(inputs[start : start + _EMBED_STEP], "document"):
+        for vector in encoder.encode(inputs[start : start + _SPARSE_STEP], "document"):
             strongest = np.argsort(-vector.values, kind="stable")[:_SPARSE_TERMS]
             out.append((vector.indices[strongest], vector.values[strongest]))
     return out

@@ -17,12 +17,15 @@ Real implementations:
 Deterministic implementations for fast tests: `HashingEmbedder`, `HashingSparseEncoder`.
 
 Scoring and wire helpers: `maxsim`/`maxsim_many` (§7.5 MaxSim) and
-`encode_f32_base64`/`decode_f32_base64` (§7.3.1). `load_embedder(spec)` and
-`load_sparse_encoder(spec)` pick a model from a configuration string. The
-building blocks other model families (the cross-encoder rerankers) reuse:
+`encode_f32_base64`/`decode_f32_base64` (§7.3.1). `embed_between` embeds a whole
+request length-sorted once, with a cancellation checkpoint between the model's
+batches. `load_embedder(spec)` and `load_sparse_encoder(spec)` pick a model from a
+configuration string. The building blocks other model families (the cross-encoder
+rerankers) reuse:
 `open_tokenizer`, `read_max_tokens`, `session_options`, `verify_sha256`.
 """
 
+from rcpkit.engine.models._between import embed_between
 from rcpkit.engine.models._bundled import (
     MINILM_INSTALL,
     SPLADE_INSTALL,
@@ -70,6 +73,7 @@ __all__ = [
     "Vectors",
     "check_kind",
     "decode_f32_base64",
+    "embed_between",
     "embedder_spec",
     "is_external",
     "encode_f32_base64",

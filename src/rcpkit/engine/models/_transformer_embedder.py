@@ -8,14 +8,17 @@ Every core embeds (issue 51): an ONNX embedder runs ``workers`` batches at once,
 each on a one-thread onnxruntime session call (the call releases the GIL), rather
 than one batch at a time split over an intra-op pool whose threads meet at every
 operator. The batches are the same length-sorted ones either way, so the vectors
-are too.
+are too. At most two batches per worker are queued at a time, so a query's batch
+waits behind no more than that of a large call, and ``between`` (a cancel) stops a
+call with no further batch started.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol, TypeVar, Unpack
 
@@ -28,9 +31,14 @@ from rcpkit.engine.models._onnx_spec import OnnxOptions, OnnxSpec
 from rcpkit.engine.models._tokenizer import ModelTokenizer, TokenBatch
 from rcpkit.engine.models._vectors import l2_normalize
 
-__all__ = ["TokenEncoder", "TransformerEmbedder"]
+__all__ = ["Between", "TokenEncoder", "TransformerEmbedder"]
 
 _Out = TypeVar("_Out")
+_QUEUED_PER_WORKER = 2  # batches queued per worker: the next is ready when one ends
+
+#: Runs on the calling thread before each batch is started, given the texts embedded
+#: so far; what it raises (a cancel) ends the call.
+Between = Callable[[int], None]
 
 
 class TokenEncoder(Protocol):
@@ -130,10 +138,16 @@ class TransformerEmbedder:
         """Word pieces per input, [CLS] and [SEP] included; the rest is truncated."""
         return self._tokenizer.max_tokens
 
-    def embed(self, texts: Sequence[str], kind: EmbedKind = "document") -> Vectors:
-        """Mean-pool each text's tokens (special tokens included, as trained), then L2."""
+    def embed(
+        self, texts: Sequence[str], kind: EmbedKind = "document", *, between: Between | None = None
+    ) -> Vectors:
+        """Mean-pool each text's tokens (special tokens included, as trained), then L2.
+
+        ``between``: called before each batch (see `Between`), so a long call can be
+        cancelled between batches and still be length-sorted as a whole.
+        """
         pooled = np.zeros((len(texts), self._dimension), dtype=np.float32)
-        for batch, sums in self._forward(texts, kind, _mean_pool):
+        for batch, sums in self._forward(texts, kind, _mean_pool, between):
             pooled[batch.rows] = sums
         return l2_normalize(pooled)
 
@@ -154,6 +168,7 @@ class TransformerEmbedder:
         texts: Sequence[str],
         kind: EmbedKind,
         reduce: Callable[[TokenBatch, npt.NDArray[np.float32]], _Out],
+        between: Between | None = None,
     ) -> Iterator[tuple[TokenBatch, _Out]]:
         """Each batch with ``reduce`` of its hidden states, in order.
 
@@ -168,19 +183,58 @@ class TransformerEmbedder:
             return batch, reduce(batch, self._encoder.hidden_states(batch))
 
         if self._workers == 1:
-            yield from map(encode, batches)
+            yield from _in_turn(batches, encode, between)
             return
         listed = list(batches)
         if len(listed) == 1:
-            yield encode(listed[0])
+            yield from _in_turn(listed, encode, between)
             return
-        yield from self._executor().map(encode, listed)
+        yield from self._side_by_side(listed, encode, between)
+
+    def _side_by_side(
+        self,
+        batches: Sequence[TokenBatch],
+        encode: Callable[[TokenBatch], tuple[TokenBatch, _Out]],
+        between: Between | None,
+    ) -> Iterator[tuple[TokenBatch, _Out]]:
+        """``batches`` on the pool, in order, a few queued ahead; on exit the unstarted
+        ones are cancelled (a cancel wastes no model time)."""
+        pending: deque[Future[tuple[TokenBatch, _Out]]] = deque()
+        done = 0
+        try:
+            for batch in batches:
+                if len(pending) == self._workers * _QUEUED_PER_WORKER:
+                    finished = pending.popleft().result()
+                    done += len(finished[0].rows)
+                    yield finished
+                if between is not None:
+                    between(done)
+                pending.append(self._executor().submit(encode, batch))
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
 
     def _executor(self) -> ThreadPoolExecutor:
         with self._pool_lock:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="embed")
             return self._pool
+
+
+def _in_turn(
+    batches: Iterable[TokenBatch],
+    encode: Callable[[TokenBatch], tuple[TokenBatch, _Out]],
+    between: Between | None,
+) -> Iterator[tuple[TokenBatch, _Out]]:
+    """``batches`` one after another on the calling thread."""
+    done = 0
+    for batch in batches:
+        if between is not None:
+            between(done)
+        yield encode(batch)
+        done += len(batch.rows)
 
 
 def _mean_pool(batch: TokenBatch, states: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
