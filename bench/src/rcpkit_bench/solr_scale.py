@@ -141,7 +141,19 @@ def measure(
                        servers[side].rss_mib(), written[side])
             for side in servers
         }  # fmt: skip
+        _progress(f"{size:,} chunks: " + _summary(steps[size]))  # a stopped run's figures
     return steps
+
+
+def _summary(sides: dict[str, Step]) -> str:
+    parts = []
+    for side, step in sides.items():
+        modes = ", ".join(
+            "{} p50/p95 {:.0f}/{:.0f} ms".format(mode, *_percentiles(step.latencies[mode]))
+            for mode in MODES
+        )
+        parts.append(f"{side}: {step.chunks:,} held, {modes}, reader RSS {step.rss_mib:.0f} MiB")
+    return "; ".join(parts)
 
 
 def _restart(servers: dict[str, RcpServer], start: Callable[[str], RcpServer]) -> None:
