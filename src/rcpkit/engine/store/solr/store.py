@@ -435,6 +435,10 @@ class SolrStore:
             self.collection.count(["kind:chunk", scope]),
         )
 
+    def ingested(self, tenant: str | None = None) -> int:
+        scope = terms_filter("tenant", [tenant_value(tenant)])
+        return self.collection.count(["kind:document", scope, 'origin:"ingest"'])
+
     def close(self) -> None:
         """Nothing held open: each request is its own HTTP exchange."""
 
