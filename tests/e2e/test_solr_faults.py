@@ -24,13 +24,14 @@ import solr_support
 
 from rcpkit.engine.store.solr.collection import Collection
 from rcpkit.engine.store.solr.localcloud import create_collection, delete_collection
-from rcpkit_bench.solr_cloud import RcpServer
+from rcpkit_bench.solr_cloud import RcpServer, node_name, placement
 from rcpkit_bench.solr_faults import (
     EMBEDDER,
     PLANS,
     FaultAudit,
     _audit_durable,
     _Fragile,
+    _rejoin,
     run_campaign,
 )
 
@@ -77,6 +78,42 @@ def test_the_audit_counts_a_lost_write_a_duplicate_and_a_wrong_degraded(tmp_path
         wrong = _Fragile(server, total=4, dead={"shard2"}, left=2)
         wrong.check(audit)
         assert audit.degraded_wrong == 1, audit.problems
+    finally:
+        server.stop()
+        delete_collection(cluster.http(), name)
+
+
+def test_an_acknowledged_add_survives_a_crash_of_its_only_replica(tmp_path: Path) -> None:
+    """Acknowledged after a soft commit: durable by the fsynced update log alone.
+
+    The collection's background hard commit is off, so nothing but the update log
+    holds the rows when the only replica is killed with SIGKILL; the node replays
+    it when it starts again, and the rows are there, once.
+    """
+    cluster = solr_support.cluster()
+    name = "faults_crash"
+    cluster.http().admin(
+        "CREATE", name=name, numShards=1, replicationFactor=1, waitForFinalState="true",
+        **{"collection.configName": "rcpkit", "property.solr.autoCommit.maxTime": "-1"},
+    )  # fmt: skip
+    server = RcpServer(cluster.collection_url(name), tmp_path / "index", EMBEDDER)
+    try:
+        ids = [f"k{n}" for n in range(6)]
+        documents = [{"id": i, "text": f"crash note {i} on wing flutter"} for i in ids]
+        reply, failure = server.call("index/add", {"documents": documents})
+        assert reply is not None and "result" in reply, (reply, failure)
+        (replica,) = placement(cluster, name)["shard1"]
+        victim = next(
+            at for at in range(len(cluster.nodes))
+            if node_name(cluster, at) == replica["node_name"]
+        )  # fmt: skip
+        cluster.kill_node(victim)
+        audit = FaultAudit()
+        _rejoin(cluster, victim, [name], audit)
+        _audit_durable(cluster, name, ids, audit)
+        assert audit.violations == 0, audit.problems
+        stats, failure = server.call("x-rcpkit/stats", {})
+        assert stats is not None and stats["result"]["chunks"] == len(ids), (stats, failure)
     finally:
         server.stop()
         delete_collection(cluster.http(), name)

@@ -46,7 +46,7 @@ def test_a_folder_is_mirrored_into_solr_and_a_no_op_run_writes_nothing(
     assert first.returncode == 0, first.stderr
     assert "indexed          8 documents" in first.stdout
     before = _stats(solr_url, index)
-    assert (before["documents"], before["chunks"]) == (8, 8)
+    assert (before["documents"], before["chunks"], before["ingested"]) == (8, 8, 8)
 
     again = rcpkit("index", str(folder), "--store", solr_url, "--index", str(index), *HASHING)
     assert "unchanged        8 documents" in again.stdout, again.stdout

@@ -3,6 +3,7 @@ show` print, over RCP, read-only and inside the caller's tenant (§15.6)."""
 
 from __future__ import annotations
 
+import pytest
 from engine_support import Calls, serving
 
 from rcpkit.engine.engine import Engine
@@ -67,3 +68,21 @@ async def test_bad_or_foreign_document_ids_are_invalid_params_worded_alike(
     # A scoped caller sees its own tenant's figures, nothing of the shared database.
     assert (stats["documents"], stats["chunks"]) == (0, 0)
     assert not {"tenants", "sizeBytes", "root"} & set(stats)
+
+
+async def test_stats_count_the_ingested_documents_without_listing_the_corpus(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A listing of every document per stats call grew a Solr-backed server's memory with
+    the corpus (issue 48); the store counts them instead."""
+    async with serving(engine) as peer:
+        call = Calls(peer)
+        await call.result("index/add", {"documents": [{"id": "a", "text": "by index/add"}]})
+
+        def listed(tenant: str | None = None) -> list[tuple[str, str | None, str]]:
+            raise AssertionError("x-rcpkit/stats listed every live document")
+
+        monkeypatch.setattr(engine.store, "live_documents", listed)
+        stats = await call.result("x-rcpkit/stats", {})
+    assert stats["documents"] == 1
+    assert index_figures(engine.store)["ingested"] == 0  # index/add is not `rcpkit index`

@@ -37,11 +37,12 @@ _ALL_TENANTS = ("tenants", "size_bytes", "root")  # what only an unscoped caller
 def index_figures(store: Any, tenant: str | None = None) -> dict[str, Any]:
     """What ``rcpkit stats`` prints, from the store alone; ``tenant``: that tenant's view."""
     documents, chunks = store.count(tenant)
-    live = store.live_documents(tenant)
     figures = {
         **store.describe(),
         "documents": documents,
-        "ingested": sum(1 for _, _, origin in live if origin == "ingest"),
+        # Counted by the store: listing every document here made a server's memory grow
+        # with the corpus (issue 48: +17 MiB for a Solr-backed server at 100k documents).
+        "ingested": store.ingested(tenant),
         "chunks": chunks,
         # §15.6: the tenant's own version numbers (no caller learns another's writes).
         "version": store.tenancy.latest(tenant),

@@ -24,6 +24,7 @@ from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.store.postgres import PostgresStore
 from rcpkit.engine.store.postgres.dense import HnswSettings, PostgresDenseSearch
 from rcpkit.engine.store.sqlite import SQLiteStore
+from rcpkit.handlers.inspect import index_figures
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
 
@@ -158,6 +159,9 @@ async def test_an_engine_on_postgres_serves_the_whole_retrieve_pipeline(engine: 
             assert [hit["id"] for hit in found["hits"]] == ["a#0"], mode
         mmr = await call.result("retrieve", {"query": "file", "k": 2, "mmr": {"lambda": 0.5}})
         assert mmr["hits"]
+        stats = await call.result("x-rcpkit/stats", {})
+    assert stats["documents"] == 2
+    assert index_figures(engine.store)["ingested"] == 0  # counted in SQL: none by rcpkit index
 
 
 async def test_a_streaming_replica_serves_reads_of_the_primarys_writes(tmp_path: Path) -> None:

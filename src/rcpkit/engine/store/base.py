@@ -352,6 +352,14 @@ class Store(Protocol):
 
     def count(self, tenant: str | None = None) -> tuple[int, int]: ...
 
+    def ingested(self, tenant: str | None = None) -> int:
+        """How many of ``tenant``'s live documents ``rcpkit index`` wrote (origin ``ingest``).
+
+        A count, not a listing: ``rcpkit stats`` and ``x-rcpkit/stats`` ask it of
+        a whole corpus, and a server over Solr must hold no corpus (issue 48).
+        """
+        ...
+
     def purge_tenant(self, tenant: str, schemas: Sequence[str] = ()) -> dict[str, int]:
         """Delete every row of ``tenant`` (and drop ``schemas``, PostgreSQL); rows per table.
 

@@ -273,3 +273,12 @@ class Reads(Connections):
             "SELECT count(*) FROM chunks WHERE removed IS NULL AND tenant = %s", scope
         )
         return int(documents), int(chunks)
+
+    def ingested(self, tenant: str | None = None) -> int:
+        return int(
+            self._one(
+                "SELECT count(*) FROM documents WHERE removed IS NULL AND tenant = %s"
+                " AND origin = 'ingest'",
+                (tenant or "",),
+            )
+        )

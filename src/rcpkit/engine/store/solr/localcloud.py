@@ -151,6 +151,7 @@ class Cluster:
     zookeeper: Process
     nodes: list[Process]
     collection: str
+    zk_timeout: int | None = None  # ms; None: solr.xml's (ZooKeeper's session expiry)
     _children: dict[int, subprocess.Popen[bytes]] = field(default_factory=dict, repr=False)
 
     @property
@@ -170,6 +171,7 @@ class Cluster:
             "zookeeper": asdict(self.zookeeper),
             "nodes": [asdict(node) for node in self.nodes],
             "collection": self.collection,
+            "zk_timeout": self.zk_timeout,
         }
         (Path(self.folder) / _STATE).write_text(json.dumps(state, indent=2) + "\n")
 
@@ -184,6 +186,7 @@ class Cluster:
             Process(**state["zookeeper"]),
             [Process(**node) for node in state["nodes"]],
             state["collection"],
+            state.get("zk_timeout"),
         )
 
     def kill_node(self, position: int) -> None:
@@ -199,7 +202,9 @@ class Cluster:
         tools = launcher()
         log = Path(self.folder) / f"{node.role}.log"
         offset = log.stat().st_size if log.exists() else 0
-        started = _start_node(tools, Path(self.folder), node.role, node.port, self._zk_host())
+        started = _start_node(
+            tools, Path(self.folder), node.role, node.port, self._zk_host(), self.zk_timeout
+        )
         self._children[started.pid] = started
         node.pid = started.pid
         _wait_ready(started, log, _START_TIMEOUT, offset)
@@ -226,8 +231,13 @@ def start_cluster(
     shards: int = 2,
     replicas: int = 1,
     collection: str = "rcpkit",
+    zk_timeout: int | None = None,
 ) -> Cluster:
-    """ZooKeeper, ``nodes`` Solr nodes, the configset and ``collection``, all on 127.0.0.1."""
+    """ZooKeeper, ``nodes`` Solr nodes, the configset and ``collection``, all on 127.0.0.1.
+
+    ``zk_timeout``: the nodes' ZooKeeper session timeout in ms (how long a killed
+    node stays in ``live_nodes``), for test clusters; None keeps ``solr.xml``'s 30 s.
+    """
     if nodes < 1 or shards < 1 or replicas < 1:
         raise ValueError("--nodes, --shards and --replicas must be at least 1")
     folder = folder.resolve()
@@ -239,14 +249,16 @@ def start_cluster(
     zk_port = _free_port()
     zookeeper = _start_zookeeper(tools, folder, zk_port)
     children[zookeeper.pid] = zookeeper
-    cluster = Cluster(str(folder), Process(zookeeper.pid, zk_port, "zookeeper"), [], collection)
+    cluster = Cluster(
+        str(folder), Process(zookeeper.pid, zk_port, "zookeeper"), [], collection, zk_timeout
+    )
     cluster._children = children
     try:
         _wait_zookeeper(zookeeper, zk_port, folder / "zookeeper.log")
         started = []
         for position in range(nodes):
             role, port = f"node{position + 1}", _free_port()
-            process = _start_node(tools, folder, role, port, cluster._zk_host())
+            process = _start_node(tools, folder, role, port, cluster._zk_host(), zk_timeout)
             children[process.pid] = process
             cluster.nodes.append(Process(process.pid, port, role))
             started.append((process, folder / f"{role}.log"))
@@ -330,14 +342,15 @@ def _start_zookeeper(tools: Launcher, folder: Path, port: int) -> subprocess.Pop
 
 
 def _start_node(
-    tools: Launcher, folder: Path, role: str, port: int, zk_host: str
+    tools: Launcher, folder: Path, role: str, port: int, zk_host: str, zk_timeout: int | None
 ) -> subprocess.Popen[bytes]:
     home = folder / role
     home.mkdir(exist_ok=True)
     shutil.copyfile(_SOLR_XML, home / "solr.xml")
     classpath = os.pathsep.join([str(tools.classes), tools.classpath])
+    timeout = [] if zk_timeout is None else [f"-DzkClientTimeout={zk_timeout}"]
     command = [
-        tools.java, _NODE_HEAP, "-XX:+UseSerialGC", "-cp", classpath,
+        tools.java, _NODE_HEAP, "-XX:+UseSerialGC", "-cp", classpath, *timeout,
         f"-Dsolr.log.dir={folder}", f"-Drcpkit.solrcloud={folder}",
         "SolrNode", str(home), str(port), zk_host,
     ]  # fmt: skip

@@ -9,8 +9,10 @@ proximity, collapse, MMR, packing) over what Solr returns.
 Writes (``commit``): one batch is one update request (the version counters
 first, under Solr's optimistic concurrency, so two writers never take the same
 number; then the rows), then one request with the deletions, the idempotency
-key (§7.10) and a hard commit, which fsyncs the index on every replica; the
-batch is acknowledged only after it. Upserts
+key (§7.10) and a commit; the batch is acknowledged only after it. Durable
+before the commit: each request is in every replica's update log, fsynced,
+when Solr answers (a crashed node replays it); the commit is a soft one, which
+makes the rows searchable (``Collection.update``). Upserts
 are by id: a re-sent batch writes the same documents (§7.10). A batch is
 not atomic across shards: a failure before the commit leaves its documents
 uncommitted (the next commit shows them; the retry writes the same ids).
@@ -304,8 +306,11 @@ class SolrStore:
         return value
 
     def set_setting(self, name: str, value: str) -> None:
+        # No commit of its own: the update log is fsynced when the request answers,
+        # and every setting is read by realtime get, which sees it uncommitted. (A
+        # commit here was a second one per index/add: the commit time's.)
         record = {"id": _setting_id(name), "kind": "setting", "value": value}
-        self.collection.update([record], commit=True)
+        self.collection.update([record])
 
     def setting_default(self, name: str, value: str) -> str:
         existing = self.setting(name)
@@ -429,6 +434,10 @@ class SolrStore:
             self.collection.count(["kind:document", scope]),
             self.collection.count(["kind:chunk", scope]),
         )
+
+    def ingested(self, tenant: str | None = None) -> int:
+        scope = terms_filter("tenant", [tenant_value(tenant)])
+        return self.collection.count(["kind:document", scope, 'origin:"ingest"'])
 
     def close(self) -> None:
         """Nothing held open: each request is its own HTTP exchange."""

@@ -227,3 +227,11 @@ class Reads(SQLiteFile):
         documents = self._reader.execute(f"SELECT count(*) FROM documents {live}", scope)
         chunks = self._reader.execute(f"SELECT count(*) FROM chunks {live}", scope)
         return int(documents.fetchone()[0]), int(chunks.fetchone()[0])
+
+    def ingested(self, tenant: str | None = None) -> int:
+        found = self._reader.execute(
+            "SELECT count(*) FROM documents WHERE removed IS NULL AND tenant = ?"
+            " AND origin = 'ingest'",
+            (tenant or "",),
+        )
+        return int(found.fetchone()[0])
