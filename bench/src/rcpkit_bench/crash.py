@@ -40,6 +40,7 @@ from typing import IO, Any
 
 import numpy as np
 
+from rcpkit.engine.store.sqlite.reads import LIVE_DOCUMENT_TEXTS
 from rcpkit_bench.report import Figure, Scale
 
 __all__ = ["CrashAudit", "campaign_figures", "describe", "figures", "run", "run_campaign"]
@@ -246,7 +247,7 @@ def _audit_store(campaign: _Campaign) -> None:
     audit = campaign.audit
     with closing(sqlite3.connect(campaign.index / "index.sqlite3", timeout=30)) as connection:
         _integrity(connection, audit)
-        live = dict(connection.execute("SELECT doc_id, text FROM documents WHERE removed IS NULL"))
+        live = dict(connection.execute(LIVE_DOCUMENT_TEXTS))
         _duplicates(connection, audit)
         _vectors(connection, audit)
     for batch in campaign.acknowledged:

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from rcpkit.engine.store.sqlite.reads import LIVE_DOCUMENT_TEXTS
 from rcpkit_bench.report import Figure, Scale
 
 __all__ = ["RaceAudit", "figures", "run", "run_campaign"]
@@ -281,7 +282,7 @@ def _audit_store(
 ) -> None:
     audit = race.audit
     with closing(sqlite3.connect(index / "index.sqlite3", timeout=30)) as connection:
-        live = dict(connection.execute("SELECT doc_id, text FROM documents WHERE removed IS NULL"))
+        live = dict(connection.execute(LIVE_DOCUMENT_TEXTS))
         from rcpkit_bench.crash import CrashAudit, _duplicates
 
         twice = CrashAudit()

@@ -29,7 +29,7 @@ from rcpkit.engine.store.base import (
 )
 from rcpkit.engine.store.sqlite.file import SQLiteFile, groups
 
-__all__ = ["Reads"]
+__all__ = ["LIVE_DOCUMENT_TEXTS", "Reads"]
 
 # A document with one chunk of the same text stores '' (``writes._insert_document``);
 # its text is its live chunk's. A document of an older index holds its text.
@@ -39,6 +39,9 @@ _DOCUMENT_TEXT = (
     " ELSE d.text END"
 )
 _DOCUMENT_FIELDS = DOCUMENT_FIELDS.replace(", text,", f", {_DOCUMENT_TEXT},")
+# Every live document's id and text, for a reader of the file alone (the crash and
+# race campaigns audit it without the engine): the one place that reads the layout.
+LIVE_DOCUMENT_TEXTS = f"SELECT d.doc_id, {_DOCUMENT_TEXT} FROM documents d WHERE d.removed IS NULL"
 
 
 class Reads(SQLiteFile):
