@@ -272,11 +272,14 @@ def test_an_index_whose_documents_hold_their_text_again_reads_the_same(tmp_path:
     with sqlite3.connect(folder / "index.sqlite3") as db:
         for n, text in enumerate(TEXTS):
             db.execute("UPDATE documents SET text = ? WHERE doc_id = ?", (text, f"d{n}"))
+        db.execute("PRAGMA user_version = 4")  # the layout's number then
     assert _stored_text_bytes(folder) == sum(len(text) for text in TEXTS)
     with rcpkit.open(folder) as index:
         after = [(h.id, h.text, h.score) for h in index.search("apples", vector=query, k=4)]
         assert [stored.text for stored in index.get([f"d{n}" for n in range(4)])] == TEXTS
     assert after == before
+    with sqlite3.connect(folder / "index.sqlite3") as db:  # upgraded: older rcpkit refuses it
+        assert db.execute("PRAGMA user_version").fetchone() == (5,)
 
 
 def _long_documents(count: int) -> list[dict[str, Any]]:

@@ -13,6 +13,7 @@ from rcpkit.engine.filters import OPERATORS, parse_filter
 from rcpkit.engine.index.dense import DensePolicy
 from rcpkit.engine.store.base import DocumentRow, NewChunk, Store, WriteBatch
 from rcpkit.engine.store.sqlite import SQLiteStore
+from rcpkit.engine.store.sqlite.schema import SCHEMA_VERSION
 
 
 def _postgres(folder: Path) -> Store:
@@ -446,3 +447,17 @@ def test_a_reader_behind_never_serves_a_tenants_rows_collected_under_its_own_flo
     assert gone.added[0][0] not in found and len(found) == 1
     server.close()
     indexer.close()
+
+
+def test_an_index_of_a_newer_layout_is_refused_untouched(tmp_path: Path) -> None:
+    # A later rcpkit's rows may mean something else (layout 5's '' document texts
+    # did for 4): reading them as this layout would show wrong data, silently.
+    path = tmp_path / "index.sqlite3"
+    SQLiteStore(path).close()
+    with sqlite3.connect(path) as connection:
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    connection.close()
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match=f"layout {SCHEMA_VERSION + 1}"):
+        SQLiteStore(path)
+    assert path.read_bytes() == before

@@ -37,4 +37,7 @@ CREATE TABLE IF NOT EXISTS vocabulary (
 );
 """
 
-SCHEMA_VERSION = 4  # PRAGMA user_version of the layout below
+# PRAGMA user_version of the layout below. 5: a document whose only chunk holds its
+# whole text stores '' and is read from the chunk (issue 51.5), so an older rcpkit,
+# which would show it empty, refuses the file instead.
+SCHEMA_VERSION = 5

@@ -116,14 +116,16 @@ class SQLiteStore(Writes, Reads):
     def _check_schema(self) -> None:
         (version,) = self._writer.execute("PRAGMA user_version").fetchone()
         tables = self._writer.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
-        if tables and version == 3:
-            # Layout 4 dates idempotency keys. Keys of unknown age count from now: each
-            # keeps a full retention after the upgrade, so a retry in flight is still safe.
+        if tables and version in (3, 4):
             with self._transaction() as connection:
-                connection.execute(
-                    "ALTER TABLE idempotency ADD COLUMN created REAL NOT NULL DEFAULT 0"
-                )
-                connection.execute("UPDATE idempotency SET created = ?", (time.time(),))
+                if version == 3:
+                    # Layout 4 dates idempotency keys. Keys of unknown age count from now:
+                    # each keeps a full retention, so a retry in flight is still safe.
+                    connection.execute(
+                        "ALTER TABLE idempotency ADD COLUMN created REAL NOT NULL DEFAULT 0"
+                    )
+                    connection.execute("UPDATE idempotency SET created = ?", (time.time(),))
+                # Layout 5 only writes new rows differently; a 4's rows read as they are.
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             return
         if tables and version != SCHEMA_VERSION:
