@@ -285,22 +285,24 @@ def test_add_paths_indexes_as_rcpkit_index_does(tmp_path: Path) -> None:
     assert (mine["documents"], mine["chunks"]) == (theirs["documents"], theirs["chunks"])
 
 
-def test_a_postgresql_database_opens_by_its_url(postgres_url: str) -> None:
-    with rcpkit.open(postgres_url, embedder=HASHING) as opened:
+def _opened_by_url(url: str) -> None:
+    """Write, filter and delete through ``url``, then reopen it: the store is the index,
+    and keeps its fields."""
+    with rcpkit.open(url, embedder=HASHING) as opened:
         opened.add(DOCS)
         assert _ids(opened.search("fox", filter={"team": "zoo"})) == ["fox#0", "cars#0"]
         assert opened.delete(["fox"]) == 1
-    with rcpkit.open(postgres_url) as again:  # the database is the index, and keeps its fields
+    with rcpkit.open(url) as again:
         assert _ids(again.search("fox", filter={"team": "zoo"})) == ["cars#0"]
+
+
+def test_a_postgresql_database_opens_by_its_url(postgres_url: str) -> None:
+    _opened_by_url(postgres_url)
 
 
 @pytest.mark.timeout(900)  # the session's SolrCloud starts (and stops) within it
 def test_a_solrcloud_collection_opens_by_its_url(solr_url: str) -> None:
     # Issue 47: open(url) for the database stores, SolrCloud's included (issue 48).
-    with rcpkit.open(solr_url, embedder=HASHING) as opened:
-        opened.add(DOCS)
-        assert _ids(opened.search("fox", filter={"team": "zoo"})) == ["fox#0", "cars#0"]
-        assert opened.delete(["fox"]) == 1
-    with rcpkit.open(solr_url) as again:  # the collection is the index, and keeps its fields
-        assert _ids(again.search("fox", filter={"team": "zoo"})) == ["cars#0"]
+    _opened_by_url(solr_url)
+    with rcpkit.open(solr_url) as again:
         assert again.stats()["documents"] == len(DOCS) - 1
