@@ -24,6 +24,7 @@ from rcpkit.engine.store.deadline import deadline_scope
 from rcpkit.engine.store.postgres import PostgresStore
 from rcpkit.engine.store.postgres.dense import HnswSettings, PostgresDenseSearch
 from rcpkit.engine.store.sqlite import SQLiteStore
+from rcpkit.engine.text.analysis import analyze_query
 from rcpkit.handlers.inspect import index_figures
 from rcpkit.protocol.errors import ErrorCode, RCPError
 
@@ -311,6 +312,37 @@ def test_a_repeated_query_term_weighs_alike_in_sql_in_the_index_and_in_sqlite(
         # w = 1 + ln(count): a repeat counts, sublinearly
         expected = once[0].get(key, 0.0) + (1 + math.log(2)) * once[1].get(key, 0.0)
         assert score == pytest.approx(expected)
+    for store in stores:
+        store.close()
+
+
+def test_an_identifiers_parts_weigh_half_alike_in_sql_in_the_index_and_in_sqlite(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    # Issue 50: a query's "PostgreSQL" is postgresql, and its parts postgr and sql at
+    # 1/2 each (one word's evidence); every path weighs them so.
+    stores = [PostgresStore(postgres_url), SQLiteStore(tmp_path / "index.sqlite3")]
+    vector = vectors(1, 4, seed=7)[0]
+    texts = ["postgresql cluster", "postgr shell sql", "postgresql sql", "backup", "panel"]
+    batch = [
+        (
+            DocumentRow(f"d{i}", None, None, f"d{i}", "text", {}, f"d{i}", text),
+            [NewChunk(0, 0, len(text), text, None, None, "", text, vector, {})],
+        )
+        for i, text in enumerate(texts * 3)
+    ]
+    for store in stores:
+        store.commit(WriteBatch(documents=batch))
+    postgres, sqlite = stores
+    query = analyze_query("PostgreSQL")
+    assert query == ["postgresql", "postgr", "sql"]
+    in_sql = dict(postgres.lexical_sql(query, 20))
+    for other in (postgres.index.lexical(query, 20), sqlite.index.lexical(query, 20)):
+        assert dict(other) == pytest.approx(in_sql)
+    alone = [dict(postgres.lexical_sql([str(term)], 20)) for term in query]  # each as a word
+    for key, score in in_sql.items():
+        parts = alone[1].get(key, 0.0) + alone[2].get(key, 0.0)
+        assert score == pytest.approx(alone[0].get(key, 0.0) + parts / 2)
     for store in stores:
         store.close()
 

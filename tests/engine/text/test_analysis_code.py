@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from rcpkit.engine.scoring.bm25 import query_weights
 from rcpkit.engine.text.analysis import (
+    Part,
     analyze,
     analyze_code_many,
     analyze_many,
@@ -24,6 +26,17 @@ def test_snake_and_camel_case_identifiers_give_their_whole_form_and_their_parts(
     # A query's snake_case word is also kept whole, as a prose row holds it.
     assert analyze_query("parse_filter") == ["parse_filt", "parsefilt", "pars", "filter"]
     assert identifier_parts("HTTPServer2") == ["HTTP", "Server", "2"]
+
+
+def test_an_identifiers_parts_in_a_query_weigh_one_term_together() -> None:
+    # Issue 50: the parts are one word's evidence, not n more words; the index's terms
+    # and a word's weight are as before.
+    assert query_weights(analyze_query("PostgreSQL database")) == {
+        "postgresql": 1.0, "postgr": 0.5, "sql": 0.5, "databas": 1.0}  # fmt: skip
+    weights = query_weights(analyze_query("HTTPServer sql"))
+    assert weights["sql"] == 1.0 and weights["http"] == weights["server"] == 0.5
+    assert analyze_code_many(["PostgreSQL"]) == [["postgresql", "postgr", "sql"]]
+    assert not any(isinstance(term, Part) for term in analyze_code_many(["PostgreSQL"])[0])
 
 
 def test_a_query_naming_an_identifier_or_its_words_meets_the_code_terms() -> None:

@@ -16,6 +16,7 @@ from functools import lru_cache
 import Stemmer
 
 __all__ = [
+    "Part",
     "analyze",
     "analyze_code_many",
     "analyze_many",
@@ -65,6 +66,19 @@ def analyze_many(texts: Sequence[str]) -> list[list[str]]:
     return out
 
 
+class Part(str):
+    """A query term that is one of an identifier's ``of`` parts (``PostgreSQL`` ->
+    ``postgr``, ``sql``): together they weigh one term (``bm25.query_weights``)."""
+
+    of: int
+
+    @classmethod
+    def of_word(cls, term: str, of: int) -> Part:
+        part = cls(term)
+        part.of = of
+        return part
+
+
 def analyze_code_many(texts: Sequence[str], query: bool = False) -> list[list[str]]:
     """Identifier-aware terms for source code (and for queries, which may name code).
 
@@ -73,7 +87,7 @@ def analyze_code_many(texts: Sequence[str], query: bool = False) -> list[list[st
     ``parse_filter``, ``parseFilter`` and "parse filter" all meet it. A word that is
     not an identifier gives exactly what `analyze_many` gives. ``query``: a
     snake_case word also comes first as prose analyses it (``parse_filt``), the
-    form a prose row holds.
+    form a prose row holds, and the parts come as `Part`s.
     """
     stem = _stemmer().stemWords
     out = []
@@ -86,10 +100,21 @@ def analyze_code_many(texts: Sequence[str], query: bool = False) -> list[list[st
             if query and "_" in word:
                 words.append(word.casefold())  # as a prose-analysed index holds it
             words.append(word.replace("_", "").casefold())
-            words.extend(part.casefold() for part in identifier_parts(word))
+            parts: list[str] = [part.casefold() for part in identifier_parts(word)]
+            if query:  # one word's parts weigh one term together (bm25.query_weights)
+                parts = [Part.of_word(part, len(parts)) for part in parts]
+            words.extend(parts)
         kept = [word for word in words if word not in _STOPWORDS and 0 < len(word) <= _MAX_TERM]
-        out.append(stem(kept))
+        terms = stem(kept)
+        if query:
+            terms = [_as(word, term) for word, term in zip(kept, terms, strict=True)]
+        out.append(terms)
     return out
+
+
+def _as(word: str, term: str) -> str:
+    """``term`` (the stem of ``word``) a `Part` if ``word`` is one."""
+    return Part.of_word(term, word.of) if isinstance(word, Part) else term
 
 
 class _Remembered:
