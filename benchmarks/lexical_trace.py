@@ -8,8 +8,12 @@ are the last step's units. BM25 is computed in numpy with every choice a
 parameter; the first line is the bm25s library itself (``rcpkit.evaluation.
 baseline``), the second the numpy BM25 with bm25s's choices (it must equal the
 first), and each line after adds one of rcpkit's choices to the line above. The
-last line should equal ``lexical_parity.py``'s sparse figure. Then the analyser
-step split into its parts, on whole documents. Printed: nDCG@10 per half.
+seventh line should equal ``lexical_parity.py``'s sparse figure (rcpkit's query
+weights are the engine's ``query_weights``: a repeat ``1 + ln c``, an identifier's
+parts ``1 / n`` each). Then one change on top of it: Lucene's idf (FTS5's gives a
+term in over half the rows ~0: "file" in man-long). Then the analyser step split
+into its parts, on whole documents. Printed: nDCG@10 per half; ``--losses`` also
+prints the dev queries the seventh line ranks below bm25s, with both term lists.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import Stemmer
 from bm25s.stopwords import STOPWORDS_EN
 from scipy import sparse
 
-from rcpkit.engine.scoring.bm25 import tokens
+from rcpkit.engine.scoring.bm25 import query_weights, tokens
 from rcpkit.engine.text import analysis
 from rcpkit.evaluation.baseline import bm25_baseline
 from rcpkit.evaluation.dataset import Dataset, load_dataset
@@ -37,12 +41,14 @@ from rcpkit.evaluation.metrics import Run, score_run
 from rcpkit.evaluation.split import split_queries
 
 Unit = tuple[str, list[str], list[str]]  # document id, title terms, body terms
+Weighted = dict[str, float]  # a query's distinct tokens and their weights (query_weights)
 _STEM = Stemmer.Stemmer("english")
+_CUT = 64  # the engine reads a query's first 64 analysed terms (recall.cut_terms)
 
 
 def bm25(
     units: Sequence[Unit],
-    queries: dict[str, list[str]],
+    queries: dict[str, list[str]] | dict[str, Weighted],
     k1: float,
     b: float,
     title_weight: float = 1.0,
@@ -73,11 +79,14 @@ def bm25(
     names, document_of = np.unique([unit[0] for unit in units], return_inverse=True)
     run: Run = {}
     for query_id, terms in queries.items():
-        held = Counter(term for term in terms if term in vocabulary)
+        given = (
+            terms if isinstance(terms, dict) else {t: weight(c) for t, c in Counter(terms).items()}
+        )
+        held = {term: w for term, w in given.items() if term in vocabulary}
         if not held:
             run[query_id] = {}
             continue
-        weights = np.asarray([weight(times) for times in held.values()])
+        weights = np.asarray(list(held.values()))
         scores = np.asarray(by_term[[vocabulary[t] for t in held]].T @ weights).ravel()
         best = np.full(len(names), -np.inf)
         np.maximum.at(best, document_of, scores)
@@ -132,6 +141,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("collection", type=Path)
     parser.add_argument("index", type=Path)
+    parser.add_argument("--losses", action="store_true", help="the dev queries lost to bm25s")
     args = parser.parse_args()
     dataset = load_dataset(args.collection)
     documents = [d for d in dataset.corpus if not d.empty]
@@ -147,7 +157,11 @@ def main() -> None:
         return [(i, [], t) for i, t in zip(ids, terms, strict=True)]
 
     plain, ours = whole(bm25s_terms(joined)), whole(rcpkit_terms(judged))
-    ours_q = queries(rcpkit_terms(asked, query=True))
+    # As recall weighs them (Parts kept: not re-tokenised), cut at 64 terms.
+    ours_q = {
+        q: query_weights(analysis.analyze_query(t)[:_CUT]) for q, t in dataset.queries.items()
+    }
+    chunks = chunk_units(args.index)
     steps: list[tuple[str, Callable[[], Run]]] = [
         ("bm25s library", lambda: bm25_baseline(dataset, 100)),
         (
@@ -158,10 +172,8 @@ def main() -> None:
         ("+ rcpkit's analyser", lambda: bm25(ours, ours_q, 0.9, 0.4)),
         ("+ b 0.6", lambda: bm25(ours, ours_q, 0.9, 0.6)),
         ("+ FTS5's idf", lambda: bm25(ours, ours_q, 0.9, 0.6, idf="fts5")),
-        (
-            "+ rcpkit's chunks, best, title x3",
-            lambda: bm25(chunk_units(args.index), ours_q, 0.9, 0.6, 3.0, "fts5"),
-        ),
+        ("+ rcpkit's chunks, best, title x3", lambda: bm25(chunks, ours_q, 0.9, 0.6, 3.0, "fts5")),
+        ("  then: Lucene's idf", lambda: bm25(chunks, ours_q, 0.9, 0.6, 3.0)),
     ]
     theirs, rcpkit_stop = frozenset(STOPWORDS_EN), analysis._STOPWORDS
     for stop_name, stop in (("bm25s's", theirs), ("rcpkit's", rcpkit_stop)):
@@ -175,6 +187,23 @@ def main() -> None:
     )
     for label, make in steps:
         print(f"{label:<62} {halves(dataset, make())}", flush=True)
+    if args.losses:
+        theirs = dict(zip(dataset.queries, bm25s_terms(asked), strict=True))
+        mine = {q: list(weights) for q, weights in ours_q.items()}
+        losses(dataset, steps[0][1](), steps[6][1](), theirs, mine)
+
+
+def losses(
+    dataset: Dataset, base: Run, ours: Run, theirs: dict[str, list[str]], mine: dict[str, list[str]]
+) -> None:
+    """The dev queries ``ours`` ranks below ``base``: nDCG@10 lost, each side's first hit, terms."""
+    ids = split_queries(dataset.queries, "dev")
+    qrels = {q: dataset.qrels[q] for q in ids if q in dataset.qrels}
+    before, after = (score_run(qrels, run, ("nDCG@10",)).per_query for run in (base, ours))
+    lost = sorted((after[q]["nDCG@10"] - before[q]["nDCG@10"], q) for q in qrels)
+    for delta, q in (row for row in lost if row[0] < 0):
+        first = [max(run.get(q, {"-": 0.0}).items(), key=lambda i: i[1])[0] for run in (base, ours)]
+        print(f"{delta:+.3f} {q}: bm25s {first[0]} {theirs[q]} | rcpkit {first[1]} {mine[q]}")
 
 
 if __name__ == "__main__":
