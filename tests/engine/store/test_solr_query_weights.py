@@ -1,5 +1,6 @@
-"""A repeated query term weighs ``1 + ln(c)`` over Solr as on every other lexical path
-(issue 50): the same BM25 term score, multiplied by the query's weight for it."""
+"""A repeated query term weighs ``1 + ln(c)``, and an identifier's part ``1 / n``, over Solr as
+on every other lexical path (issue 50): the same BM25 term score, multiplied by the query's
+weight for it."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from rcpkit.engine.store.solr.collection import Collection, parse_url
 from rcpkit.engine.store.solr.http import SolrHttp
 from rcpkit.engine.store.solr.reads import SolrIndex
 from rcpkit.engine.store.solr.rows import tenant_value
+from rcpkit.engine.text.analysis import Part
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -38,3 +40,8 @@ def test_a_term_twice_in_the_query_weighs_one_plus_ln_two_on_every_row(solr_url:
         expected = valve.get(key, 0.0) + (1 + math.log(2)) * pump.get(key, 0.0)
         assert twice[key] == pytest.approx(expected, rel=1e-5)
     assert index.lexical_of(["valv", "pump", "pump"], [3]) == {3: pytest.approx(twice[3])}
+    # An identifier's parts (issue 50) weigh 1/n each over Solr too.
+    half = Part.of_word("valv", 2)
+    parted = dict(index.lexical([half, "pump"], 10))
+    for key in once:
+        assert parted[key] == pytest.approx(valve.get(key, 0.0) / 2 + pump.get(key, 0.0), rel=1e-5)
