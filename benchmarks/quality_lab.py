@@ -36,7 +36,7 @@ from rcpkit.engine.ingest import SourceDocument
 from rcpkit.engine.ingest.indexer import _SPARSE_TERMS, content_hash_of, index_documents
 from rcpkit.engine.open import open_engine
 from rcpkit.engine.retrieve.recall import cut_terms
-from rcpkit.engine.scoring.bm25 import tokens
+from rcpkit.engine.scoring.bm25 import query_weights, tokens
 from rcpkit.engine.scoring.proximity import pair_bound as bound_of_pairs
 from rcpkit.engine.scoring.proximity import pairs_of, positions_of, proximity_scores
 from rcpkit.engine.scoring.smoothing import DEPTH, NEIGHBOURS, smooth
@@ -458,9 +458,11 @@ def main() -> None:
     cos = qvec @ vectors.T
     # As the engine reads a query: its lexical arm and RM3 by `analyze_query` (a
     # snake_case word also in prose's form), its proximity pairs by the code analysis.
-    # Cut to its first 64 terms and each weighed by its count, as the engine (issue 50).
-    qterms = {q: tokens(" ".join(cut_terms(analyze_query(dataset.queries[q])))) for q in qids}
-    qweights = {q: {t: float(c) for t, c in Counter(qterms[q]).items()} for q in qids}
+    # Cut to its first 64 terms and each weighed as the engine weighs it (issue 50:
+    # 1 + ln c, an identifier's parts 1/n each), by the engine's own query_weights.
+    qcut = {q: cut_terms(analyze_query(dataset.queries[q])) for q in qids}
+    qterms = {q: tokens(" ".join(qcut[q])) for q in qids}
+    qweights = {q: query_weights(qcut[q]) for q in qids}
     pterms = {q: tokens(" ".join(analyze_code_many([dataset.queries[q]])[0])) for q in qids}
     lex_first = {q: top(lex.scores(qweights[q]), 100) for q in qids}
     dense_first = {q: top(cos[i], 100, positive=False) for i, q in enumerate(qids)}
