@@ -10,13 +10,16 @@ corrupt, another index's or of another format is ignored.
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import shutil
 import sqlite3
+import struct
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
@@ -275,6 +278,14 @@ def _a_diverged_copys(cache: Path, elsewhere: Path) -> None:
     shutil.copy(elsewhere / "index.mirror", cache)
 
 
+def _a_format_2_cache_of_other_vectors(cache: Path, elsewhere: Path) -> None:
+    # A cache of the format that held the vectors, whose first row's vector is not the
+    # file's: never taken, though this rcpkit reads the vectors from the file.
+    matrix = _vectors_in_the_file(cache.with_suffix(".sqlite3")).copy()
+    matrix[0] = -matrix[0]
+    _as_format_2(cache, matrix)
+
+
 def _one_chunk_each(rng: random.Random, ids: Any) -> WriteBatch:
     documents = []
     for i in ids:
@@ -300,6 +311,7 @@ def _copy(source: Path, target: Path) -> None:
         _another_index,
         _a_newer_cache_than_the_file,
         _a_diverged_copys,
+        _a_format_2_cache_of_other_vectors,
     ],
 )
 def test_a_cache_that_cannot_be_trusted_is_ignored_and_rewritten(
@@ -423,22 +435,52 @@ def test_a_postgres_cache_of_another_database_is_ignored(
     assert got == _served(postgres_url, None)
 
 
-def test_a_large_matrix_is_a_view_of_the_shared_mapping_and_answers_as_a_rebuild(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Issue 31: worker processes share one copy of a searched-through-int8 matrix."""
-    from rcpkit.engine.index import _mirror_cache
+def _vectors_in_the_file(database: Path) -> np.ndarray:
+    with closing(sqlite3.connect(database)) as db:
+        rows = db.execute("SELECT vector FROM chunks ORDER BY key").fetchall()
+    return np.frombuffer(b"".join(row[0] for row in rows), dtype="<f4").reshape(len(rows), -1)
 
+
+def _as_format_2(cache: Path, matrix: np.ndarray) -> None:
+    """Rewrite a cache as rcpkit wrote it before issue 51's footprint: format 2, the
+    vectors again in a ``matrix`` section (64-byte aligned, with its CRC)."""
+    data = cache.read_bytes()
+    trailer = struct.Struct("<8sQQI4x")
+    magic, at, length, _crc = trailer.unpack_from(data, len(data) - trailer.size)
+    header = json.loads(data[at : at + length])
+    del header["vectors"]
+    body = bytearray(data[:at])
+    body += bytes(-len(body) % 64)
+    raw = np.ascontiguousarray(matrix, dtype="<f4").tobytes()
+    header["format"] = 2
+    header["sections"]["matrix"] = [len(body), "<f4", list(matrix.shape), zlib.crc32(raw)]
+    body += raw
+    text = json.dumps(header).encode()
+    body += text
+    body += trailer.pack(magic, len(body) - len(text), len(text), zlib.crc32(text))
+    cache.write_bytes(bytes(body))
+
+
+def test_a_cache_holds_no_vectors_and_one_of_the_format_before_is_used_and_rewritten(
+    tmp_path: Path, tokenised: list[int]
+) -> None:
+    """Issue 51.5: the vectors are SQLite's; the cache held a second float32 copy."""
     path = tmp_path / "index.sqlite3"
-    rng = random.Random(9)
-    cached(path, rng, 4)
-    monkeypatch.setattr(_mirror_cache, "_MAPPED_MATRIX_ROWS", 1)  # this small index counts
+    cached(path, random.Random(1), 6)
+    cache = path.with_suffix(".mirror")
+    matrix = _vectors_in_the_file(path)
+    lean = cache.stat().st_size
+    _as_format_2(cache, matrix)  # what a cache held before: the vectors again
+    assert cache.stat().st_size > lean + matrix.nbytes // 2
+    tokenised.clear()
     reopened = SQLiteStore(path)
-    dense = reopened.open_dense(DIMENSION, DensePolicy())
-    matrix = dense.index.matrix
-    assert not matrix.flags.owndata and not matrix.flags.writeable  # pages of the file
-    assert answers(reopened) == rebuilt(path)
-    write(reopened, rng, 2, first=4)  # appends copy it; the mapping is never written
     got = answers(reopened)
-    reopened.close()
+    assert tokenised == []  # taken, not rebuilt: no row was read and analysed again
+    reopened.close()  # saved again, in the new format
     assert got == rebuilt(path)
+    assert cache.stat().st_size < lean + matrix.nbytes // 2
+    tokenised.clear()  # the rebuild's
+    again = SQLiteStore(path)
+    assert answers(again) == got
+    again.close()
+    assert tokenised == []

@@ -158,6 +158,11 @@ class Reading(Protocol):
         bytes or None)."""
         ...
 
+    def vectors(self, after: int, last: int, limit: int) -> tuple[Keys, bytes]:
+        """The first ``limit`` chunks with keys in (``after``, ``last``], by key: their
+        keys, and their vectors' little-endian f4 bytes joined (a cache's load)."""
+        ...
+
     def retired(self, since: int, last: int) -> list[tuple[int, int]]:
         """(key, removed) of chunks with keys up to ``last`` retired after ``since``."""
         ...

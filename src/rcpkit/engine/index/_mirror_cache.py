@@ -9,19 +9,24 @@ the file is a head start any server may lack or lose.
 Issue 15: opening a 100k-chunk index rebuilt the mirror from every row (tokens,
 JSON metadata, vectors): 12 s on a quiet machine, 40 s under load. The mirror
 (:class:`~rcpkit.engine.index._mirror.Frozen`: row keys and versions, postings,
-filter columns, the vector matrix) is written to ``index.mirror`` and, on open,
-read back without parsing a row: the postings and row arrays are views of a
-memory map (their pages shared by every process mapping the file); so is the
-vector matrix of an index searched through int8 codes, while a smaller one is
-read into memory in one call (see ``_section`` for why).
+filter columns) is written to ``index.mirror`` and, on open, read back without
+parsing a row: the postings and row arrays are views of a memory map (their
+pages shared by every process mapping the file).
+
+The vectors are not in it (format 3, issue 51): SQLite's ``chunks`` rows hold
+them already, and a second float32 copy was 1,536 of the 4,338 bytes a chunk
+took on disk. A load reads them from the file in key order, in batches, straight
+into one matrix (``_matrix``); a format-2 cache, which holds them, is read the
+same way, its matrix section left unread, and rewritten at the next save.
 
 SQLite stays the system of record; this file is only ever a head start:
 
 - It is stamped with the file's identity (the ``dense.identity`` setting, random
-  per index), the version and floor it covers, and its last row's key, version,
-  tenant and vector — checked against the file on load, so another index's
-  cache, a cache from a newer copy of this index, or one of a file that was
-  restored from a backup and written since is never trusted.
+  per index) and the version and floor it covers; its last row and 64 rows
+  spread over it must have the key, version and tenant the file gives them, and
+  their vectors the checksums saved with the cache (``vectors``) — so another
+  index's cache, a cache from a newer copy of this index, or one of a file that
+  was restored from a backup and written since is never trusted.
 - Every section carries a CRC-32 and the trailer a length: a truncated, torn or
   corrupt file, or one of another format, is ignored (logged, never raised) and
   the mirror is rebuilt from SQLite.
@@ -36,8 +41,9 @@ SQLite stays the system of record; this file is only ever a head start:
   the new one, never a mix.
 
 Layout: the sections (raw little-endian arrays, 64-byte aligned), then a JSON
-header (offsets, shapes, CRCs, the stamp, the terms, the tenants, the filter
-columns' values), then a 32-byte trailer (magic, header offset and length, CRC).
+header (offsets, shapes, CRCs, the stamp, the sampled rows' vector checksums,
+the terms, the tenants, the filter columns' values), then a 32-byte trailer
+(magic, header offset and length, CRC).
 """
 
 from __future__ import annotations
@@ -59,17 +65,19 @@ import numpy.typing as npt
 
 from rcpkit.engine.index._mirror import Frozen, Mirror, Reading
 from rcpkit.engine.index._postings import FrozenPostings
-from rcpkit.engine.index.dense import DensePolicy
 
 __all__ = ["MirrorCache", "cache_stamp"]
 
 _log = logging.getLogger(__name__)
-_FORMAT = 2  # 2: weighted tf as float32 (fractional title weights)
+Matrix = npt.NDArray[np.float32]
+_FORMAT = 3  # 2: weighted tf as float32 (fractional title weights); 3: no vectors
+_READS = (2, 3)  # a format 2's matrix section is left unread
 _MAGIC = b"RCPMIRR1"
 _TRAILER = struct.Struct("<8sQQI4x")
 _ALIGN = 64
 _ROWS = ("keys", "added", "removed", "tenants", "lengths")
-_SAMPLED_ROWS = 64  # rows besides the last compared with the file on load
+_SAMPLED_ROWS = 64  # rows (the first and last among them) compared with the file on load
+_VECTOR_BATCH = 8_192  # vectors read per statement on load (12 MB at 384 dimensions)
 
 
 def cache_stamp(identity: str, title_weight: float, body_weight: float) -> str:
@@ -93,7 +101,8 @@ class MirrorCache:
     with a save after each 5,000-chunk batch, indexing 40k chunks ran 19 %
     slower on this loaded 2-core machine (694-750 vs 865-925 chunks/s). ``vectors``:
     the mirror holds the vectors (the embedded store's; a PostgreSQL mirror never
-    does, pgvector searches them), so a mirror without them yet is not saved.
+    does, pgvector searches them), so a mirror without them yet is not saved: its
+    cache would lack the sampled vectors' checksums a load checks the file with.
     """
 
     def __init__(
@@ -112,6 +121,7 @@ class MirrorCache:
         self._rows, self._quiet, self._patience = rows, quiet, patience
         self._interval = interval
         self._saved_version = -1  # the version of the file this process read or wrote
+        self._format = _FORMAT  # of the file this process read
         self._unsaved = 0
         self._mirror: Mirror | None = None
         self._wake = threading.Condition()
@@ -133,7 +143,8 @@ class MirrorCache:
         except (Invalid, OSError, ValueError, KeyError, TypeError, IndexError) as error:
             _log.warning("ignoring the mirror cache %s (%s); rebuilding it", self.path, error)
             return None
-        self._saved_version = frozen.version
+        # A cache of an older format is rewritten at the next save (close, at the latest).
+        self._saved_version = frozen.version if self._format == _FORMAT else -1
         return frozen
 
     def _read(self, reading: Reading, dimension: int | None) -> Frozen:
@@ -142,27 +153,29 @@ class MirrorCache:
             if size < _TRAILER.size:
                 raise Invalid("truncated")
             mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-            return self._parse(reading, dimension, mapped, size, file)
+            return self._parse(reading, dimension, mapped, size)
 
     def _parse(
-        self, reading: Reading, dimension: int | None, mapped: mmap.mmap, size: int, file: Any
+        self, reading: Reading, dimension: int | None, mapped: mmap.mmap, size: int
     ) -> Frozen:
         header = _header(mapped, size)
-        if header.get("format") != _FORMAT:
-            raise Invalid(f"format {header.get('format')!r}, this rcpkit reads {_FORMAT}")
+        self._format = header.get("format")
+        if self._format not in _READS:
+            raise Invalid(f"format {self._format!r}, this rcpkit reads {_FORMAT}")
         if header.get("identity") != self._identity:
             raise Invalid("another index's cache")
         version, floor = reading.marks()
         if not (header["version"] <= version and header["floor"] <= floor):
             raise Invalid(f"covers version {header['version']}, the file is at {version}")
-        wanted = [name for name in header["sections"] if dimension or name != "matrix"]
-        arrays = {name: _section(mapped, header, name, file) for name in wanted}
+        wanted = [name for name in header["sections"] if name != "matrix"]
+        arrays = {name: _section(mapped, header, name) for name in wanted}
         rows = len(arrays["keys"])
         if any(len(arrays[name]) != rows for name in _ROWS):
             raise Invalid("row arrays of different lengths")
-        matrix = arrays.get("matrix")
-        if dimension is not None and (matrix is None or matrix.shape != (rows, dimension)):
-            raise Invalid("no vectors of this dimension")
+        checksums = _checksums(header, mapped, rows)
+        if dimension is not None and checksums is None:
+            raise Invalid("saved without vectors")
+        matrix = None if dimension is None else _matrix(reading, arrays["keys"], dimension)
         frozen = Frozen(
             int(header["version"]),
             int(header["floor"]),
@@ -177,9 +190,9 @@ class MirrorCache:
                 name: (arrays[f"column {i}"], list(values))
                 for i, (name, values) in enumerate(header["columns"])
             },
-            matrix if dimension is not None else None,
+            matrix,
         )
-        _check(frozen, reading)
+        _check(frozen, reading, checksums)
         return frozen  # its arrays but the matrix are views of the mapping, kept while they live
 
     # --- save ---
@@ -265,8 +278,6 @@ class MirrorCache:
         for i, (name, (codes, values)) in enumerate(frozen.columns.items()):
             arrays[f"column {i}"] = codes
             columns.append([name, values])
-        if frozen.matrix is not None:
-            arrays["matrix"] = frozen.matrix
         _remove_orphans(self.path)
         # Several stores in one process may save one file: the name is the pid and a token.
         token = f"{os.getpid()}.{secrets.token_hex(4)}"
@@ -274,14 +285,13 @@ class MirrorCache:
         try:
             with temporary.open("wb") as file:
                 sections = {name: _write_section(file, array) for name, array in arrays.items()}
-                last = frozen.size - 1
                 header = {
                     "format": _FORMAT,
                     "identity": self._identity,
                     "version": frozen.version,
                     "floor": frozen.floor,
                     "written": time.time(),
-                    "last": None if last < 0 else _stamp(frozen, last),
+                    "vectors": _sampled_vectors(frozen.matrix, frozen.size),
                     "names": frozen.names,
                     "terms": postings.terms,
                     "columns": columns,
@@ -335,23 +345,8 @@ def _header(mapped: mmap.mmap, size: int) -> dict[str, Any]:
     return header
 
 
-# From this many rows exact search scans int8 codes, not the float matrix (index/dense.py).
-_MAPPED_MATRIX_ROWS = DensePolicy().quantized_min_size
-
-
-def _section(mapped: mmap.mmap, header: dict[str, Any], name: str, file: Any) -> npt.NDArray[Any]:
-    """One array: a view of the mapping, but a small matrix is read into anonymous memory.
-
-    Why read a small matrix: the float product scans all of it per query, and on
-    file-backed 4 KB pages it ran 5-8 % slower than on the anonymous memory
-    (transparent huge pages) a rebuild gives it (measured: 100k x 384, 6.33 vs
-    5.83 ms). Read with ``readinto``, not through the mapping, so its pages are
-    not counted twice in the resident size. From ``_MAPPED_MATRIX_ROWS`` rows the
-    search scans the int8 codes and gathers a few hundred float rows to rescore,
-    so the matrix stays a view of the mapping: the worker processes of
-    ``serve --workers N`` then share one copy through the page cache (issue 31)
-    instead of holding N. A worker's first append copies it (``Growable``).
-    """
+def _section(mapped: mmap.mmap, header: dict[str, Any], name: str) -> npt.NDArray[Any]:
+    """One array, a view of the mapping (checked against its CRC)."""
     at, dtype, shape, crc = header["sections"][name]
     kind = np.dtype(dtype)
     if kind.byteorder not in ("<", "|", "=") or kind.hasobject:
@@ -359,16 +354,79 @@ def _section(mapped: mmap.mmap, header: dict[str, Any], name: str, file: Any) ->
     count = int(np.prod(shape, dtype=np.int64))
     if at % _ALIGN or at < 0 or at + count * kind.itemsize > len(mapped):
         raise Invalid(f"section {name} out of bounds")
-    if name == "matrix" and shape[0] < _MAPPED_MATRIX_ROWS:
-        array = np.empty(shape, dtype=kind)
-        file.seek(at)
-        if file.readinto(_bytes(array)) != array.nbytes:
-            raise Invalid("section matrix: short read")
-    else:
-        array = np.frombuffer(mapped, dtype=kind, count=count, offset=at).reshape(shape)
+    array = np.frombuffer(mapped, dtype=kind, count=count, offset=at).reshape(shape)
     if zlib.crc32(_bytes(array)) != crc:
         raise Invalid(f"section {name}: checksum")
     return array
+
+
+def _matrix(reading: Reading, keys: npt.NDArray[np.int64], dimension: int) -> Matrix:
+    """The vectors of the cache's rows, read from the file: in key order, a batch of
+    rows per statement, each batch's bytes joined into one buffer and copied into
+    the matrix (no array per row).
+
+    A row the file no longer holds (garbage-collected after the save) keeps a zero
+    vector: the follow that comes next marks it retired at a version below every
+    tenant's floor (``Mirror._vanished``), so no search can see it.
+    """
+    # Not np.zeros: its calloc'd pages fault in one by one (0.55 s at 100k x 384 here,
+    # 0.04 s for numpy's own allocation, which asks for huge pages).
+    matrix = np.empty((len(keys), dimension), dtype=np.float32)
+    filled = np.zeros(len(keys), dtype=np.bool_)
+    after, last = 0, int(keys[-1]) if len(keys) else 0
+    while after < last:
+        found, data = reading.vectors(after, last, _VECTOR_BATCH)
+        if not len(found):
+            break
+        if len(data) != len(found) * dimension * 4:
+            raise Invalid(f"the file's vectors are not of dimension {dimension}")
+        positions = np.searchsorted(keys, found)
+        if np.any(keys[positions] != found):
+            raise Invalid("the file holds rows the cache lacks")
+        rows = np.frombuffer(data, dtype="<f4").reshape(len(found), dimension)
+        first = int(positions[0])
+        if int(positions[-1]) - first == len(found) - 1:  # no row collected in between
+            matrix[first : first + len(found)] = rows
+        else:
+            matrix[positions] = rows
+        filled[positions] = True
+        after = int(found[-1])
+    matrix[~filled] = 0.0
+    return matrix
+
+
+def _samples(rows: int) -> npt.NDArray[np.int64]:
+    """The positions compared with the file on load (the first and the last among them)."""
+    return np.unique(np.linspace(0, rows - 1, _SAMPLED_ROWS).astype(np.int64))
+
+
+def _sampled_vectors(matrix: Matrix | None, rows: int) -> list[int] | None:
+    """CRC-32 of the sampled rows' vectors (None: the mirror held none)."""
+    if matrix is None:
+        return None
+    return [zlib.crc32(matrix[position].tobytes()) for position in _samples(rows)] if rows else []
+
+
+def _checksums(header: dict[str, Any], mapped: mmap.mmap, rows: int) -> list[int] | None:
+    """The sampled rows' vector checksums a cache was saved with.
+
+    A format-2 cache holds the whole matrix instead: the sampled rows are read from
+    its section (only they; a torn section then fails the comparison, no more).
+    """
+    if "vectors" in header:
+        checksums = header["vectors"]
+        if checksums is not None and len(checksums) != (len(_samples(rows)) if rows else 0):
+            raise Invalid("vector checksums")
+        return None if checksums is None else [int(crc) for crc in checksums]
+    if "matrix" not in header["sections"]:
+        return None
+    at, dtype, shape, _crc = header["sections"]["matrix"]
+    if np.dtype(dtype) != np.dtype("<f4") or len(shape) != 2 or shape[0] != rows:
+        raise Invalid("section matrix: shape")
+    if at % _ALIGN or at < 0 or at + rows * shape[1] * 4 > len(mapped):
+        raise Invalid("section matrix out of bounds")
+    matrix = np.frombuffer(mapped, dtype="<f4", count=rows * shape[1], offset=at)
+    return _sampled_vectors(matrix.reshape(rows, shape[1]), rows)
 
 
 def _postings(header: dict[str, Any], arrays: dict[str, Any], rows: int) -> FrozenPostings:
@@ -387,14 +445,7 @@ def _postings(header: dict[str, Any], arrays: dict[str, Any], rows: int) -> Froz
     )
 
 
-def _stamp(frozen: Frozen, row: int) -> list[Any]:
-    """What the file must still hold for the cache's last row."""
-    vector = None if frozen.matrix is None else zlib.crc32(frozen.matrix[row].tobytes())
-    tenant = frozen.names[int(frozen.tenants[row])]
-    return [int(frozen.keys[row]), int(frozen.added[row]), tenant, vector]
-
-
-def _check(frozen: Frozen, reading: Reading) -> None:
+def _check(frozen: Frozen, reading: Reading, checksums: list[int] | None) -> None:
     """The cache and the file agree where they overlap (cheap checks, no full scan)."""
     if frozen.size and np.any(np.diff(frozen.keys) <= 0):
         raise Invalid("keys out of order")
@@ -403,25 +454,31 @@ def _check(frozen: Frozen, reading: Reading) -> None:
     if not frozen.size:
         return
     key = int(frozen.keys[-1])
-    found = reading.rows(key - 1, 1, frozen.matrix is not None)
+    found = reading.rows(key - 1, 1, False)
     if not found or int(found[0][0]) != key:
         raise Invalid(f"the file no longer holds row {key}")
-    _compare_row(frozen, frozen.size - 1, found[0])
     # A copy of the index that took other writes since (a restored backup, a copied
     # folder) has this identity and may reach the same version with the same newest
-    # row: rows spread over the cache must match too (issue 34, cache campaign). A
-    # sampled row the file no longer holds was collected since and is replayed.
-    for position in np.unique(np.linspace(0, frozen.size - 1, _SAMPLED_ROWS).astype(np.int64)):
+    # row: rows spread over the cache must match too, their vectors (read from the
+    # file) included (issue 34, cache campaign). A sampled row the file no longer
+    # holds was collected since and is replayed.
+    positions = _samples(frozen.size)
+    for at, position in enumerate(positions):
         key = int(frozen.keys[position])
-        found = reading.rows(key - 1, 1, frozen.matrix is not None)
+        found = reading.rows(key - 1, 1, False)
         if found and int(found[0][0]) == key:
-            _compare_row(frozen, int(position), found[0])
+            checksum = None if checksums is None else checksums[at]
+            _compare_row(frozen, int(position), found[0], checksum)
 
 
-def _compare_row(frozen: Frozen, position: int, row: Any) -> None:
-    vector = None if frozen.matrix is None else zlib.crc32(bytes(row[7]))
-    if [int(row[0]), int(row[2]), str(row[1]), vector] != _stamp(frozen, position):
+def _compare_row(frozen: Frozen, position: int, row: Any, checksum: int | None) -> None:
+    tenant = frozen.names[int(frozen.tenants[position])]
+    ours = [int(frozen.keys[position]), int(frozen.added[position]), tenant]
+    if [int(row[0]), int(row[2]), str(row[1])] != ours:
         raise Invalid(f"row {int(row[0])} differs from the file's")
+    vectors = frozen.matrix
+    if vectors is not None and checksum is not None and zlib.crc32(vectors[position]) != checksum:
+        raise Invalid(f"row {int(row[0])}'s vector differs from the file's")
 
 
 def _remove_orphans(path: Path) -> None:

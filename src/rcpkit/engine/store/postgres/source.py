@@ -110,6 +110,9 @@ class _PostgresReading:
             for chunk in chunks
         ]
 
+    def vectors(self, after: int, last: int, limit: int) -> tuple[Any, bytes]:
+        raise ValueError("the PostgreSQL store's vectors stay in pgvector")
+
     def retired(self, since: int, last: int) -> list[tuple[int, int]]:
         rows = self._connection.execute(
             "SELECT key, removed FROM chunks WHERE removed > %s AND key <= %s", (since, last)
