@@ -36,6 +36,7 @@ import ctypes
 import json
 import logging
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -158,9 +159,9 @@ class Reading(Protocol):
         bytes or None)."""
         ...
 
-    def vectors(self, after: int, last: int, limit: int) -> tuple[Keys, bytes]:
-        """The first ``limit`` chunks with keys in (``after``, ``last``], by key: their
-        keys, and their vectors' little-endian f4 bytes joined (a cache's load)."""
+    def vectors(self, last: int) -> Iterator[tuple[int, bytes]]:
+        """(key, little-endian f4 vector bytes) of every chunk with a key up to ``last``,
+        by key, as the rows are read (a cache's load)."""
         ...
 
     def retired(self, since: int, last: int) -> list[tuple[int, int]]:

@@ -110,7 +110,7 @@ class _PostgresReading:
             for chunk in chunks
         ]
 
-    def vectors(self, after: int, last: int, limit: int) -> tuple[Any, bytes]:
+    def vectors(self, last: int) -> Iterator[tuple[int, bytes]]:
         raise ValueError("the PostgreSQL store's vectors stay in pgvector")
 
     def retired(self, since: int, last: int) -> list[tuple[int, int]]:

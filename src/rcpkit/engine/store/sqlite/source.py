@@ -14,14 +14,9 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from rcpkit.engine.index._mirror import Reading
 
 __all__ = ["SQLiteSource"]
-
-Keys = npt.NDArray[np.int64]
 
 
 class SQLiteSource:
@@ -57,10 +52,12 @@ class _SQLiteReading:
         sql = _ROWS.format(vector="c.vector" if vectors else "NULL")
         return self._connection.execute(sql, (after, limit)).fetchall()
 
-    def vectors(self, after: int, last: int, limit: int) -> tuple[Keys, bytes]:
-        rows = self._connection.execute(_VECTORS, (after, last, limit)).fetchall()
-        keys = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-        return keys, b"".join(row[1] for row in rows)
+    def vectors(self, last: int) -> Iterator[tuple[int, bytes]]:
+        cursor = self._connection.execute(_VECTORS, (last,))
+        try:
+            yield from cursor
+        finally:
+            cursor.close()  # a load cut short: the read transaction then ends cleanly
 
     def retired(self, since: int, last: int) -> list[tuple[int, int]]:
         return self._connection.execute(
@@ -90,4 +87,4 @@ _ROWS = (
     " f.c0, f.c1, {vector} FROM chunks AS c JOIN chunks_fts_content AS f ON f.id = c.key"
     " WHERE c.key > ? ORDER BY c.key LIMIT ?"
 )
-_VECTORS = "SELECT key, vector FROM chunks WHERE key > ? AND key <= ? ORDER BY key LIMIT ?"
+_VECTORS = "SELECT key, vector FROM chunks WHERE key <= ? ORDER BY key"

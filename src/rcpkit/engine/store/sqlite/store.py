@@ -6,8 +6,9 @@ title and body of every chunk (its content table); queries do not run through
 it: every read but SPLADE's goes to the process's in-memory mirror of this
 file (``_mirror``: BM25 postings with a pruning top-k, filter columns, the
 vector matrix), kept current with every version any process commits, and
-saved beside the file (``index.mirror``, ``_mirror_cache``) so that a new
-process maps it back and reads only the newer rows instead of rebuilding.
+saved beside the file (``index.mirror``, ``_mirror_cache``: all but the
+vectors, which this file holds) so that a new process maps it back and reads
+only the vectors and the newer rows instead of rebuilding.
 
 Every write is one ``BEGIN IMMEDIATE`` transaction: a crash mid-batch leaves
 the previous version intact, and a committed version survives a process crash
