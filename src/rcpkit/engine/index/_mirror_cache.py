@@ -158,9 +158,10 @@ class MirrorCache:
         self, reading: Reading, dimension: int | None, mapped: mmap.mmap, size: int
     ) -> Frozen:
         header = _header(mapped, size)
-        self._format = header.get("format")
-        if self._format not in _READS:
-            raise Invalid(f"format {self._format!r}, this rcpkit reads {_FORMAT}")
+        written = header.get("format")
+        if written not in _READS:
+            raise Invalid(f"format {written!r}, this rcpkit reads {_FORMAT}")
+        self._format = int(written)
         if header.get("identity") != self._identity:
             raise Invalid("another index's cache")
         version, floor = reading.marks()
