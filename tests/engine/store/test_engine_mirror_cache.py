@@ -220,6 +220,32 @@ def test_rows_retired_and_collected_after_the_cache_was_saved_are_not_served(
     assert flat_scores(got) == pytest.approx(flat_scores(expected), rel=1e-12)
 
 
+def test_rows_collected_between_the_cache_s_rows_leave_it_usable(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The vectors are read from the file (issue 51.5): rows the cache holds and the file
+    # no longer does, all but its newest, leave the rows read to be moved into place.
+    path = tmp_path / "index.sqlite3"
+    rng = random.Random(5)
+    cached(path, rng, 5)
+    other = SQLiteStore(path, cache=False)
+    other.commit(WriteBatch(delete=[f"d{i}" for i in range(0, 12)]))
+    other.commit(batch(rng, list(range(900, 906)), None))
+    assert other.collect(retain=1)  # the deleted rows leave the file
+    other.close()
+    with caplog.at_level(logging.WARNING, "rcpkit.engine.index._mirror_cache"):
+        reopened = SQLiteStore(path)
+        got = answers(reopened)
+        reopened.close()
+    assert "ignoring" not in caplog.text  # taken: its newest row is still the file's
+    expected = rebuilt(path)
+    assert [keys(answer) for answer in got] == [keys(answer) for answer in expected]
+    # The live rows' vectors are the file's bytes, but the collected rows keep their
+    # places here and not in a rebuild: a float32 product over a row at another place
+    # of the matrix may round otherwise in its last bit (as before issue 51.5).
+    assert flat_scores(got) == pytest.approx(flat_scores(expected), rel=1e-6)
+
+
 def keys(answer: object) -> list[int]:
     assert isinstance(answer, list)
     return [item[0] if isinstance(item, tuple) else item for item in answer]
