@@ -351,3 +351,37 @@ def test_the_vectors_are_stored_once_and_a_reopened_index_answers_as_a_rebuild(
     assert from_the_cache[0][0][0] == "v17#0"
     (folder / "index.mirror").unlink()
     assert hits() == from_the_cache  # rebuilt from SQLite alone: the same scores, to the bit
+
+
+def _vocabulary_with_its_rowid(folder: Path) -> None:
+    """The vocabulary table as every index before issue 51.5's cut held it."""
+    with sqlite3.connect(folder / "index.sqlite3") as db:
+        db.executescript(
+            "ALTER TABLE vocabulary RENAME TO words;"
+            " CREATE TABLE vocabulary (tenant TEXT NOT NULL, word TEXT NOT NULL,"
+            " df INTEGER NOT NULL, PRIMARY KEY (tenant, word));"
+            " INSERT INTO vocabulary SELECT * FROM words; DROP TABLE words;"
+        )
+
+
+def test_the_vocabulary_keeps_its_words_once_and_corrects_as_before(tmp_path: Path) -> None:
+    # Issue 51.5: the vocabulary's (tenant, word) key was a second b-tree beside its rows
+    # (27 of the 2,801 bytes a chunk took at 100k chunks).
+    for name in ("new", "old"):
+        with rcpkit.open(tmp_path / name, create=True, vectors=DIMENSION) as index:
+            index.add(_documents(), vectors=_vectors())
+    with sqlite3.connect(tmp_path / "new" / "index.sqlite3") as db:
+        names = [name for (name,) in db.execute("SELECT name FROM sqlite_master")]
+    assert "sqlite_autoindex_vocabulary_1" not in names
+    _vocabulary_with_its_rowid(tmp_path / "old")
+    answers = []
+    for name in ("new", "old"):
+        with rcpkit.open(tmp_path / name) as index:  # words counted up into either table
+            index.add([{"id": "e", "text": "elderberries in apples"}], vectors=_vectors(1))
+        with rcpkit.open(tmp_path / name) as index:
+            found = index.search("aples and chery", mode="sparse", rewrite="rewrite", k=4)
+            again = index.search("elderberies", mode="sparse", rewrite="rewrite", k=4)
+            answers.append([[(hit.id, hit.score) for hit in hits] for hits in (found, again)])
+    assert answers[0] == answers[1]
+    assert sorted(hit[0] for hit in answers[0][0]) == ["d0#0", "d2#0", "e#0"]  # "aples" corrected
+    assert [hit[0] for hit in answers[0][1]] == ["e#0"]
