@@ -366,7 +366,7 @@ def _vocabulary_with_its_rowid(folder: Path) -> None:
 
 def test_the_vocabulary_keeps_its_words_once_and_corrects_as_before(tmp_path: Path) -> None:
     # Issue 51.5: the vocabulary's (tenant, word) key was a second b-tree beside its rows
-    # (27 of the 2,801 bytes a chunk took at 100k chunks).
+    # (31 of the 2,801 bytes a chunk took at 100k chunks).
     for name in ("new", "old"):
         with rcpkit.open(tmp_path / name, create=True, vectors=DIMENSION) as index:
             index.add(_documents(), vectors=_vectors())

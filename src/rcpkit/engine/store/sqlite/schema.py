@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS idempotency (
 );
 CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency (created);
 -- WITHOUT ROWID: the rows are the (tenant, word) key's b-tree, not a second copy of the
--- words beside a rowid table (27 B a chunk at 100k). An older file keeps its table; it
+-- words beside a rowid table (31 B a chunk at 100k). An older file keeps its table; it
 -- reads and writes the same, so the layout's number stays.
 CREATE TABLE IF NOT EXISTS vocabulary (
     tenant TEXT NOT NULL, word TEXT NOT NULL, df INTEGER NOT NULL, PRIMARY KEY (tenant, word)
