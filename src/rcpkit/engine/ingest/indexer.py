@@ -17,7 +17,7 @@ from rcpkit.engine.ingest import ChunkSpan, SourceDocument, chunk_document, cont
 from rcpkit.engine.ingest.commit_time import record_commit_time
 from rcpkit.engine.models import Embedder, Vectors, embed_between
 from rcpkit.engine.store.base import CommitResult, DocumentRow, NewChunk, WriteBatch
-from rcpkit.engine.text.analysis import analyze_code_many, analyze_many
+from rcpkit.engine.text.analysis import analyze_code_many, analyze_many, analyze_with_words
 
 __all__ = [
     "IndexReport",
@@ -264,16 +264,15 @@ def document_batch(
     fields = engine.config.filter_fields
     batch = WriteBatch()
     position = 0
-    for document, document_spans in zip(documents, spans, strict=True):
-        # Code is analyzed identifier-aware (parse_filter -> parsefilter, parse, filter).
-        analyzer = analyze_code_many if document.modality == "code" else analyze_many
-        title_terms = " ".join(analyzer([lexical_title(document)])[0])
-        bodies = analyzer([span.text for span in document_spans])
+    analysed = _analysed(documents, spans)
+    for document, document_spans, (title_terms, bodies, words) in zip(
+        documents, spans, analysed, strict=True
+    ):
         # §4.8: the modality is a filterable field of every chunk (modality = "code").
         tagged = {**document.meta, "modality": document.modality}
         filter_meta = normalize_meta(tagged, fields)  # type: ignore[arg-type]
         chunks = []
-        for span, body in zip(document_spans, bodies, strict=True):
+        for span, body, surface in zip(document_spans, bodies, words, strict=True):
             context = contextual_prefix(document.title, span.heading_path) if contextual else None
             chunks.append(
                 NewChunk(
@@ -288,6 +287,7 @@ def document_batch(
                     vector=vectors[position],  # type: ignore[arg-type]
                     filter_meta=filter_meta,
                     sparse=sparse[position] if sparse is not None else None,
+                    words=surface,
                 )
             )
             position += 1
@@ -306,3 +306,35 @@ def document_batch(
         )
         batch.documents.append((row, chunks))
     return batch
+
+
+Analysed = tuple[str, list[list[str]], list[set[str]]]
+
+
+def _analysed(
+    documents: Sequence[SourceDocument], spans: Sequence[Sequence[ChunkSpan]]
+) -> list[Analysed]:
+    """Per document its title's terms, and per chunk its body terms and surface words.
+
+    Each chunk is analysed once, for the index and the vocabulary alike, and prose
+    and code each in one batch (issue 51.5). Code is analysed identifier-aware
+    (parse_filter -> parsefilter, parse, filter).
+    """
+    out: list[Analysed] = [("", [], [])] * len(documents)
+    for code in (False, True):
+        chosen = [
+            n for n, document in enumerate(documents) if (document.modality == "code") == code
+        ]
+        if not chosen:
+            continue
+        titles = (analyze_code_many if code else analyze_many)(
+            [lexical_title(documents[n]) for n in chosen]
+        )
+        texts = [span.text for n in chosen for span in spans[n]]
+        bodies, words = analyze_with_words(texts, code)
+        start = 0
+        for n, title in zip(chosen, titles, strict=True):
+            end = start + len(spans[n])
+            out[n] = (" ".join(title), bodies[start:end], words[start:end])
+            start = end
+    return out

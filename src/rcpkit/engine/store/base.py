@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -27,6 +28,7 @@ from rcpkit.engine.filters import Filter
 from rcpkit.engine.index import Index
 from rcpkit.engine.scoring.bm25 import BM25
 from rcpkit.engine.store.tenant_versions import Tenancy
+from rcpkit.engine.text.analysis import surface_words
 
 __all__ = [
     "CHUNK_FIELDS",
@@ -145,6 +147,12 @@ class NewChunk:
     filter_meta: dict[str, Any]
     # Learned-sparse term weights (SPLADE), when a sparse model is configured.
     sparse: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None
+    # Its surface words (the vocabulary's), when the indexer analysed them with its terms.
+    words: AbstractSet[str] | None = None
+
+    def surface_words(self) -> AbstractSet[str]:
+        """The distinct words of its text the vocabulary counts (`surface_words`)."""
+        return surface_words(self.text) if self.words is None else self.words
 
     def row_values(self, doc_key: int, tenant: str, doc_id: str) -> ChunkColumns:
         """Its ``chunks`` columns both backends write, in their order: ``doc_key`` through

@@ -12,6 +12,7 @@ import unicodedata
 from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import filterfalse
 
 import Stemmer
 
@@ -21,6 +22,7 @@ __all__ = [
     "analyze_code_many",
     "analyze_many",
     "analyze_query",
+    "analyze_with_words",
     "fts_query",
     "identifier_parts",
     "remember_terms",
@@ -77,6 +79,29 @@ class Part(str):
         part = cls(term)
         part.of = of
         return part
+
+
+def analyze_with_words(
+    texts: Sequence[str], code: bool = False
+) -> tuple[list[list[str]], list[set[str]]]:
+    """Each text's terms (`analyze_many`, or `analyze_code_many` for ``code``) and its
+    `surface_words`, for a write that needs both (the index and the vocabulary).
+
+    Prose is scanned once for both: the same words, kept short, are the surface
+    words and, without the stopwords, what is stemmed (issue 51.5: an add scanned
+    each chunk twice).
+    """
+    if code:
+        return analyze_code_many(texts), [surface_words(text) for text in texts]
+    stem = _stemmer().stemWords
+    terms, surfaces = [], []
+    for text in texts:
+        words = _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+        if words and max(map(len, words)) > _MAX_TERM:  # rare: the check is C-speed
+            words = [word for word in words if len(word) <= _MAX_TERM]
+        surfaces.append(set(words))
+        terms.append(stem(list(filterfalse(_STOPWORDS.__contains__, words))))
+    return terms, surfaces
 
 
 def analyze_code_many(texts: Sequence[str], query: bool = False) -> list[list[str]]:

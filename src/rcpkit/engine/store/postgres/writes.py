@@ -121,7 +121,7 @@ class Writes(Connections):
             self._insert_documents(connection, tenant, batch, version, pending, added)
             for _, chunks in batch.documents:
                 for chunk in chunks:
-                    words.update(surface_words(chunk.text))
+                    words.update(chunk.surface_words())
             new_tokens, new_chunks = pending.tokens, len(added)
             self._write_postings(connection, tenant, version, pending, removed)
             self._write_sparse(connection, batch, added)

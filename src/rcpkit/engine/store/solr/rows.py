@@ -24,7 +24,6 @@ import numpy.typing as npt
 from rcpkit.engine.filters import solr_filter_fields
 from rcpkit.engine.scoring.bm25 import BM25, term_counts
 from rcpkit.engine.store.base import ChunkRow, DocumentRow, NewChunk
-from rcpkit.engine.text.analysis import surface_words
 
 __all__ = [
     "CHUNK_FL",
@@ -103,7 +102,7 @@ def chunk_document(
         "text": chunk.text,
         "terms": terms,
         "length": length,
-        "words": " ".join(sorted(surface_words(chunk.text))),
+        "words": " ".join(sorted(chunk.surface_words())),
         "body_terms": chunk.body_terms,
         "title": document.title,
         "uri": document.uri,

@@ -103,7 +103,7 @@ class Writes(SQLiteFile):
             added = self._insert(connection, tenant, batch, version)
             for _, chunks in batch.documents:
                 for chunk in chunks:
-                    frequencies.update(surface_words(chunk.text))
+                    frequencies.update(chunk.surface_words())
             self._count_words(connection, tenant, frequencies)
             connection.execute(
                 "INSERT OR REPLACE INTO settings (name, value) VALUES ('version', ?)", (version,)
