@@ -137,7 +137,12 @@ class Writes(SQLiteFile):
             " ON CONFLICT (tenant, word) DO UPDATE SET df = df + excluded.df",
             changes,
         )
-        connection.execute("DELETE FROM vocabulary WHERE df <= 0")
+        # Only a word counted down can reach 0 (every other df stays above it): deleting
+        # those alone spares a scan of the whole vocabulary per commit (issue 51.5).
+        fallen = [(tenant, word) for word, delta in frequencies.items() if delta < 0]
+        connection.executemany(
+            "DELETE FROM vocabulary WHERE tenant = ? AND word = ? AND df <= 0", fallen
+        )
 
     def _retire(
         self, connection: sqlite3.Connection, tenant: str, doc_ids: Sequence[str], version: int
