@@ -1,6 +1,7 @@
 """The write path and the footprint: ``rcpkit.open(...).add`` against LanceDB ``table.add``.
 
     python benchmarks/write_footprint.py [--chunks 100000] [--batch 5000] [--profile FILE]
+                                         [--floors]
 
 Issue 51 item 5: add ≤ 2× LanceDB's insert time for the same vectors, bytes on
 disk per chunk ≤ 2× LanceDB's, in one run. Both get the same real-text chunks
@@ -15,6 +16,7 @@ file); LanceDB's ``create_table``/``table.add`` calls, and its full-text index
 build (``create_index(FTS)``) apart, since rcpkit's add includes its own.
 Bytes: every file under each folder after close (LanceDB's with its FTS index).
 ``--profile FILE``: rcpkit's adds under cProfile, the stats saved to FILE.
+``--floors``: the parts of an add timed alone (``_floors``), against LanceDB's add.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import argparse
 import cProfile
 import importlib.util
 import json
+import sqlite3
 import sys
 import tempfile
 import time
@@ -44,6 +47,9 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--batch", type=int, default=5_000, help="chunks per add call")
     parser.add_argument("--profile", type=Path, help="save cProfile stats of rcpkit's adds")
+    parser.add_argument(
+        "--floors", action="store_true", help="also time the parts of an add alone (see _floors)"
+    )
     args = parser.parse_args()
     try:
         texts, vectors = _cached(args.chunks)
@@ -69,6 +75,10 @@ def main() -> None:
     print(f"{'bytes per chunk':<28} {mine_b:10,.0f} {peer_b:10,.0f} {mine_b / peer_b:6.2f}x")
     print(f"{'  (LanceDB without FTS)':<28} {'':>10} {theirs['bytes data'] / count:10,.0f}")
     print("rcpkit's files:", json.dumps(ours["files"]))
+    if args.floors:
+        with tempfile.TemporaryDirectory(prefix="rcpkit-floors-") as folder:
+            for name, took in _floors(Path(folder), ids, texts, vectors, args.batch).items():
+                print(f"{name:<44} {took:6.2f} s {took / theirs['add']:6.2f}x LanceDB's add")
 
 
 def _cached(size: int) -> tuple[list[str], Any]:
@@ -155,6 +165,63 @@ def _lancedb(
     table.create_index("text", config=FTS())
     indexed = time.perf_counter() - begun
     return {"add": took, "full-text index": indexed, "bytes": _size(folder), "bytes data": data}
+
+
+def _floors(
+    folder: Path, ids: list[str], texts: list[str], vectors: Any, batch: int
+) -> dict[str, float]:
+    """What the parts of rcpkit's add cost alone, in the same batches: the analysis of
+    the texts (terms and vocabulary words), and into files with rcpkit's schema and
+    settings (WAL, ``synchronous=FULL``, 16 KB pages) a transaction per batch of the
+    chunk and document rows alone, then of FTS5's rows of the analysed terms alone.
+    A lexical index built at add time costs at least the first and the last."""
+    from rcpkit.engine.store.sqlite.schema import SCHEMA
+    from rcpkit.engine.text.analysis import analyze_with_words
+
+    begun = time.perf_counter()
+    bodies = [" ".join(terms) for terms in analyze_with_words(texts)[0]]
+    analysed = time.perf_counter() - begun
+    meta = json.dumps({"modality": "text"})
+    rows_sql = (
+        "INSERT INTO documents (doc_key, tenant, doc_id, source, modality, meta, content_hash,"
+        " text, origin, added) VALUES (?, '', ?, ?, 'text', '{}', '', '', 'index/add', 1)",
+        'INSERT INTO chunks (key, doc_key, tenant, doc_id, idx, start, "end", text,'
+        " filter_meta, vector, added) VALUES (?, ?, '', ?, 0, 0, ?, ?, ?, ?, 1)",
+    )
+
+    def rows(part: slice) -> None:
+        keys = range(part.start + 1, part.start + 1 + len(ids[part]))
+        documents = [(key, doc_id, doc_id) for key, doc_id in zip(keys, ids[part], strict=True)]
+        blobs = vectors[part].astype("<f4")
+        chunks = [
+            (key, key, doc_id, len(text), text, meta, blob.tobytes())
+            for key, doc_id, text, blob in zip(keys, ids[part], texts[part], blobs, strict=True)
+        ]
+        connection.executemany(rows_sql[0], documents)
+        connection.executemany(rows_sql[1], chunks)
+
+    def terms(part: slice) -> None:
+        keys = range(part.start + 1, part.start + 1 + len(ids[part]))
+        rows = [(key, "", body) for key, body in zip(keys, bodies[part], strict=True)]
+        connection.executemany("INSERT INTO chunks_fts (rowid, title, body) VALUES (?, ?, ?)", rows)
+
+    took = {"analysis alone (terms and vocabulary words)": analysed}
+    for name, insert in (
+        ("SQLite rows alone (chunks, documents)", rows),
+        ("FTS5 insert alone", terms),
+    ):
+        connection = sqlite3.connect(folder / f"{insert.__name__}.sqlite3", isolation_level=None)
+        for pragma in ("page_size = 16384", "journal_mode = WAL", "synchronous = FULL"):
+            connection.execute(f"PRAGMA {pragma}")
+        connection.executescript(SCHEMA)
+        begun = time.perf_counter()
+        for start in range(0, len(ids), batch):
+            connection.execute("BEGIN IMMEDIATE")
+            insert(slice(start, start + batch))
+            connection.execute("COMMIT")
+        took[name] = time.perf_counter() - begun
+        connection.close()
+    return took
 
 
 def _size(folder: Path) -> int:
