@@ -85,6 +85,25 @@ def test_hybrid_takes_the_text_for_the_lexical_arm_and_the_vector_for_the_dense(
             "vectors[3]",
         ),
         (np.vstack([np.ones((3, DIMENSION)), np.zeros((1, DIMENSION))]), "all zeros", "vectors[3]"),
+        # The first bad vector is named, whichever way it is bad.
+        (
+            np.vstack(
+                [np.ones((1, DIMENSION)), np.zeros((1, DIMENSION)), np.full((2, DIMENSION), np.inf)]
+            ),
+            "all zeros",
+            "vectors[1]",
+        ),
+        (
+            np.vstack(
+                [
+                    np.ones((2, DIMENSION)),
+                    np.full((1, DIMENSION), -np.inf),
+                    np.zeros((1, DIMENSION)),
+                ]
+            ),
+            "infinite",
+            "vectors[2]",
+        ),
         (None, "give each document's vector", "documents[0].vector"),
     ],
 )
