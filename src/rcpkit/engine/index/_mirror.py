@@ -402,7 +402,11 @@ class Mirror:
             matrix = np.frombuffer(blob, dtype="<f4").reshape(len(rows), -1)
             self.dense.extend(keys, matrix, added, removed, tenants)
         self._postings.extend(first, frequencies, lengths)
-        self._columns.extend([json.loads(str(row[4])) for row in rows])
+        # Each distinct filter meta parsed once: a document's chunks share theirs, and
+        # documents often have equal ones (the columns only read the mappings).
+        texts = [str(row[4]) for row in rows]
+        parsed = {text: json.loads(text) for text in dict.fromkeys(texts)}
+        self._columns.extend([parsed[text] for text in texts])
         self._keys.extend(keys)
         self._added.extend(added)
         self._tenants.extend(codes)

@@ -49,9 +49,13 @@ class IndexReport:
     remembered: str | None = None  # §7.10: the key's original result; nothing was written
 
 
+# json.dumps(..., sort_keys=True, ensure_ascii=False, default=str), without an encoder a call.
+_HASHED_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, default=str)
+
+
 def content_hash_of(text: str, meta: object, title: str | None) -> str:
     """Identity of an inline document's content (for unchanged-skip and idempotency)."""
-    payload = json.dumps([text, meta, title], sort_keys=True, ensure_ascii=False, default=str)
+    payload = _HASHED_JSON.encode([text, meta, title])
     return hashlib.sha256(payload.encode()).hexdigest()
 
 

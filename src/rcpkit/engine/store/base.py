@@ -47,6 +47,7 @@ __all__ = [
     "chunk_row",
     "document_row",
     "document_values",
+    "stored_json",
 ]
 
 Keys = npt.NDArray[np.int64]
@@ -64,6 +65,15 @@ class DocumentRow:
     text: str
     pages: list[tuple[int, int, int]] | None = None  # (page, start, end)
     origin: str = "index/add"  # how it arrived: "ingest" (rcpkit index) or "index/add"
+
+
+# One encoder for every stored JSON value: ``json.dumps`` with options builds one per call.
+_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
+def stored_json(value: object) -> str:
+    """``value`` as the stores keep JSON text (``json.dumps(value, ensure_ascii=False)``)."""
+    return _JSON.encode(value)
 
 
 # The documents table's column order, shared by every backend's insert.
@@ -117,7 +127,7 @@ def document_values(tenant: str, document: DocumentRow, version: int) -> tuple[o
         document.uri,
         document.source,
         document.modality,
-        json.dumps(document.meta, ensure_ascii=False),
+        stored_json(document.meta),
         document.content_hash,
         document.text,
         json.dumps(document.pages) if document.pages else None,
@@ -154,10 +164,14 @@ class NewChunk:
         """The distinct words of its text the vocabulary counts (`surface_words`)."""
         return surface_words(self.text) if self.words is None else self.words
 
-    def row_values(self, doc_key: int, tenant: str, doc_id: str) -> ChunkColumns:
+    def row_values(
+        self, doc_key: int, tenant: str, doc_id: str, meta: str | None = None
+    ) -> ChunkColumns:
         """Its ``chunks`` columns both backends write, in their order: ``doc_key`` through
-        ``filter_meta`` (JSON); each backend adds the vector and the version its way."""
-        meta = json.dumps(self.filter_meta, ensure_ascii=False)
+        ``filter_meta`` (JSON; ``meta``: that JSON made already, for a document's chunks
+        sharing one mapping); each backend adds the vector and the version its way."""
+        if meta is None:
+            meta = stored_json(self.filter_meta)
         return (doc_key, tenant, doc_id, self.index, self.start, self.end, self.page,
                 self.text, self.context, meta)  # fmt: skip
 

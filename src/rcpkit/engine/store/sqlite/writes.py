@@ -24,6 +24,7 @@ from rcpkit.engine.store.base import (
     NewChunk,
     WriteBatch,
     document_values,
+    stored_json,
 )
 from rcpkit.engine.store.sqlite.file import (
     DIALECT,
@@ -180,13 +181,16 @@ class Writes(SQLiteFile):
         terms: list[tuple[int, str, str]] = []
         sparse: list[tuple[int, int, float]] = []
         added: list[tuple[int, npt.NDArray[np.float32]]] = []
+        meta_of, meta = None, ""
         for document, chunks in batch.documents:
             doc_key += 1
             documents.append((doc_key, *_document_values(tenant, document, chunks, version)))
             for chunk in chunks:
                 key += 1
                 vector = np.ascontiguousarray(chunk.vector, dtype="<f4")
-                own = chunk.row_values(doc_key, tenant, document.doc_id)
+                if chunk.filter_meta is not meta_of:  # a document's chunks share theirs
+                    meta_of, meta = chunk.filter_meta, stored_json(chunk.filter_meta)
+                own = chunk.row_values(doc_key, tenant, document.doc_id, meta)
                 rows.append((key, *own, vector.tobytes(), version))
                 terms.append((key, chunk.title_terms, chunk.body_terms))
                 if chunk.sparse is not None:
