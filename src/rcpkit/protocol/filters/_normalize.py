@@ -30,7 +30,10 @@ def normalize_meta(
     """
     stored: dict[str, object] = {}
     for name, field_type in fields.items():
-        value = _normalize_value(meta.get(name), field_type)
+        raw = meta.get(name)
+        if raw is None:  # most fields are absent from most documents: no call for them
+            continue
+        value = _normalize_value(raw, field_type)
         if value is not None:
             stored[name] = value
     return stored
