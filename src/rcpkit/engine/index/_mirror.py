@@ -393,9 +393,9 @@ class Mirror:
         added = np.array([row[2] for row in rows], dtype=np.int64)
         removed = np.array([row[3] for row in rows], dtype=np.int64)
         tenants = [str(row[1]) for row in rows]
-        codes = np.array(
-            [self._codes.setdefault(t, len(self._codes)) for t in tenants], dtype=np.int32
-        )
+        for tenant in dict.fromkeys(tenants):  # new tenants get codes in order of appearance
+            self._codes.setdefault(tenant, len(self._codes))
+        codes = np.fromiter(map(self._codes.__getitem__, tenants), np.int32, len(tenants))
         frequencies, lengths = analysed_rows([(str(row[5]), str(row[6])) for row in rows])
         if self.dense is not None:
             blob = b"".join(row[7] for row in rows)  # type: ignore[misc]
