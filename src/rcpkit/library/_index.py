@@ -22,7 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.fields import declare_fields, first_sight
+from rcpkit.engine.ingest import SourceDocument
+from rcpkit.engine.ingest.collector import collector_paused
 from rcpkit.engine.ingest.indexer import delete_documents, index_documents
+from rcpkit.engine.models import Vectors
 from rcpkit.handlers.documents import document_vectors, query_vector, source_document
 from rcpkit.handlers.inspect import index_figures
 from rcpkit.handlers.query import run_retrieve
@@ -152,25 +155,9 @@ class Index:
         keeps each document one chunk; ``contextual=False`` embeds chunks without
         their title and headings (§7.10 ``chunk``, ``contextual``).
         """
-        with self._call() as engine, translated():
-            given = [{"text": item} if isinstance(item, str) else dict(item) for item in documents]
-            # Each document's own `vector` (numpy rows too) is read apart from the struct.
-            carried = [document.pop("vector", None) for document in given]
-            params = parse_params(m.IndexAddParams, {"documents": given})
-            rows = _carried(carried) if vectors is None else vectors
-            sources = [
-                source_document(
-                    engine, position, document, document.text, dict(document.meta or {})
-                )
-                for position, document in enumerate(params.documents)
-            ]
-            for position, source in enumerate(sources):
-                if not source.text.strip():
-                    raise RCPError.invalid_params(
-                        f"documents[{position}].text", "the document has no text"
-                    )
-            path = _vector_path(vectors is not None)
-            own = document_vectors(engine, sources, rows, path)
+        # One pause of the collector for the whole write (``ingest.collector``).
+        with self._call() as engine, translated(), collector_paused():
+            sources, own = _sources(engine, documents, vectors)
             fields, arrays = first_sight((s.meta for s in sources), engine.config.filter_fields)
             declare_fields(engine.config, engine.store, fields, arrays)
             report = index_documents(
@@ -332,6 +319,25 @@ class Index:
             with self._state:
                 self._in_flight -= 1
                 self._state.notify_all()
+
+
+def _sources(
+    engine: Engine, documents: Iterable[Document], vectors: object | None
+) -> tuple[list[SourceDocument], dict[str, Vectors] | None]:
+    """``add``'s documents as the indexer takes them, and their own vectors by id (or None)."""
+    given = [{"text": item} if isinstance(item, str) else dict(item) for item in documents]
+    # Each document's own `vector` (numpy rows too) is read apart from the struct.
+    carried = [document.pop("vector", None) for document in given]
+    params = parse_params(m.IndexAddParams, {"documents": given})
+    rows = _carried(carried) if vectors is None else vectors
+    sources = [
+        source_document(engine, position, document, document.text, dict(document.meta or {}))
+        for position, document in enumerate(params.documents)
+    ]
+    for position, source in enumerate(sources):
+        if not source.text.strip():
+            raise RCPError.invalid_params(f"documents[{position}].text", "the document has no text")
+    return sources, document_vectors(engine, sources, rows, _vector_path(vectors is not None))
 
 
 def _carried(vectors: list[Any]) -> list[Any] | None:

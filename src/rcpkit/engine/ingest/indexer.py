@@ -14,6 +14,7 @@ import numpy as np
 from rcpkit.engine.engine import Engine
 from rcpkit.engine.filters import normalize_meta
 from rcpkit.engine.ingest import ChunkSpan, SourceDocument, chunk_document, contextual_prefix
+from rcpkit.engine.ingest.collector import collector_paused
 from rcpkit.engine.ingest.commit_time import record_commit_time
 from rcpkit.engine.models import Embedder, Vectors, embed_between
 from rcpkit.engine.store.base import CommitResult, DocumentRow, NewChunk, WriteBatch
@@ -59,6 +60,7 @@ def content_hash_of(text: str, meta: object, title: str | None) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
+@collector_paused()  # a write's rows (see ``collector``); one request's worth
 def index_documents(
     engine: Engine,
     documents: Sequence[SourceDocument],
@@ -158,6 +160,7 @@ def embedded_inputs(
     return vectors
 
 
+@collector_paused()
 def commit_batch(engine: Engine, batch: WriteBatch) -> CommitResult | None:
     """Commit ``batch`` as one version, or nothing at all when it changes nothing."""
     if not batch.documents and not batch.delete:
@@ -255,6 +258,7 @@ def lexical_title(document: SourceDocument) -> str:
     return title if isinstance(title, str) else ""
 
 
+@collector_paused()
 def document_batch(
     engine: Engine,
     documents: Sequence[SourceDocument],
