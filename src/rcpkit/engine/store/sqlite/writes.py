@@ -155,13 +155,15 @@ class Writes(SQLiteFile):
             marks = ",".join("?" * len(group))
             live = f"tenant = ? AND doc_id IN ({marks}) AND removed IS NULL"
             scope = [tenant, *group]
-            rows = connection.execute(f"SELECT key FROM chunks WHERE {live}", scope).fetchall()
-            keys.extend(row[0] for row in rows)
-            connection.execute(f"UPDATE chunks SET removed = ? WHERE {live}", [version, *scope])
             cursor = connection.execute(
                 f"UPDATE documents SET removed = ? WHERE {live}", [version, *scope]
             )
+            if not cursor.rowcount:
+                continue  # no live document, so no live chunk: an add of new ids reads no more
             retired += cursor.rowcount
+            rows = connection.execute(f"SELECT key FROM chunks WHERE {live}", scope).fetchall()
+            keys.extend(row[0] for row in rows)
+            connection.execute(f"UPDATE chunks SET removed = ? WHERE {live}", [version, *scope])
         return keys, retired
 
     def _insert(
