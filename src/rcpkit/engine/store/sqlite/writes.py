@@ -12,6 +12,7 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -102,9 +103,12 @@ class Writes(SQLiteFile):
                 ):
                     frequencies.subtract(surface_words(text))
             added = self._insert(connection, tenant, batch, version)
-            for _, chunks in batch.documents:
-                for chunk in chunks:
-                    frequencies.update(chunk.surface_words())
+            # One count over every new chunk's words (a call per chunk was 10 % of it).
+            frequencies.update(
+                chain.from_iterable(
+                    chunk.surface_words() for _, chunks in batch.documents for chunk in chunks
+                )
+            )
             self._count_words(connection, tenant, frequencies)
             connection.execute(
                 "INSERT OR REPLACE INTO settings (name, value) VALUES ('version', ?)", (version,)
