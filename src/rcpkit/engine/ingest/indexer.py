@@ -97,11 +97,17 @@ def index_documents(
     embedder = engine.embedder(checkpoint)
     chunk = chunk and not vectors  # one vector per document: one chunk per document
     spans = [document_spans(engine, document, embedder.count_tokens, chunk) for document in todo]
-    inputs = [
-        text
-        for document, pieces in zip(todo, spans, strict=True)
-        for text in embedding_inputs(document, pieces, contextual)
-    ]
+    # What a model reads (the situating prefix and the text, a copy per chunk) is made
+    # only when a model will read it: with the caller's own vectors, only a sparse one.
+    inputs = (
+        [
+            text
+            for document, pieces in zip(todo, spans, strict=True)
+            for text in embedding_inputs(document, pieces, contextual)
+        ]
+        if not vectors or engine.sparse_slot is not None
+        else []
+    )
     # The caller's own vectors, in chunk order; else the chunks embedded below.
     embedded: list[Any] = (
         [vectors[document.id] for document in todo]
@@ -111,7 +117,7 @@ def index_documents(
     sparse = learned_sparse(engine, inputs, checkpoint)
     batch = document_batch(engine, todo, spans, embedded, contextual, origin, sparse)
     batch.tenant = tenant
-    report.chunks = len(inputs)
+    report.chunks = sum(len(pieces) for pieces in spans)
     if checkpoint is not None:
         checkpoint()  # the last point where a cancel leaves nothing written
     if not batch.documents and idempotency_key is None:
