@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import rcpkit
-from rcpkit.engine.ingest.collector import collector_paused
+from rcpkit.engine.ingest.collector import ENDS_PER_COLLECTION, collector_paused
 
 
 @pytest.fixture(autouse=True)
@@ -68,3 +68,23 @@ def test_an_add_and_a_refused_add_leave_the_collector_on(tmp_path: Path) -> None
         with pytest.raises(rcpkit.LibraryError):
             index.add([{"id": "b", "text": "   "}], vectors=[[1.0, 0.0, 0.0, 0.0]])
         assert gc.isenabled()
+
+
+def test_writes_that_always_overlap_still_let_it_collect_now_and_then() -> None:
+    """A busy server whose writes never all end at once: the pause is bounded."""
+    gc.enable()
+    collections: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(seen)
+    try:
+        with collector_paused():  # a long write the others overlap
+            for _ in range(3 * ENDS_PER_COLLECTION):
+                with collector_paused():
+                    pass
+    finally:
+        gc.callbacks.remove(seen)
+    assert collections.count(2) >= 3  # a full collection per ENDS_PER_COLLECTION ends
