@@ -83,3 +83,30 @@ def test_kept_passages_are_read_back_until_a_source_file_changes(
     assert _real_text.chunks(1, cranfield) == first  # read back from the kept passages
     module.write_text('"""' + " ".join(f"new{n}" for n in range(30)) + '"""\n')
     assert _real_text.chunks(1, cranfield)[0].startswith("new0 ")
+
+
+def test_past_every_source_s_windows_come_the_same_texts_windows_shifted_in_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    long = " ".join(f"w{n}" for n in range(130))  # windows 0-59, 60-119 (120-129: too short)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "m.py").write_text(f'"""{long.replace("w", "d")}"""\n')
+    _narrowed(monkeypatch, tmp_path, [site])
+    short = " ".join(f"s{n}" for n in range(45))
+    cranfield = _collection(tmp_path / "c", [long, short], ["q"])
+    first = _real_text.chunks(5, cranfield)  # abstract 2 + short abstract 1 + string 2
+    assert _real_text.unshifted(cranfield) == 5
+    chunks = _real_text.chunks(18, cranfield)
+    assert chunks[:5] == first  # the first pass is what it was; the shifted ones come after
+    words, shorts = long.split(), short.split()
+    assert _real_text.SHIFTS == (0, 30, 15, 45)
+    # Half a window in: the short abstract's would be 15 words, too short, left out.
+    assert chunks[5:7] == [" ".join(words[30:90]), " ".join(words[90:130])]
+    assert chunks[7].startswith("d30 d31 ")
+    # A quarter in: the short abstract's 30 words count; three quarters in, 25 of the long.
+    assert chunks[9:12] == [" ".join(words[15:75]), " ".join(words[75:130]), " ".join(shorts[15:])]
+    assert chunks[14:16] == [" ".join(words[45:105]), " ".join(words[105:130])]
+    assert _real_text.available(cranfield) == 18
+    kept = sorted(path.name.rsplit("-", 1)[0] for path in (tmp_path / "cache").iterdir())
+    assert kept == ["strings-0", *(f"strings-0-shifted{n}" for n in (15, 30, 45))]

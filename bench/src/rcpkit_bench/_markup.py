@@ -1,6 +1,7 @@
 """Prose out of the markup installed text is written in: roff, Markdown, reStructuredText.
 
-Each reader yields 60-word windows of paragraphs of 20 words or more. Regular
+Each reader yields 60-word windows of paragraphs of 20 words or more (from the
+paragraph's first word, or ``shift`` words in: the windows between those). Regular
 expressions, not parsers: 21,000 manual pages must be read in a minute or so,
 and what a regular expression gets wrong (a table cell, an option list) is
 left out by ``is_prose``, which keeps a window only when most of its words are
@@ -41,10 +42,10 @@ _WORD = re.compile(r"^[(\"'«„“‘]*[^\W\d_]+(?:[-'’][^\W\d_]+)*[)\"'»“
 _BOILERPLATE = re.compile(r"copyright|licen[cs]e|warrant|permission is hereby", re.IGNORECASE)
 
 
-def windows(text: str) -> Iterator[str]:
-    """The 60-word windows of one paragraph; a last one under 20 words is dropped."""
+def windows(text: str, shift: int = 0) -> Iterator[str]:
+    """The 60-word windows of one paragraph from word ``shift``; one under 20 words is dropped."""
     words = text.split()
-    for start in range(0, len(words), WINDOW):
+    for start in range(shift, len(words), WINDOW):
         window = words[start : start + WINDOW]
         if len(window) >= SHORTEST:
             yield " ".join(window)
@@ -56,19 +57,19 @@ def is_prose(window: str) -> bool:
     return sum(1 for word in words if _WORD.match(word)) >= _PROSE_SHARE * len(words)
 
 
-def prose_windows(paragraphs: Iterable[str]) -> Iterator[str]:
+def prose_windows(paragraphs: Iterable[str], shift: int = 0) -> Iterator[str]:
     """The prose windows of the paragraphs, licence and copyright text left out."""
     for paragraph in paragraphs:
         if _BOILERPLATE.search(paragraph):
             continue  # the same few licences, reworded file by file: not the text wanted
-        yield from (window for window in windows(paragraph) if is_prose(window))
+        yield from (window for window in windows(paragraph, shift) if is_prose(window))
 
 
-def python_strings(path: Path) -> Iterator[str]:
+def python_strings(path: Path, shift: int = 0) -> Iterator[str]:
     """Windows of the triple-quoted strings' paragraphs, unfiltered (as first measured)."""
     for found in _STRINGS.finditer(path.read_text(encoding="utf-8")):
         for paragraph in (found.group(1) or found.group(2) or "").split("\n\n"):
-            yield from windows(paragraph)
+            yield from windows(paragraph, shift)
 
 
 def _read(path: Path) -> str:
@@ -76,12 +77,12 @@ def _read(path: Path) -> str:
     return raw.decode("utf-8")
 
 
-def manual_page(path: Path) -> Iterator[str]:
+def manual_page(path: Path, shift: int = 0) -> Iterator[str]:
     """The prose windows of one (gzip'd) roff manual page."""
-    yield from prose_windows(roff(_read(path)))
+    yield from prose_windows(roff(_read(path)), shift)
 
 
-def text_file(path: Path) -> Iterator[str]:
+def text_file(path: Path, shift: int = 0) -> Iterator[str]:
     """The prose windows of a Markdown, reStructuredText, plain text or METADATA file."""
     text = _read(path)
     name = path.name.lower().removesuffix(".gz")
@@ -90,11 +91,11 @@ def text_file(path: Path) -> Iterator[str]:
         markdown_body = "text/markdown" in headers.lower()
         name = "description.md" if markdown_body else "description.rst"
     if name.endswith(".md"):
-        yield from prose_windows(markdown(text))
+        yield from prose_windows(markdown(text), shift)
     elif name.endswith(".rst"):
-        yield from prose_windows(restructured_text(text))
+        yield from prose_windows(restructured_text(text), shift)
     else:
-        yield from prose_windows(text.split("\n\n"))
+        yield from prose_windows(text.split("\n\n"), shift)
 
 
 # ---------------------------------------------------------------- roff
@@ -241,17 +242,17 @@ _LINE_COMMENT = re.compile(r"^\s*//+ ?(.*)$")
 _COMMENT_MARGIN = re.compile(r"^\s*\*+ ?", re.MULTILINE)
 
 
-def source_comments(path: Path) -> Iterator[str]:
+def source_comments(path: Path, shift: int = 0) -> Iterator[str]:
     """The prose windows of the comments of a Go, C or Java file."""
-    yield from prose_windows(comments(path.read_text(encoding="utf-8")))
+    yield from prose_windows(comments(path.read_text(encoding="utf-8")), shift)
 
 
-def zipped_comments(archive: Path) -> Iterator[str]:
+def zipped_comments(archive: Path, shift: int = 0) -> Iterator[str]:
     """The prose windows of the comments of every ``.java`` file in a zip, in name order."""
     with zipfile.ZipFile(archive) as members:
         for member in sorted(name for name in members.namelist() if name.endswith(".java")):
             source = members.read(member).decode("utf-8", errors="replace")
-            yield from prose_windows(comments(source))
+            yield from prose_windows(comments(source), shift)
 
 
 def comments(source: str) -> Iterator[str]:

@@ -25,13 +25,21 @@ downloaded. Each source's passages are kept on disk (``CACHE``), keyed by the
 list of its files (path, size, modification time) and ``_markup.VERSION``, so
 a second run reads them back instead of unpacking 21,000 manual pages again.
 
-On the development machine (2026-12-07, ``available()``): 532,948 distinct
-passages in all — Cranfield 3,784, Python strings +107,015 (110,799: enough for
-100k), English manual pages +52,540, translated ones +8,925, ``/usr/share/doc``
-+48,010, text files +56,846, Go/C comments +79,790, other Python +80,149,
-Javadoc +95,889. Not 1M. Reading every source the first time took 200 s
-(load average 10 on 2 cores); once kept, ``chunks(100_000)`` takes 4 s and
-``available()`` 25 s (listing and stat'ing the files that key the cache).
+Past the first pass, the same texts again, windows shifted (``SHIFTS``): every
+source's paragraphs cut from half a window in (30 words: windows across the
+first pass's seams), then from a quarter and three quarters in. These passages
+are distinct but overlap the first pass's by half or more; ``chunks(n)`` for n up
+to ``unshifted()`` is the first pass alone, as it was before shifts existed.
+
+On the development machine (2026-12-07, ``available()`` then): 532,948 distinct
+passages in the first pass — Cranfield 3,784, Python strings +107,015 (110,799:
+enough for 100k), English manual pages +52,540, translated ones +8,925,
+``/usr/share/doc`` +48,010, text files +56,846, Go/C comments +79,790, other
+Python +80,149, Javadoc +95,889. With the shifted passes (2026-12-08):
+1,086,444 in all, so 1M holds 467,052 shifted windows. Reading every source the
+first time took 200 s (load average 10 on 2 cores), each shifted pass about
+40 s more (load 2); once kept, ``chunks(100_000)`` takes 4 s and ``available()``
+25 s (listing and stat'ing the files that key the cache).
 """
 
 from __future__ import annotations
@@ -53,6 +61,10 @@ from rcpkit_bench.report import BenchUnavailable
 __all__ = ["WINDOW", "chunks", "queries"]
 
 WINDOW = _markup.WINDOW  # words a passage
+# Where each pass's windows start in a paragraph: the first pass at its first word,
+# then half a window in (windows across the first pass's seams), then a quarter and
+# three quarters in; a pass is read only when the ones before it are not enough.
+SHIFTS = (0, WINDOW // 2, WINDOW // 4, 3 * WINDOW // 4)
 CACHE = Path(tempfile.gettempdir()) / "rcpkit-real-text"
 USR = Path("/usr")
 # Manual pages' languages without spaces between words: no 60-word windows there.
@@ -66,7 +78,7 @@ class Source:
 
     name: str
     files: Callable[[], list[Path]]
-    passages: Callable[[Path], Iterator[str]]
+    passages: Callable[[Path, int], Iterator[str]]  # a file's windows, from word ``int`` on
 
 
 def chunks(count: int, cranfield: Path = SHARED_CRANFIELD) -> list[str]:
@@ -84,6 +96,11 @@ def available(cranfield: Path = SHARED_CRANFIELD) -> int:
     return len(dict.fromkeys(_all_passages(cranfield)))
 
 
+def unshifted(cranfield: Path = SHARED_CRANFIELD) -> int:
+    """How many distinct passages the first pass gives: ``chunks(n)`` past it are shifted."""
+    return len(dict.fromkeys(_one_pass(cranfield, shift=0)))
+
+
 def queries(count: int, cranfield: Path = SHARED_CRANFIELD) -> list[str]:
     """Cranfield's natural-language queries (the first ``count``), else passages' openings."""
     path = cranfield / "queries.jsonl"
@@ -96,13 +113,19 @@ def queries(count: int, cranfield: Path = SHARED_CRANFIELD) -> list[str]:
 
 
 def _all_passages(cranfield: Path) -> Iterator[str]:
+    """Every source's windows, then every source's again with each shift in turn."""
+    for shift in SHIFTS:
+        yield from _one_pass(cranfield, shift)
+
+
+def _one_pass(cranfield: Path, shift: int) -> Iterator[str]:
     corpus = cranfield / "corpus.jsonl"
     if corpus.exists():
         with corpus.open(encoding="utf-8") as lines:
             for line in lines:
-                yield from _markup.windows(str(json.loads(line)["text"]))
+                yield from _markup.windows(str(json.loads(line)["text"]), shift)
     for source in sources():
-        yield from _cached(source)
+        yield from _cached(source, shift)
 
 
 def sources() -> list[Source]:
@@ -119,7 +142,7 @@ def sources() -> list[Source]:
     ]
 
 
-def _cached(source: Source) -> Iterator[str]:
+def _cached(source: Source, shift: int) -> Iterator[str]:
     """The source's passages, from CACHE when its files are the ones it was made from."""
     files = source.files()
     key = hashlib.sha256(_markup.VERSION.encode())
@@ -129,13 +152,14 @@ def _cached(source: Source) -> Iterator[str]:
         except OSError:
             continue
         key.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    kept = CACHE / f"{source.name}-{key.hexdigest()[:16]}.txt"
+    name = f"{source.name}-shifted{shift}" if shift else source.name  # unshifted: as before
+    kept = CACHE / f"{name}-{key.hexdigest()[:16]}.txt"
     if kept.exists():
         with kept.open(encoding="utf-8") as lines:
             yield from (line.rstrip("\n") for line in lines)
         return
     # Read whole before the first passage is used: a source half read is not kept.
-    passages = [text for path in files for text in _read(source, path)]
+    passages = [text for path in files for text in _read(source, path, shift)]
     CACHE.mkdir(parents=True, exist_ok=True)
     partial = kept.with_suffix(f".{os.getpid()}.partial")
     partial.write_text("".join(f"{text}\n" for text in passages), encoding="utf-8")
@@ -143,9 +167,9 @@ def _cached(source: Source) -> Iterator[str]:
     yield from passages
 
 
-def _read(source: Source, path: Path) -> Iterator[str]:
+def _read(source: Source, path: Path, shift: int) -> Iterator[str]:
     try:
-        yield from source.passages(path)
+        yield from source.passages(path, shift)
     except (OSError, UnicodeDecodeError, EOFError):
         return  # an unreadable or truncated file gives nothing, not a failed run
 
