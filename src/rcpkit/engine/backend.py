@@ -16,6 +16,7 @@ from typing import Literal
 from rcpkit.engine.graph.storage import GraphStorage
 from rcpkit.engine.state.base import EngineState
 from rcpkit.engine.store.base import Store
+from rcpkit.engine.store.vocabulary import Vocabulary
 
 __all__ = ["Backend", "GraphStorageFactory"]
 
@@ -35,6 +36,9 @@ class Backend:
     state: EngineState
     # Where each tenant's knowledge graph lives (§7.9): a file of its own, or the database.
     graph_storage: GraphStorageFactory
+    # The corpus vocabulary as rewriting and memories ask for it: read whole from a
+    # store's table, or only the words asked for (SolrCloud, issue 48).
+    vocabulary: Vocabulary
     # §7.7.1: whether a pinned indexVersion or a cursor reads the version it names. A
     # SolrCloud keeps only its latest state, so it does not (issue 48).
     snapshots: bool = True

@@ -30,6 +30,7 @@ from rcpkit.engine.state.base import EngineState
 from rcpkit.engine.state.embedded import embedded_state
 from rcpkit.engine.store.base import Store
 from rcpkit.engine.store.sqlite import SQLiteStore
+from rcpkit.engine.store.vocabulary import WholeVocabulary
 from rcpkit.engine.transform.rewriter import Rewriter
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ def open_engine(config: EngineConfig, *, create: bool = True) -> Engine:
         identity=identity,
         dimension=int(dimension),
         cursor_secret=cursor_secret(store),
-        rewriter=Rewriter(store, passages),
+        rewriter=Rewriter(store, backend.vocabulary, passages),
         graphs=graphs,
     )
     return engine
@@ -112,12 +113,16 @@ def open_backend(config: EngineConfig, *, create: bool = True) -> Backend:
     if is_solr_url(config.store):
         # Issue 48: Solr holds the corpus; the engine state and graphs stay beside
         # this server (--index), and the server advertises no snapshots.
-        return Backend(
-            "solr", _open_solr(config), False, _embedded_state(config), graph_file, snapshots=False
-        )
+        from rcpkit.engine.store.solr.vocabulary import SolrVocabulary
+
+        solr = _open_solr(config)
+        state = _embedded_state(config)
+        words = SolrVocabulary(solr.collection)
+        return Backend("solr", solr, False, state, graph_file, words, snapshots=False)
     if not in_databases(config.store):
         embedded = _open_sqlite(config, create)
-        return Backend("sqlite", embedded, False, _embedded_state(config), graph_file)
+        state = _embedded_state(config)
+        return Backend("sqlite", embedded, False, state, graph_file, WholeVocabulary(embedded))
     from rcpkit.engine.graph._pg_store import PostgresGraphStore
     from rcpkit.engine.state.postgres import postgres_state
 
@@ -133,7 +138,9 @@ def open_backend(config: EngineConfig, *, create: bool = True) -> Backend:
         if shared.read_only
         else postgres_state(shared, config.quarantine_reports, config.session_ttl_seconds)
     )
-    return Backend("postgres", shared, shared.read_only, state, graph_schema)
+    return Backend(
+        "postgres", shared, shared.read_only, state, graph_schema, WholeVocabulary(shared)
+    )
 
 
 def _embedded_state(config: EngineConfig) -> EngineState:

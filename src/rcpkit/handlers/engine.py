@@ -25,6 +25,7 @@ from rcpkit.engine.retrieve.pipeline import retrieve
 from rcpkit.engine.retrieve.recall import SCORE_FLOORS
 from rcpkit.engine.retrieve.rescore import rerank_passages
 from rcpkit.engine.store.deadline import deadline_scope
+from rcpkit.engine.text.analysis import surface_words
 from rcpkit.engine.transform import TRANSFORM_METHODS
 from rcpkit.handlers.documents import (
     document_vectors,
@@ -414,9 +415,10 @@ def _register_memory(app: App, engine: Engine) -> None:
             texts = [document.text for document in params.documents]
         else:
             texts = engine.store.live_texts(5000, tenant)
+        words = set[str]().union(*map(surface_words, texts))  # the only dfs a memory reads
         memory_id, tokens = engine.memory.build(
             texts,
-            dict(engine.store.vocabulary(tenant)),
+            engine.backend.vocabulary.frequencies(words, tenant),
             max(1, engine.store.count(tenant)[1]),
             engine.embedder(ctx.check_cancelled),
             tenant=tenant,
