@@ -18,14 +18,24 @@ writes that follow, replicas becoming active), under the campaign's bounds.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import solr_support
 
 from rcpkit.engine.store.solr.collection import Collection
-from rcpkit.engine.store.solr.localcloud import create_collection, delete_collection
-from rcpkit_bench.solr_cloud import RcpServer, node_name, placement
+from rcpkit.engine.store.solr.copies import shard_of, shard_ranges
+from rcpkit.engine.store.solr.localcloud import Cluster, create_collection, delete_collection
+from rcpkit_bench.solr_cloud import (
+    RcpServer,
+    active,
+    live_nodes,
+    node_name,
+    placement,
+    wait_until,
+)
 from rcpkit_bench.solr_faults import (
+    BOUND,
     EMBEDDER,
     PLANS,
     FaultAudit,
@@ -117,3 +127,65 @@ def test_an_acknowledged_add_survives_a_crash_of_its_only_replica(tmp_path: Path
     finally:
         server.stop()
         delete_collection(cluster.http(), name)
+
+
+def test_a_server_opens_with_its_records_shard_down_and_answers_retryably_until_it_is_back(
+    tmp_path: Path,
+) -> None:
+    """The store's records (counters, settings) live on one shard; with it dead, a
+    server still starts: its settings are read from their copies on the other shard
+    (``store.solr.copies``). What needs the version counter gets ``-32010`` retryable,
+    never ``-32603``, until the shard is back; then the same server answers.
+    """
+    cluster = solr_support.cluster()
+    name = "faults_records"
+    create_collection(cluster.http(), name, shards=2, replicas=1)
+    hosts = ",".join(f"127.0.0.1:{node.port}" for node in cluster.nodes)
+    url = f"solr://{hosts}/solr/{name}"  # every node: the one killed is not the only way in
+    writer = RcpServer(url, tmp_path / "writer", EMBEDDER)
+    victim = None
+    try:
+        documents = [{"id": f"r{n}", "text": f"records note {n} on wing flutter"} for n in range(4)]
+        reply, failure = writer.call("index/add", {"documents": documents})
+        assert reply is not None and "result" in reply, (reply, failure)
+        writer.stop()
+        shards = placement(cluster, name)
+        records = shard_of("rcpkit", shard_ranges(_shards(cluster, name))) or ""
+        (holder,) = shards[records]
+        victim = next(at for at in range(len(cluster.nodes))
+                      if node_name(cluster, at) == holder["node_name"])  # fmt: skip
+        # The other shard lives on the other node: the records' death is not the cluster's.
+        assert all(r["node_name"] != holder["node_name"] for s, (r,) in shards.items()
+                   if s != records)  # fmt: skip
+        cluster.kill_node(victim)
+        assert wait_until(lambda: node_name(cluster, victim) not in live_nodes(cluster), BOUND)
+
+        reader = RcpServer(url, tmp_path / "reader", EMBEDDER)  # before the fix: exit 2
+        try:
+            asks = [("retrieve", {"query": "wing flutter", "k": 3}),
+                    ("index/add", {"documents": [{"id": "x", "text": "x y"}]})]  # fmt: skip
+            for method, params in asks:
+                answer, failure = reader.call(method, params)
+                assert answer is not None and "error" in answer, (method, answer, failure)
+                assert answer["error"]["code"] == -32010, answer
+                assert answer["error"]["data"]["retryable"] is True, answer
+            cluster.restart_node(victim)
+            victim = None
+            assert wait_until(lambda: active(cluster, [name]), BOUND)
+            answer, failure = reader.call("retrieve", {"query": "wing flutter", "k": 3})
+            assert answer is not None and len(answer["result"]["hits"]) == 3, (answer, failure)
+        finally:
+            reader.stop()
+    finally:
+        writer.stop()
+        if victim is not None:  # the session's cluster is whole again for the next test
+            cluster.restart_node(victim)
+            wait_until(lambda: active(cluster, [name]), BOUND)
+        delete_collection(cluster.http(), name)
+
+
+def _shards(cluster: Cluster, name: str) -> dict[str, Any]:
+    shards: dict[str, Any] = cluster.http().admin("CLUSTERSTATUS", collection=name)["cluster"][
+        "collections"
+    ][name]["shards"]
+    return shards

@@ -156,13 +156,20 @@ class Collection:
                 return
             mark = following
 
-    def get(self, ids: Sequence[str], fields: str = "*") -> list[dict[str, Any]]:
-        """Realtime get: the latest written version of each id, committed or not."""
+    def get(
+        self, ids: Sequence[str], fields: str = "*", route: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Realtime get: the latest written version of each id, committed or not.
+
+        ``route``: the ids' routing prefix (``prefix!``). Without it Solr asks every
+        shard to have a live replica, even those that cannot hold the ids.
+        """
         if not ids:
             return []
+        routed = {"_route_": route} if route else {}
         with _mapped():
             # One `id` parameter each: `ids=` splits on commas, which an id may hold.
-            answer = self.http.get(f"/{self.name}/get", id=list(ids), fl=fields)
+            answer = self.http.get(f"/{self.name}/get", id=list(ids), fl=fields, **routed)
         if "doc" in answer:  # one id asked: Solr answers with the document alone
             return [answer["doc"]] if answer["doc"] else []
         found: list[dict[str, Any]] = answer.get("response", {}).get("docs", [])

@@ -44,6 +44,7 @@ from rcpkit.engine.store.base import (
 )
 from rcpkit.engine.store.partial import LeftOut, leave_out, tolerated
 from rcpkit.engine.store.solr.collection import Collection, parse_url, terms_filter
+from rcpkit.engine.store.solr.copies import copy_ids, shard_of, shard_prefixes
 from rcpkit.engine.store.solr.http import SolrHttp
 from rcpkit.engine.store.solr.reads import SolrDense, SolrIndex, chunk_filters
 from rcpkit.engine.store.solr.rows import (
@@ -61,6 +62,7 @@ from rcpkit.protocol.errors import ErrorCode, RCPError
 __all__ = ["SolrStore", "SolrTenancy", "is_solr_url"]
 
 _VERSION = "version"
+_ABSENT = object()  # a copy not there at all (a copy of an absent setting has no value)
 _EXACT_MAX = 250_000  # dense: sets up to this size are scored exactly (DensePolicy's)
 
 
@@ -93,7 +95,7 @@ class SolrTenancy:
 
     def latest(self, tenant: str | None) -> int:
         def read() -> int:
-            found = self._store.collection.get([_tenant_id(tenant)], "value")
+            found = self._store.collection.get([_tenant_id(tenant)], "value", route=_RECORDS)
             return int(found[0]["value"]) if found else 0
 
         return self._store.counter(_tenant_id(tenant), read)
@@ -122,6 +124,9 @@ class SolrStore:
         self._write = threading.Lock()
         self._counters: dict[str, int] = {}  # the last value read of each counter
         self._settings: dict[str, str] = {}  # and of each setting
+        self._copied: dict[str, str | None] = {}  # each setting as its copies hold it
+        self._prefixes: dict[str, str] = {}  # each shard's routing prefix for copies
+        self._records_shard: str | None = None
         try:
             self._learn_nodes(http, name)
             self.bm25: BM25 = resolve_bm25(self.setting_default, bm25, url)
@@ -136,6 +141,12 @@ class SolrStore:
         status = self.collection.guarded(lambda: http.admin("CLUSTERSTATUS", collection=name))
         live = status.get("cluster", {}).get("live_nodes", [])
         http.learn(["http://" + node.replace("_", "/", 1) for node in live])
+        shards = status.get("cluster", {}).get("collections", {}).get(name, {}).get("shards", {})
+        self._prefixes = shard_prefixes(shards)
+        ranges = {
+            shard: str(found["range"]) for shard, found in shards.items() if found.get("range")
+        }
+        self._records_shard = shard_of(_RECORDS.rstrip("!"), ranges)
 
     def _check_bm25(self) -> None:
         # The configset fixes k1 and b per field type; an index recorded with others
@@ -233,7 +244,7 @@ class SolrStore:
         return CommitResult(version, added, removed, len(present), shown=shown)
 
     def _record(self, record_id: str) -> dict[str, Any] | None:
-        found = self.collection.get([record_id], "id,value,_version_")
+        found = self.collection.get([record_id], "id,value,_version_", route=_RECORDS)
         return found[0] if found else None
 
     def _remember(self, idempotency: Idempotency, shown: int, commit: bool) -> dict[str, Any]:
@@ -285,24 +296,31 @@ class SolrStore:
     # --- settings and idempotency ---
 
     def remembered(self, idempotency_key: str) -> str | None:
-        found = self.collection.get([_idempotency_id(idempotency_key)], "value")
+        found = self.collection.get([_idempotency_id(idempotency_key)], "value", route=_RECORDS)
         return str(found[0]["value"]) if found else None
 
     def setting(self, name: str) -> str | None:
-        """A setting; in a retrieve whose records' shard is down, the last value read.
+        """A setting; with its records' shard down, its copy on another shard (``copies``),
+        else in a retrieve the last value read.
 
         (A calibration whose corpus looks smaller with a shard down asks for another
         size class's figures: None then, and it calibrates on what it sees.)
         """
         try:
-            found = self.collection.get([_setting_id(name)], "value")
+            # Routed: a dead shard that does not hold the records does not fail it.
+            found = self.collection.get([_setting_id(name)], "value", route=_RECORDS)
         except RCPError as error:
+            if error.code == ErrorCode.BACKEND_UNAVAILABLE:
+                copied = self._from_copies(name)
+                if copied is not None:
+                    return copied[0]
             if not _records_down(error):
                 raise
             return self._settings.get(name)
         value = str(found[0]["value"]) if found else None
         if value is not None:
             self._settings[name] = value
+        self._copy(name, value)
         return value
 
     def set_setting(self, name: str, value: str) -> None:
@@ -311,6 +329,36 @@ class SolrStore:
         # commit here was a second one per index/add: the commit time's.)
         record = {"id": _setting_id(name), "kind": "setting", "value": value}
         self.collection.update([record])
+        self._copy(name, value, written=True)  # after the record: a failed one leaves them
+
+    def _copy(self, name: str, value: str | None, written: bool = False) -> None:
+        """Each shard's copy of the setting (None: absent), rewritten if it says otherwise
+        (``written``: the record was just, so they do)."""
+        if (name in self._copied and self._copied[name] == value) or not self._prefixes:
+            return
+        ids = list(copy_ids(name, self._prefixes).values())
+        try:
+            held = {} if written else {d["id"]: d.get("value") for d in self.collection.get(ids)}
+            if any(held.get(copy_id, _ABSENT) != value for copy_id in ids):
+                self.collection.update([_copy_record(copy_id, value) for copy_id in ids])
+        except RCPError:
+            return  # a shard down: the setting itself was read; copied on a later read
+        self._copied[name] = value
+
+    def _from_copies(self, name: str) -> tuple[str | None] | None:
+        """The setting as a live shard's copy holds it; None when no copy answers."""
+        for shard, copy_id in copy_ids(name, self._prefixes).items():
+            if shard == self._records_shard:
+                continue  # down with the records
+            try:
+                route = self._prefixes[shard] + "!"
+                found = self.collection.get([copy_id], "id,value", route=route)  # id: never {}
+            except RCPError:
+                continue
+            if found:
+                value = found[0].get("value")
+                return (None if value is None else str(value),)
+        return None
 
     def setting_default(self, name: str, value: str) -> str:
         existing = self.setting(name)
@@ -453,6 +501,13 @@ def _records_down(error: RCPError) -> bool:
         return False
     leave_out(LeftOut("records", int(error.code), error.message))
     return True
+
+
+def _copy_record(copy_id: str, value: str | None) -> dict[str, Any]:
+    record: dict[str, Any] = {"id": copy_id, "kind": "copy"}
+    if value is not None:
+        record["value"] = value
+    return record
 
 
 def _counter(record_id: str, value: int, current: dict[str, Any] | None) -> dict[str, Any]:
