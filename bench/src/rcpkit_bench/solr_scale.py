@@ -1,7 +1,8 @@
 """``rcpkit bench solr``: one rcpkit server over a 3-node SolrCloud against the embedded engine.
 
 Issue 48, item 5. The same real-text chunks (``_real_text``: Cranfield passages,
-then docstring prose of the installed Python) go through ``index/add`` to two
+then the prose installed on the machine; past 532,948 of them, the same texts'
+windows shifted) go through ``index/add`` to two
 real ``rcpkit serve --http`` processes: one over a local SolrCloud collection
 (three nodes, one JVM each, three shards, replicationFactor 1: one shard a
 node) and one over the embedded store. Both in batches of the same size, both
@@ -24,7 +25,7 @@ At each corpus size (ascending; the corpus grows from one to the next):
   with its postings and vectors.
 
     rcpkit bench solr                      # 20k and 100k chunks, 50 queries a mode
-    rcpkit bench solr --sizes 50k,300k     # the sizes to stop at (at most what is here)
+    rcpkit bench solr --sizes 500k,1M      # the sizes to stop at (at most what is here)
     rcpkit bench solr --smoke              # 300 and 1,000 chunks
 """
 
