@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from rcpkit.engine.config import EngineConfig, load_config
@@ -13,12 +15,22 @@ from rcpkit.engine.store.base import Store
 __all__ = ["open_from_args", "open_store_from_args", "require_index"]
 
 
-def open_from_args(args: argparse.Namespace, *, create: bool = True, **overrides: Any) -> Engine:
-    """The engine the flags name; ``create=False`` refuses an index that does not exist."""
+def open_from_args(
+    args: argparse.Namespace,
+    *,
+    create: bool = True,
+    shared_vectors: Path | None = None,
+    **overrides: Any,
+) -> Engine:
+    """The engine the flags name; ``create=False`` refuses an index that does not exist.
+
+    ``shared_vectors``: the RAM folder a ``serve --workers`` worker shares the vector
+    matrix in (``EngineConfig.shared_vectors``)."""
     overrides.setdefault("sparse", getattr(args, "sparse", None))
     overrides.setdefault("graph", getattr(args, "graph", None))
     overrides.setdefault("store", getattr(args, "store", None))
     config = load_config(args.config, index=args.index, embedder=args.embedder, **overrides)
+    config = replace(config, shared_vectors=shared_vectors)
     if not create:
         require_index(config)
     return open_engine(config, create=create)

@@ -103,8 +103,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         from rcpkit.cli.engine import open_from_args
         from rcpkit.handlers.engine import build_engine_app
+        from rcpkit.transport.http.workers import shared_folder
 
-        engine = open_from_args(args, create=args.create, writable=not args.read_only)
+        engine = open_from_args(
+            args, create=args.create, writable=not args.read_only, shared_vectors=shared_folder()
+        )
         engine.warm()  # before the first frame is read: initialize means ready to retrieve
         app = build_engine_app(engine)
         # Closed when serving ends: the store saves its mirror (issue 34: a server that

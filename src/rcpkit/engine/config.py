@@ -151,6 +151,9 @@ class EngineConfig:
     bm25_k1: float | None = None
     bm25_b: float | None = None
     bm25_title_weight: float | None = None  # a title hit's count; a body hit counts 1
+    # Not a setting: the RAM folder where `serve --workers N`'s workers share the vector
+    # matrix (given by their supervisor; index/_shared_vectors.py). None: each its own.
+    shared_vectors: Path | None = None
 
 
 def default_index_path() -> Path:

@@ -209,7 +209,9 @@ def _open_sqlite(config: EngineConfig, create: bool) -> SQLiteStore:
     if config.store not in (None, "", "sqlite"):
         raise ValueError(f"--store must be a postgres:// or solr:// URL, not {config.store!r}")
     path = config.index / "index.sqlite3"
-    return SQLiteStore(path, bm25=bm25_settings(config), create=create)
+    return SQLiteStore(
+        path, bm25=bm25_settings(config), create=create, shared_vectors=config.shared_vectors
+    )
 
 
 def _open_solr(config: EngineConfig) -> SolrStore:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import mmap
 import random
 import shutil
 import sqlite3
@@ -510,3 +511,116 @@ def test_a_cache_holds_no_vectors_and_one_of_the_format_before_is_used_and_rewri
     assert answers(again) == got
     again.close()
     assert tokenised == []
+
+
+# --- the vectors shared by `serve --workers N`'s workers (index/_shared_vectors.py) ---
+
+
+@pytest.fixture
+def shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder the stores share their matrix in; this small index counts as large."""
+    from rcpkit.engine.index import _mirror_cache
+
+    monkeypatch.setattr(_mirror_cache, "SHARED_MIN_ROWS", 1)
+    folder = tmp_path / "shm"
+    folder.mkdir()
+    return folder
+
+
+def _mapped(matrix: np.ndarray) -> bool:
+    """Whether ``matrix`` is a view of a memory-mapped file (not this process's memory)."""
+    base: object = matrix
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
+
+
+def _matrix_of(store: SQLiteStore) -> np.ndarray:
+    matrix: np.ndarray = store.open_dense(DIMENSION, DensePolicy()).index.matrix
+    return matrix
+
+
+def test_a_second_store_maps_the_vectors_the_first_read_and_answers_as_a_rebuild(
+    tmp_path: Path, shared: Path
+) -> None:
+    path = tmp_path / "index.sqlite3"
+    cached(path, random.Random(3), 6)
+    first = SQLiteStore(path, shared_vectors=shared)
+    written = _matrix_of(first)
+    (vectors,) = shared.glob("vectors-*.f32")  # one file, no temporary left
+    second = SQLiteStore(path, shared_vectors=shared)
+    mapped = _matrix_of(second)
+    assert _mapped(mapped) and not mapped.flags.writeable  # the file's pages
+    assert mapped.tobytes() == written.tobytes() == _vectors_in_the_file(path).tobytes()
+    assert list(shared.iterdir()) == [vectors]
+    assert answers(second) == rebuilt(path)
+    first.close()
+    second.close()
+
+
+def test_a_store_without_a_shared_folder_reads_its_own_matrix(tmp_path: Path, shared: Path) -> None:
+    path = tmp_path / "index.sqlite3"
+    cached(path, random.Random(3), 4)
+    store = SQLiteStore(path)
+    assert not _mapped(_matrix_of(store))
+    store.close()
+    assert list(shared.iterdir()) == []
+
+
+def _damaged(vectors: Path, path: Path) -> None:
+    data = bytearray(vectors.read_bytes())
+    data[-3] ^= 0xFF  # the last row's vector: its checksum no longer matches
+    vectors.write_bytes(bytes(data))
+
+
+def _other_vectors_checksummed(vectors: Path, path: Path) -> None:
+    # Whole and stamped for this cache, but not the file's vectors: the sampled rows
+    # compared with SQLite tell.
+    data = bytearray(vectors.read_bytes())
+    length = int.from_bytes(data[8:12], "little")
+    header = json.loads(data[12 : 12 + length])
+    rows = np.frombuffer(bytes(data[4096:]), dtype="<f4").copy()
+    rows[:DIMENSION] = -rows[:DIMENSION]
+    header["crc"] = zlib.crc32(rows.tobytes())
+    text = json.dumps(header).encode()
+    data[12 : 12 + len(text)] = text
+    data[8:12] = len(text).to_bytes(4, "little")
+    data[4096:] = rows.tobytes()
+    vectors.write_bytes(bytes(data))
+
+
+def _written_for_an_older_cache(vectors: Path, path: Path) -> None:
+    store = SQLiteStore(path)
+    store.open_dense(DIMENSION, DensePolicy())
+    write(store, random.Random(8), 1, first=6)
+    store.close()  # the cache now covers a later version than the shared file
+
+
+@pytest.mark.parametrize(
+    "spoil", [_damaged, _other_vectors_checksummed, _written_for_an_older_cache]
+)
+def test_shared_vectors_that_do_not_fit_are_ignored_and_replaced(
+    tmp_path: Path,
+    shared: Path,
+    spoil: Callable[[Path, Path], None],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    path = tmp_path / "index.sqlite3"
+    cached(path, random.Random(3), 6)
+    first = SQLiteStore(path, shared_vectors=shared)
+    _matrix_of(first)
+    first.close()
+    (vectors,) = shared.glob("vectors-*.f32")
+    spoil(vectors, path)
+    caplog.set_level(logging.WARNING)
+    store = SQLiteStore(path, shared_vectors=shared)
+    got = _matrix_of(store)
+    assert got[: len(_vectors_in_the_file(path))].tobytes() == _vectors_in_the_file(path).tobytes()
+    if spoil is not _written_for_an_older_cache:
+        assert "ignoring the shared vectors" in caplog.text
+    assert answers(store) == rebuilt(path)
+    store.close()
+    again = SQLiteStore(path, shared_vectors=shared)  # the file was written anew: mapped
+    assert _matrix_of(again).tobytes() == _vectors_in_the_file(path).tobytes()
+    assert _mapped(_matrix_of(again))
+    again.close()

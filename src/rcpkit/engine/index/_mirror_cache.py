@@ -17,7 +17,10 @@ The vectors are not in it (format 3, issue 51): SQLite's ``chunks`` rows hold
 them already, and a second float32 copy was 1,536 of the 4,338 bytes a chunk
 took on disk. A load reads them from the file in key order, in batches, straight
 into one matrix (``_matrix``); a format-2 cache, which holds them, is read the
-same way, its matrix section left unread, and rewritten at the next save.
+same way, its matrix section left unread, and rewritten at the next save. Given
+a folder in RAM (``shared``: the workers of ``serve --workers N``), a matrix of
+``SHARED_MIN_ROWS`` rows or more is read into a file there once and mapped by
+every worker (``_shared_vectors``).
 
 SQLite stays the system of record; this file is only ever a head start:
 
@@ -65,6 +68,7 @@ import numpy.typing as npt
 
 from rcpkit.engine.index._mirror import Frozen, Mirror, Reading
 from rcpkit.engine.index._postings import FrozenPostings
+from rcpkit.engine.index._shared_vectors import SHARED_MIN_ROWS, SharedVectors
 
 __all__ = ["MirrorCache", "cache_stamp"]
 
@@ -102,6 +106,8 @@ class MirrorCache:
     the mirror holds the vectors (the embedded store's; a PostgreSQL mirror never
     does, pgvector searches them), so a mirror without them yet is not saved: its
     cache would lack the sampled vectors' checksums a load checks the file with.
+    ``shared``: a folder in RAM whose vector file the processes serving this index
+    share (None: this process reads its own matrix).
     """
 
     def __init__(
@@ -113,8 +119,10 @@ class MirrorCache:
         patience: float = 10.0,
         interval: float = 30.0,
         vectors: bool = True,
+        shared: Path | None = None,
     ) -> None:
         self.path = path
+        self._shared = None if shared is None else SharedVectors(shared, identity)
         self._vectors = vectors
         self._identity = identity
         self._rows, self._quiet, self._patience = rows, quiet, patience
@@ -175,7 +183,9 @@ class MirrorCache:
         checksums = _checksums(header, mapped, rows)
         if dimension is not None and checksums is None:
             raise Invalid("saved without vectors")
-        matrix = None if dimension is None else _matrix(reading, arrays["keys"], dimension)
+        matrix = (
+            None if dimension is None else self._read_vectors(reading, header, arrays, dimension)
+        )
         frozen = Frozen(
             int(header["version"]),
             int(header["floor"]),
@@ -194,6 +204,29 @@ class MirrorCache:
         )
         _check(frozen, reading, checksums)
         return frozen  # its arrays but the matrix are views of the mapping, kept while they live
+
+    def _read_vectors(
+        self, reading: Reading, header: dict[str, Any], arrays: dict[str, Any], dimension: int
+    ) -> Matrix:
+        """The cache's rows' vectors: the shared file's when it holds them, else read from
+        the file (into the shared file, when this process is given a folder for it)."""
+        keys = arrays["keys"]
+        shape = (len(keys), dimension)
+        if self._shared is None or len(keys) < SHARED_MIN_ROWS:
+            return _matrix(reading, keys, np.empty(shape, dtype=np.float32))
+        stamp = {
+            "index": self._identity,
+            "version": int(header["version"]),
+            "floor": int(header["floor"]),
+            "keys": zlib.crc32(keys),
+            "shape": list(shape),
+        }
+        shared = self._shared.mapped(stamp, shape)
+        if shared is not None and _agrees(shared, keys, reading):
+            return shared
+        if shared is not None:
+            _log.warning("ignoring the shared vectors %s: not the file's", self._shared.path)
+        return self._shared.write(stamp, shape, lambda into: _matrix(reading, keys, into))
 
     # --- save ---
 
@@ -360,13 +393,14 @@ def _section(mapped: mmap.mmap, header: dict[str, Any], name: str) -> npt.NDArra
     return array
 
 
-def _matrix(reading: Reading, keys: npt.NDArray[np.int64], dimension: int) -> Matrix:
+def _matrix(reading: Reading, keys: npt.NDArray[np.int64], matrix: Matrix) -> Matrix:
     """The vectors of the cache's rows, read from the file in key order, each row's
-    bytes copied straight into one matrix (no array per row: at 100k x 384 this took
-    0.14 s of CPU where joining each batch's bytes first took 0.18-0.5 s)."""
-    # Not np.zeros: its calloc'd pages fault in one by one (0.55 s at 100k x 384 here,
-    # 0.04 s for numpy's own allocation, which asks for huge pages).
-    matrix = np.empty((len(keys), dimension), dtype=np.float32)
+    bytes copied straight into ``matrix`` (no array per row: at 100k x 384 this took
+    0.14 s of CPU where joining each batch's bytes first took 0.18-0.5 s).
+
+    ``matrix``: not np.zeros: its calloc'd pages fault in one by one (0.55 s at 100k
+    x 384 here, 0.04 s for numpy's own allocation, which asks for huge pages)."""
+    dimension = matrix.shape[1]
     view, width = _bytes(matrix), dimension * 4
     at, end, found = 0, len(view), []
     for key, vector in reading.vectors(int(keys[-1]) if len(keys) else 0):
@@ -471,6 +505,17 @@ def _check(frozen: Frozen, reading: Reading, checksums: list[int] | None) -> Non
         if found and int(found[0][0]) == key:
             checksum = None if checksums is None else checksums[at]
             _compare_row(frozen, int(position), found[0], checksum)
+
+
+def _agrees(matrix: Matrix, keys: npt.NDArray[np.int64], reading: Reading) -> bool:
+    """The shared file's sampled rows hold the file's vectors, byte for byte (a row the
+    file no longer holds is zero in both: it was collected since)."""
+    for position in _samples(len(keys)):
+        key = int(keys[position])
+        found = reading.rows(key - 1, 1, True)
+        if found and int(found[0][0]) == key and bytes(found[0][7]) != matrix[position].tobytes():
+            return False
+    return True
 
 
 def _compare_row(frozen: Frozen, position: int, row: Any, checksum: int | None) -> None:

@@ -9,9 +9,16 @@ inheriting a listening socket (its descriptor travels in
 two cores one worker alone keeps 1.6 busy (BENCHMARKS.md). Each worker opens
 the index itself and follows commits as a single server does: the embedded
 store's readers share the memory-mapped files (the SQLite file,
-``index.mirror``, the vector file) through the page cache, and writes from
-any worker serialise in the file (SQLite's write lock, or PostgreSQL's
-transactions).
+``index.mirror``) through the page cache, and writes from any worker
+serialise in the file (SQLite's write lock, or PostgreSQL's transactions).
+
+The vector matrix is not in those files (issue 51): the parent makes a folder
+in RAM (``/dev/shm/rcpkit-workers-<pid>-*``, else in the temporary folder) and
+passes it in ``RCPKIT_HTTP_SHARED_DIR``; the first worker to read the matrix of
+an index of 20k rows or more from SQLite writes it there and every other worker
+maps that file (``engine/index/_shared_vectors.py``), so the matrix is in RAM
+once (issue 31). The parent removes the folder when it exits; a folder left by
+a parent that was killed is removed by the next parent once that pid is gone.
 
 The parent waits for the first worker to listen before it announces the
 address (a worker writes one byte to ``RCPKIT_HTTP_READY_FD``), restarts a
@@ -40,9 +47,11 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 __all__ = [
     "READY_FD_ENV",
+    "SHARED_ENV",
     "SOCKET_FD_ENV",
     "WORKER_ENV",
     "WORKERS_ENV",
@@ -50,6 +59,7 @@ __all__ = [
     "default_workers",
     "mint_prefix",
     "inherited_socket",
+    "shared_folder",
     "signal_ready",
     "worker_index",
 ]
@@ -59,6 +69,8 @@ READY_FD_ENV = "RCPKIT_HTTP_READY_FD"
 WORKER_ENV = "RCPKIT_HTTP_WORKER"  # this worker's index, 0..N-1
 WORKERS_ENV = "RCPKIT_HTTP_WORKERS"  # the default of --workers
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+SHARED_ENV = "RCPKIT_HTTP_SHARED_DIR"  # the RAM folder where workers share the vectors
+_SHARED_PREFIX = "rcpkit-workers-"
 
 # A worker that dies this soon after it started is failing to start, not crashing
 # under load: the parent backs off before the next try, and gives up after a few.
@@ -88,6 +100,12 @@ def worker_index() -> int | None:
     """This process's index among the workers, or None when it is not one."""
     text = os.environ.get(WORKER_ENV)
     return int(text) if text and text.isdigit() else None
+
+
+def shared_folder() -> Path | None:
+    """The folder in RAM this worker shares the vector matrix in (None outside a worker)."""
+    text = os.environ.get(SHARED_ENV)
+    return Path(text) if text and worker_index() is not None else None
 
 
 def mint_prefix() -> str:
@@ -157,7 +175,7 @@ class Supervisor:
 
     def run(self) -> int:
         """Serve until SIGTERM/SIGINT (0 once drained), or a worker that cannot start."""
-        with self._metrics_folder(), self._signals() as wakeup:
+        with self._metrics_folder(), self._shared_folder(), self._signals() as wakeup:
             first = self._start(0)
             code = self._wait_first_ready(first, wakeup)
             if code is not None:
@@ -287,6 +305,40 @@ class Supervisor:
             yield
         finally:
             shutil.rmtree(folder, ignore_errors=True)
+
+    @contextlib.contextmanager
+    def _shared_folder(self) -> Iterator[None]:
+        """A folder in RAM for the vectors the workers share, removed when the parent exits."""
+        base = Path("/dev/shm") if Path("/dev/shm").is_dir() else Path(tempfile.gettempdir())
+        _sweep(base)
+        try:
+            folder = tempfile.mkdtemp(prefix=f"{_SHARED_PREFIX}{os.getpid()}-", dir=base)
+        except OSError:  # not writable: each worker reads its own matrix
+            folder = tempfile.mkdtemp(prefix=f"{_SHARED_PREFIX}{os.getpid()}-")
+        self.extra_env[SHARED_ENV] = folder
+        try:
+            yield
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _sweep(base: Path) -> None:
+    """Remove the folders of parents that were killed (their pid is gone)."""
+    for folder in base.glob(f"{_SHARED_PREFIX}*-*"):
+        pid = folder.name[len(_SHARED_PREFIX) :].split("-")[0]
+        with contextlib.suppress(OSError):
+            if pid.isdigit() and folder.stat().st_uid == os.getuid() and not _alive(int(pid)):
+                shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    return True
 
 
 def _drain(fd: int) -> None:

@@ -56,6 +56,7 @@ class SQLiteStore(Writes, Reads):
         *,
         bm25: Mapping[str, float | None] | None = None,
         create: bool = True,
+        shared_vectors: Path | None = None,
     ) -> None:
         """``cache``: keep the mirror in ``<file>.mirror`` beside the file (not ``:memory:``).
 
@@ -63,7 +64,9 @@ class SQLiteStore(Writes, Reads):
         absent key: the index's own, or the defaults for a new index). ``create``: a
         missing or empty file becomes a new index; else it is an error (``NotAnIndex``).
         A file that holds anything but an rcpkit index is refused either way, before
-        anything is written to it or to its mirror (``checks``).
+        anything is written to it or to its mirror (``checks``). ``shared_vectors``: a
+        folder in RAM where the processes serving this file share its vector matrix
+        (``serve --workers N``; ``index/_shared_vectors.py``).
         """
         self.path = Path(path)
         if str(path) != ":memory:":
@@ -89,7 +92,8 @@ class SQLiteStore(Writes, Reads):
         self._cache: MirrorCache | None = None
         if cache and str(path) != ":memory:":
             stamp = cache_stamp(self._identity(), self.bm25.title_weight, self.bm25.body_weight)
-            self._cache = MirrorCache(self.path.with_suffix(".mirror"), stamp)
+            cache_path = self.path.with_suffix(".mirror")
+            self._cache = MirrorCache(cache_path, stamp, shared=shared_vectors)
         # What queries read: postings, filter columns, vectors; follows the file.
         self.index = QueryIndex(
             SQLiteSource(lambda: self._reader),
