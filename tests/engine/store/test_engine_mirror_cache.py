@@ -550,7 +550,7 @@ def test_a_second_store_maps_the_vectors_the_first_read_and_answers_as_a_rebuild
     (vectors,) = shared.glob("vectors-*.f32")  # one file, no temporary left
     second = SQLiteStore(path, shared_vectors=shared)
     mapped = _matrix_of(second)
-    assert _mapped(mapped) and not mapped.flags.writeable  # the file's pages
+    assert _mapped(mapped)  # the file's pages
     assert mapped.tobytes() == written.tobytes() == _vectors_in_the_file(path).tobytes()
     assert list(shared.iterdir()) == [vectors]
     assert answers(second) == rebuilt(path)
@@ -567,9 +567,16 @@ def test_a_store_without_a_shared_folder_reads_its_own_matrix(tmp_path: Path, sh
     assert list(shared.iterdir()) == []
 
 
+def _header_of(data: bytes) -> dict[str, Any]:
+    length = int.from_bytes(data[8:12], "little")
+    header: dict[str, Any] = json.loads(data[12 : 12 + length])
+    return header
+
+
 def _damaged(vectors: Path, path: Path) -> None:
     data = bytearray(vectors.read_bytes())
-    data[-3] ^= 0xFF  # the last row's vector: its checksum no longer matches
+    rows, dimension = _header_of(data)["stamp"]["shape"]
+    data[4096 + rows * dimension * 4 - 3] ^= 0xFF  # the last row: its checksum fails
     vectors.write_bytes(bytes(data))
 
 
@@ -577,15 +584,16 @@ def _other_vectors_checksummed(vectors: Path, path: Path) -> None:
     # Whole and stamped for this cache, but not the file's vectors: the sampled rows
     # compared with SQLite tell.
     data = bytearray(vectors.read_bytes())
-    length = int.from_bytes(data[8:12], "little")
-    header = json.loads(data[12 : 12 + length])
-    rows = np.frombuffer(bytes(data[4096:]), dtype="<f4").copy()
+    header = _header_of(data)
+    count, dimension = header["stamp"]["shape"]
+    end = 4096 + count * dimension * 4
+    rows = np.frombuffer(bytes(data[4096:end]), dtype="<f4").copy()
     rows[:DIMENSION] = -rows[:DIMENSION]
     header["crc"] = zlib.crc32(rows.tobytes())
     text = json.dumps(header).encode()
     data[12 : 12 + len(text)] = text
     data[8:12] = len(text).to_bytes(4, "little")
-    data[4096:] = rows.tobytes()
+    data[4096:end] = rows.tobytes()
     vectors.write_bytes(bytes(data))
 
 
@@ -623,4 +631,36 @@ def test_shared_vectors_that_do_not_fit_are_ignored_and_replaced(
     again = SQLiteStore(path, shared_vectors=shared)  # the file was written anew: mapped
     assert _matrix_of(again).tobytes() == _vectors_in_the_file(path).tobytes()
     assert _mapped(_matrix_of(again))
+    again.close()
+
+
+def test_a_store_that_follows_commits_keeps_mapping_the_shared_rows(
+    tmp_path: Path, shared: Path
+) -> None:
+    # Appends go to room past the shared rows (an eighth of them), in this process's
+    # own pages (a private mapping): a commit does not make each worker copy the whole
+    # matrix again; once the room is full, an append does.
+    path = tmp_path / "index.sqlite3"
+    cached(path, random.Random(3), 6)
+    reader = SQLiteStore(path, shared_vectors=shared)
+    before = len(_matrix_of(reader))
+    (vectors,) = shared.glob("vectors-*.f32")
+    written = vectors.read_bytes()
+    writer = SQLiteStore(path, cache=False)
+    writer.commit(batch(random.Random(4), [5_000], None))  # one to three chunks
+    got = answers(reader)  # follows the writer's commit
+    after = _matrix_of(reader)
+    assert len(after) > before and _mapped(after)
+    assert vectors.read_bytes() == written  # the rows appended are this process's own
+    assert after.tobytes() == _vectors_in_the_file(path).tobytes()
+    assert got == rebuilt(path)
+    write(writer, random.Random(4), 2, first=6)  # past the room: copied
+    writer.close()
+    got = answers(reader)
+    assert not _mapped(_matrix_of(reader))
+    assert _matrix_of(reader).tobytes() == _vectors_in_the_file(path).tobytes()
+    assert got == rebuilt(path)
+    reader.close()
+    again = SQLiteStore(path, shared_vectors=shared)  # another process's mapping: untouched
+    assert _matrix_of(again).tobytes() == _vectors_in_the_file(path).tobytes()
     again.close()

@@ -26,13 +26,15 @@ class Growable:
         return self._size
 
     @classmethod
-    def adopt(cls, rows: npt.NDArray[Any]) -> Growable:
+    def adopt(cls, rows: npt.NDArray[Any], size: int | None = None) -> Growable:
         """Hold ``rows`` as they are (a loaded or memory-mapped array, possibly read-only).
 
-        The array is never written: the first append copies it into a larger buffer.
+        ``size``: the first ``size`` rows are held and appends write the rest (a
+        writable buffer with room: a private mapping of a shared file). The rows held
+        are never written: an append past the buffer copies it into a larger one.
         """
         grown = cls(rows.dtype, None if rows.ndim == 1 else rows.shape[1])
-        grown._buffer, grown._size = rows, len(rows)
+        grown._buffer, grown._size = rows, len(rows) if size is None else size
         return grown
 
     def reserve(self, capacity: int) -> None:

@@ -123,7 +123,9 @@ class Frozen:
     names: list[str]
     postings: FrozenPostings
     columns: dict[str, tuple[npt.NDArray[np.int32], list[object]]]
-    matrix: npt.NDArray[np.float32] | None  # None: the mirror held no vectors
+    # None: the mirror held no vectors. Its first `size` rows are the rows' vectors; a
+    # shared one (`_shared_vectors`) has room for appends past them.
+    matrix: npt.NDArray[np.float32] | None
 
     @property
     def size(self) -> int:

@@ -20,8 +20,14 @@ The file is only ever a head start, like the cache it goes with:
 - Space is allocated before a byte is written (``posix_fallocate``): a full
   ``/dev/shm`` is an error here, never a SIGBUS later.
 
-Only the rows a cache covers are shared; a worker appends later commits to a
-copy of its own (``Growable``), as it did with the mapped cache before issue 51.
+Only the rows a cache covers are shared. Each process maps the file privately
+(copy-on-write) and the file has room past them, an eighth of their size: a
+worker appends the rows of later commits there, into pages of its own, and
+keeps sharing the rest. Once that room is full, the next append copies the
+matrix into the worker's memory (``Growable``), as every append did with the
+mapped cache before issue 51. The room is allocated with the rows (zeros, once
+for all workers): a write to a hole in a tmpfs file allocates a page of the
+file even through a private mapping, and on a full ``/dev/shm`` that is a SIGBUS.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ Matrix = npt.NDArray[np.float32]
 SHARED_MIN_ROWS = DensePolicy().quantized_min_size
 _MAGIC = b"RCPVECS1"
 _HEAD = 4096  # magic, header length, the JSON header; the rows start page-aligned after
+_ROOM = 0.125  # room past the rows for later commits' rows, as a share of them
 
 
 class SharedVectors:
@@ -62,7 +69,10 @@ class SharedVectors:
         self.path = folder / f"vectors-{name}.f32"
 
     def mapped(self, stamp: dict[str, Any], shape: tuple[int, int]) -> Matrix | None:
-        """The file's rows when it was written for ``stamp`` and is whole; else None."""
+        """The file's rows when it was written for ``stamp`` and is whole; else None.
+
+        The matrix has room past ``shape[0]`` rows (zeros until this process writes them:
+        its own pages, never the file's)."""
         try:
             return self._map(stamp, shape)
         except FileNotFoundError:
@@ -73,15 +83,15 @@ class SharedVectors:
 
     def _map(self, stamp: dict[str, Any], shape: tuple[int, int]) -> Matrix:
         with self.path.open("rb") as file:
-            mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
-        if len(mapped) != _HEAD + shape[0] * shape[1] * 4 or mapped[:8] != _MAGIC:
+            mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_COPY)
+        if len(mapped) != _HEAD + _capacity(shape[0]) * shape[1] * 4 or mapped[:8] != _MAGIC:
             raise ValueError("another size or not a vector file")
         length = int.from_bytes(mapped[8:12], "little")
         header = json.loads(mapped[12 : 12 + length])
         if header["stamp"] != stamp:
             raise ValueError("written for another cache")
-        matrix = _rows(mapped, shape)
-        if zlib.crc32(matrix.data) != header["crc"]:
+        matrix = _rows(mapped, (_capacity(shape[0]), shape[1]))
+        if zlib.crc32(matrix[: shape[0]].data) != header["crc"]:
             raise ValueError("checksum")
         return matrix
 
@@ -93,9 +103,9 @@ class SharedVectors:
         cannot take it, ``fill`` runs on this process's own matrix."""
         temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}.{secrets.token_hex(4)}")
         try:
-            matrix = self._fill(temporary, stamp, shape, fill)
+            self._fill(temporary, stamp, shape, fill)
             os.replace(temporary, self.path)
-            return matrix
+            return self._map(stamp, shape)  # this process's appends go to its own pages
         except OSError as error:
             _log.warning("could not share the vectors in %s (%s)", self.path.parent, error)
             return fill(np.empty(shape, dtype=np.float32))
@@ -108,11 +118,12 @@ class SharedVectors:
         stamp: dict[str, Any],
         shape: tuple[int, int],
         fill: Callable[[Matrix], Matrix],
-    ) -> Matrix:
+    ) -> None:
         size = _HEAD + shape[0] * shape[1] * 4
         descriptor = os.open(temporary, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         try:
-            os.posix_fallocate(descriptor, 0, size)  # ENOSPC now, not SIGBUS on a write
+            # The rows and the room: ENOSPC now, not SIGBUS on a write to the mapping.
+            os.posix_fallocate(descriptor, 0, _HEAD + _capacity(shape[0]) * shape[1] * 4)
             mapped = mmap.mmap(descriptor, size, access=mmap.ACCESS_WRITE)
         finally:
             os.close(descriptor)
@@ -121,8 +132,10 @@ class SharedVectors:
         if 12 + len(text) > _HEAD:
             raise OSError("the stamp does not fit the header")
         mapped[: 12 + len(text)] = _MAGIC + len(text).to_bytes(4, "little") + text
-        matrix.flags.writeable = False  # readers' views of it are never written
-        return matrix
+
+
+def _capacity(rows: int) -> int:
+    return rows + max(int(rows * _ROOM), 1)
 
 
 def _rows(mapped: mmap.mmap, shape: tuple[int, int]) -> Matrix:

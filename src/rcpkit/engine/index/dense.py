@@ -225,7 +225,8 @@ class DenseIndex:
         self.clear()
         codes = np.array([self._code(name) for name in names], dtype=np.int32)
         with self._lock:
-            self._keys, self._matrix = Growable.adopt(keys), Growable.adopt(matrix)
+            # A shared matrix has room past the rows (``_shared_vectors``): appends go there.
+            self._keys, self._matrix = Growable.adopt(keys), Growable.adopt(matrix, len(keys))
             self._added = Growable.adopt(added)
             self._tenants = Growable.adopt(codes[tenants] if len(tenants) else tenants)
             self._removed = removed
