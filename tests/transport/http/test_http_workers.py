@@ -17,6 +17,7 @@ import pytest
 from http_support import rpc
 
 from process_support import read_until, stop
+from rcpkit.transport.http.workers import SHARED_ENV
 
 TOKEN = "writer-token"
 HASHING = {"RCPKIT_EMBEDDER": "hashing"}
@@ -312,3 +313,14 @@ def test_a_killed_parents_folder_is_removed_by_the_next_parent(large_index: Path
         for worker in later.workers():
             worker.kill()
         stop(later.process)
+
+
+def test_one_process_shares_nothing_in_ram(large_index: Path) -> None:
+    served = Served(large_index, "--workers", "1")
+    try:
+        assert "result" in served.call("retrieve", {"query": "widget w5", "k": 3, "mode": "sparse"})
+        assert served.workers() == []  # the server itself answers
+        assert not _shared_vectors_mapped(psutil.Process(served.process.pid))
+        assert SHARED_ENV not in psutil.Process(served.process.pid).environ()
+    finally:
+        stop(served.process)
