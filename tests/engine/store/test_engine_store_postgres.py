@@ -288,19 +288,8 @@ def test_a_repeated_query_term_weighs_alike_in_sql_in_the_index_and_in_sqlite(
     # Issue 50: a term's part is multiplied by its query weight (1 + ln of its count), on every
     # path: PostgreSQL's SQL (a version the index does not hold), its query index, and
     # the embedded store's.
-    stores = [PostgresStore(postgres_url), SQLiteStore(tmp_path / "index.sqlite3")]
-    vector = vectors(1, 4, seed=7)[0]
     texts = ["alpha beta", "beta gamma", "gamma gamma delta", "alpha delta delta", "epsilon"]
-    batch = [
-        (
-            DocumentRow(f"d{i}", None, None, f"d{i}", "text", {}, f"d{i}", text),
-            [NewChunk(0, 0, len(text), text, None, None, "", text, vector, {})],
-        )
-        for i, text in enumerate(texts * 3)
-    ]
-    for store in stores:
-        store.commit(WriteBatch(documents=batch))
-    postgres, sqlite = stores
+    postgres, sqlite = stores = _both_holding(texts * 3, postgres_url, tmp_path)
     for query in (["alpha", "delta", "delta"], ["gamma", "beta", "gamma", "gamma"]):
         in_sql = postgres.lexical_sql(query, 10)
         for other in (postgres.index.lexical(query, 10), sqlite.index.lexical(query, 10)):
@@ -321,19 +310,8 @@ def test_an_identifiers_parts_weigh_half_alike_in_sql_in_the_index_and_in_sqlite
 ) -> None:
     # Issue 50: a query's "PostgreSQL" is postgresql, and its parts postgr and sql at
     # 1/2 each (one word's evidence); every path weighs them so.
-    stores = [PostgresStore(postgres_url), SQLiteStore(tmp_path / "index.sqlite3")]
-    vector = vectors(1, 4, seed=7)[0]
     texts = ["postgresql cluster", "postgr shell sql", "postgresql sql", "backup", "panel"]
-    batch = [
-        (
-            DocumentRow(f"d{i}", None, None, f"d{i}", "text", {}, f"d{i}", text),
-            [NewChunk(0, 0, len(text), text, None, None, "", text, vector, {})],
-        )
-        for i, text in enumerate(texts * 3)
-    ]
-    for store in stores:
-        store.commit(WriteBatch(documents=batch))
-    postgres, sqlite = stores
+    postgres, sqlite = stores = _both_holding(texts * 3, postgres_url, tmp_path)
     query = analyze_query("PostgreSQL")
     assert query == ["postgresql", "postgr", "sql"]
     in_sql = dict(postgres.lexical_sql(query, 20))
@@ -345,6 +323,24 @@ def test_an_identifiers_parts_weigh_half_alike_in_sql_in_the_index_and_in_sqlite
         assert score == pytest.approx(alone[0].get(key, 0.0) + parts / 2)
     for store in stores:
         store.close()
+
+
+def _both_holding(
+    texts: list[str], postgres_url: str, tmp_path: Path
+) -> tuple[PostgresStore, SQLiteStore]:
+    """A PostgreSQL and an embedded store, each holding one one-chunk document a text."""
+    postgres, sqlite = PostgresStore(postgres_url), SQLiteStore(tmp_path / "index.sqlite3")
+    vector = vectors(1, 4, seed=7)[0]
+    batch = [
+        (
+            DocumentRow(f"d{i}", None, None, f"d{i}", "text", {}, f"d{i}", text),
+            [NewChunk(0, 0, len(text), text, None, None, "", text, vector, {})],
+        )
+        for i, text in enumerate(texts)
+    ]
+    for store in (postgres, sqlite):
+        store.commit(WriteBatch(documents=batch))
+    return postgres, sqlite
 
 
 def test_a_commit_after_its_connection_was_lost_succeeds(postgres_url: str) -> None:
