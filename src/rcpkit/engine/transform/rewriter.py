@@ -49,22 +49,21 @@ class _Cached:
 class _Corpus(IndexedCorpus):
     """The indexed corpus, with the df of a word beyond the index asked when read."""
 
-    cached: _Cached | None = None
-    ask: Callable[[Iterable[str]], dict[str, int]] | None = None
+    cached: _Cached
+    ask: Callable[[Iterable[str]], dict[str, int]]
 
     def document_frequency(self, word: str) -> int:
         known = self.vocabulary.document_frequency(word)
-        cached = self.cached
-        if known or cached is None or cached.complete or self.ask is None:
+        if known or self.cached.complete:
             return known
-        if word not in cached.asked:
+        if word not in self.cached.asked:
             self.remember([word])
-        return cached.asked.get(word, 0)
+        return self.cached.asked.get(word, 0)
 
     def remember(self, words: Iterable[str]) -> None:
         """The dfs of ``words`` the index does not hold, asked together."""
         cached = self.cached
-        if cached is None or cached.complete or self.ask is None:
+        if cached.complete:
             return
         wanted = [
             w for w in words if w not in cached.asked and not self.vocabulary.document_frequency(w)
