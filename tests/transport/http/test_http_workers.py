@@ -61,6 +61,12 @@ class Served:
         except psutil.NoSuchProcess:
             return []
 
+    def stop(self) -> None:
+        """Every worker and the parent killed (a worker outlives a killed parent)."""
+        for worker in self.workers():
+            worker.kill()
+        stop(self.process)
+
     def call(
         self, method: str, params: dict[str, object], request_id: int = 1
     ) -> dict[str, object]:
@@ -83,9 +89,7 @@ def serve(index: Path) -> Iterator[type[Served]]:
 
     yield Tracked
     for served in started:
-        for worker in served.workers():
-            worker.kill()
-        stop(served.process)
+        served.stop()
 
 
 def _wait_for(predicate: object, timeout: float = 30.0) -> None:
@@ -286,9 +290,7 @@ def test_workers_map_one_copy_of_the_vectors_in_ram_removed_when_the_server_stop
         assert served.process.wait(60) == 0
         assert not folder.exists()
     finally:
-        for worker in served.workers():
-            worker.kill()
-        stop(served.process)
+        served.stop()
 
 
 def test_a_killed_parents_folder_is_removed_by_the_next_parent(large_index: Path) -> None:
@@ -310,9 +312,7 @@ def test_a_killed_parents_folder_is_removed_by_the_next_parent(large_index: Path
     try:
         assert not Path(path).parent.exists()  # swept before the new parent started a worker
     finally:
-        for worker in later.workers():
-            worker.kill()
-        stop(later.process)
+        later.stop()
 
 
 def test_one_process_shares_nothing_in_ram(large_index: Path) -> None:
